@@ -1,0 +1,101 @@
+// Configuration: what sinks exist, in which format, at which levels. A plain aggregate a
+// program can build in code, or load from TOML (Config::load / Config::parse) with FIELDLOG_*
+// environment overrides. configure() swaps the running set atomically while others log.
+// This is the cold path: nothing here runs per record.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "fieldlog/encoder.hpp"
+#include "fieldlog/level.hpp"
+#include "fieldlog/sink.hpp"
+#include "fieldlog/sinks/basic_sinks.hpp"
+#include "fieldlog/sinks/file_sink.hpp"
+#include "fieldlog/sinks/udp_sink.hpp"
+
+namespace fieldlog {
+
+struct StdoutSinkOptions {
+    StdStream stream = StdStream::out;
+    friend bool operator==(const StdoutSinkOptions&, const StdoutSinkOptions&) = default;
+};
+
+/// A sink made by configure() from options, or one the program made itself (custom, memory).
+using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, std::shared_ptr<Sink>>;
+
+struct SinkConfig {
+    SinkTarget target = StdoutSinkOptions{};
+    std::optional<Format> format;  ///< default: Config::format (console becomes plain off a TTY)
+    Level level = Level::trace;    ///< records below this are not sent to this sink
+};
+
+enum class OverflowPolicy : std::uint8_t { block, drop };
+
+struct AsyncConfig {
+    bool enabled = false;
+    std::size_t queue_bytes = 4 * 1024 * 1024;
+    OverflowPolicy overflow = OverflowPolicy::block;
+};
+
+/// Returns the current time of a record; replaceable for tests (golden lines).
+using ClockFn = Timestamp (*)() noexcept;
+
+struct Config {
+    Level level = Level::info;
+    /// Per-logger levels: "db" applies to "db" and "db.*" (the longest match wins).
+    std::map<std::string, Level, std::less<>> levels;
+    Format format = Format::json;
+    TimestampFormat timestamp{};
+    DurationFormat duration = DurationFormat::string;
+    AsyncConfig async{};
+    std::vector<SinkConfig> sinks{SinkConfig{}};  ///< default: one stdout sink; empty: no sinks
+    ClockFn clock = nullptr;                       ///< nullptr: std::chrono::system_clock
+    std::string source;                            ///< the file it was loaded from; "" in code
+
+    /// Reads a TOML file, then applies FIELDLOG_* environment overrides. Throws ConfigError.
+    static Config load(const std::string& path);
+    /// Parses TOML text; `source` names it in error messages. Throws ConfigError.
+    static Config parse(std::string_view toml, std::string_view source = "<string>");
+    /// The configuration from the environment alone: FIELDLOG_CONFIG (a file), then
+    /// FIELDLOG_LEVEL and FIELDLOG_FORMAT. Throws ConfigError.
+    static Config from_env();
+    /// Applies FIELDLOG_LEVEL / FIELDLOG_FORMAT on top of this configuration.
+    Config& apply_env();
+};
+
+/// A rejected configuration; what() names the file, line and key.
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Replaces the running configuration: every record goes wholly to the old sink set or wholly
+/// to the new one; old sinks are flushed and closed after their last writer is done.
+/// Throws ConfigError (and changes nothing) when a sink cannot be made.
+void configure(const Config& config);
+
+/// Configures again from the file last given to Config::load or FIELDLOG_CONFIG (what SIGHUP
+/// does once install_signal_handlers() ran). Throws ConfigError; the running set then stays.
+void reload();
+
+/// Flushes every sink (and, in async mode, waits until all accepted records are written).
+void flush();
+
+/// Flushes and closes every sink; later records are dropped. Runs at normal exit too.
+void shutdown();
+
+/// Opt-in: SIGHUP reloads, SIGTERM/SIGINT flush then re-raise, fatal signals flush what they
+/// can, write a last `fatal` record and re-raise.
+void install_signal_handlers();
+
+}  // namespace fieldlog

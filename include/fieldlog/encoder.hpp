@@ -1,0 +1,54 @@
+// Encoders: turn a record (time, level, logger, message, fields) into one line of bytes in the
+// per-thread record buffer. One encoder per format in use; options travel with it, so two
+// sinks (or two programs in one process) can differ. Append-only, never allocates.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "fieldlog/timestamp.hpp"
+
+namespace fieldlog {
+
+/// The line format of a sink.
+enum class Format : std::uint8_t {
+    json,     ///< one JSON object per line (default)
+    logfmt,   ///< key=value pairs, quoted where needed
+    console,  ///< aligned and human-readable; coloured by level on a terminal
+};
+inline constexpr int format_count = 3;
+
+constexpr std::string_view to_string(Format f) noexcept {
+    switch (f) {
+        case Format::json: return "json";
+        case Format::logfmt: return "logfmt";
+        case Format::console: return "console";
+    }
+    return "invalid";
+}
+constexpr std::optional<Format> parse_format(std::string_view name) noexcept {
+    if (name == "json") return Format::json;
+    if (name == "logfmt") return Format::logfmt;
+    if (name == "console") return Format::console;
+    return std::nullopt;
+}
+
+/// How duration fields are written.
+enum class DurationFormat : std::uint8_t {
+    string,   ///< Go's time.Duration.String(): "1.25ms", "2h0m0s" (default)
+    nanos,    ///< integer nanoseconds
+    seconds,  ///< floating-point seconds
+};
+
+/// Everything that shapes the bytes of a line besides the record itself.
+struct EncoderOptions {
+    Format format = Format::json;
+    TimestampFormat timestamp{};
+    DurationFormat duration = DurationFormat::string;
+    bool colour = false;  ///< console only: ANSI colours by level
+
+    friend constexpr bool operator==(const EncoderOptions&, const EncoderOptions&) = default;
+};
+
+}  // namespace fieldlog

@@ -1,0 +1,229 @@
+// Fields: typed key/value pairs written at the call site, e.g. {{"status", 200}, {"ok", true}}.
+// A Field only *refers* to its value (strings, objects, arrays and user types by address), so
+// building one costs a few stores and no heap; the encoder turns it into bytes before the
+// logging call returns.
+// NOTE: Fields MUST NOT outlive the full expression they were made in.
+#pragma once
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "fieldlog/timestamp.hpp"
+
+namespace fieldlog {
+
+class Value;
+struct Field;
+class ValueEncoder;
+
+namespace detail {
+template <typename T>
+concept HasFieldlogEncode = requires(ValueEncoder& enc, const T& value) { fieldlog_encode(enc, value); };
+}  // namespace detail
+
+/// A span of bytes, written base64-encoded (RFC 4648, with padding) in every format.
+struct Bytes {
+    std::span<const std::byte> data;
+};
+
+/// A nested object: {"user", fieldlog::Object{{"name", n}, {"id", 7}}}.
+class Object {
+public:
+    constexpr Object(std::initializer_list<Field> fields) noexcept;  // NOLINT: braces are the API
+    constexpr explicit Object(std::span<const Field> fields) noexcept : fields_(fields) {}
+    [[nodiscard]] constexpr std::span<const Field> fields() const noexcept { return fields_; }
+
+private:
+    std::span<const Field> fields_;
+};
+
+/// A nested array of mixed values: {"ids", fieldlog::Array{1, 2, "three"}}. Containers of a
+/// supported element type (std::vector<int>, std::array<User, 3>, …) need no wrapper.
+class Array {
+public:
+    constexpr Array(std::initializer_list<Value> values) noexcept;  // NOLINT: braces are the API
+    constexpr explicit Array(std::span<const Value> values) noexcept : values_(values) {}
+    [[nodiscard]] constexpr std::span<const Value> values() const noexcept { return values_; }
+
+private:
+    std::span<const Value> values_;
+};
+
+/// One value of a field. Kinds are few on purpose (zap's lesson): scalars, strings, time,
+/// nested containers, and `custom` for everything a user teaches us to write.
+class Value {
+public:
+    enum class Kind : std::uint8_t {
+        null, boolean, int64, uint64, float64, string, duration, time, error_code, bytes,
+        object, array, custom,
+    };
+    /// Writes a custom value through the encoder; `object` is what the Value points at.
+    using CustomFn = void (*)(ValueEncoder& enc, const void* object);
+
+    constexpr Value() noexcept : kind_(Kind::null), int_(0) {}
+    constexpr Value(std::nullptr_t) noexcept : Value() {}
+    constexpr Value(bool b) noexcept : kind_(Kind::boolean), bool_(b) {}
+    template <std::signed_integral T>
+        requires(!std::same_as<T, bool> && !std::same_as<T, char>)
+    constexpr Value(T v) noexcept : kind_(Kind::int64), int_(static_cast<std::int64_t>(v)) {}
+    template <std::unsigned_integral T>
+        requires(!std::same_as<T, bool> && !std::same_as<T, char> && !std::same_as<T, char8_t>)
+    constexpr Value(T v) noexcept : kind_(Kind::uint64), uint_(static_cast<std::uint64_t>(v)) {}
+    template <std::floating_point T>
+    constexpr Value(T v) noexcept : kind_(Kind::float64), double_(static_cast<double>(v)) {}
+    constexpr Value(std::string_view s) noexcept : kind_(Kind::string), string_(s) {}
+    constexpr Value(const char* s) noexcept : Value(s ? std::string_view(s) : std::string_view("null")) {
+        if (s == nullptr) kind_ = Kind::null;
+    }
+    Value(const std::string& s) noexcept : Value(std::string_view(s)) {}
+    /// Any std::chrono::duration, held as nanoseconds (saturating at ±292 years).
+    template <typename Rep, typename Period>
+    constexpr Value(std::chrono::duration<Rep, Period> d) noexcept : kind_(Kind::duration), int_(to_nanos(d)) {}
+    /// Any system_clock time point, any precision.
+    template <typename Duration>
+    constexpr Value(std::chrono::sys_time<Duration> t) noexcept : kind_(Kind::time), time_(Timestamp(t)) {}
+    constexpr Value(Timestamp t) noexcept : kind_(Kind::time), time_(t) {}
+    Value(const std::error_code& ec) noexcept : kind_(Kind::error_code), error_(&ec) {}
+    constexpr Value(Bytes b) noexcept : kind_(Kind::bytes), bytes_(b.data) {}
+    constexpr Value(Object o) noexcept : kind_(Kind::object), object_(o.fields()) {}
+    constexpr Value(Array a) noexcept : kind_(Kind::array), array_(a.values()) {}
+
+    /// A type with `fieldlog_encode(fieldlog::ValueEncoder&, const T&)` found by ADL.
+    template <typename T>
+        requires detail::HasFieldlogEncode<T>
+    constexpr Value(const T& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_custom<T>} {}
+
+    /// A container whose elements are Values (and is not a string): written as an array.
+    template <typename R>
+        requires(!detail::HasFieldlogEncode<R> && std::ranges::input_range<const R> &&
+                 !std::convertible_to<const R&, std::string_view> &&
+                 std::constructible_from<Value, std::ranges::range_reference_t<const R>>)
+    constexpr Value(const R& range) noexcept : kind_(Kind::custom), custom_{&range, &encode_range<R>} {}
+
+    /// A type that only has an fmt::formatter: written as the string fmt makes of it.
+    template <typename T>
+        requires(!detail::HasFieldlogEncode<T> && !std::ranges::input_range<const T> &&
+                 !std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value)
+    constexpr Value(const T& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_formatted<T>} {}
+
+    [[nodiscard]] constexpr Kind kind() const noexcept { return kind_; }
+    [[nodiscard]] constexpr bool as_bool() const noexcept { return bool_; }
+    [[nodiscard]] constexpr std::int64_t as_int64() const noexcept { return int_; }
+    [[nodiscard]] constexpr std::uint64_t as_uint64() const noexcept { return uint_; }
+    [[nodiscard]] constexpr double as_double() const noexcept { return double_; }
+    [[nodiscard]] constexpr std::string_view as_string() const noexcept { return string_; }
+    [[nodiscard]] constexpr std::int64_t as_duration_nanos() const noexcept { return int_; }
+    [[nodiscard]] constexpr Timestamp as_time() const noexcept { return time_; }
+    [[nodiscard]] const std::error_code& as_error_code() const noexcept { return *error_; }
+    [[nodiscard]] constexpr std::span<const std::byte> as_bytes() const noexcept { return bytes_; }
+    [[nodiscard]] constexpr std::span<const Field> as_object() const noexcept { return object_; }
+    [[nodiscard]] constexpr std::span<const Value> as_array() const noexcept { return array_; }
+    /// Writes a custom value (user type, container, fmt-formattable) through `enc`.
+    void encode_custom_into(ValueEncoder& enc) const { custom_.fn(enc, custom_.object); }
+
+private:
+    template <typename Rep, typename Period>
+    static constexpr std::int64_t to_nanos(std::chrono::duration<Rep, Period> d) noexcept {
+        using namespace std::chrono;
+        using Wide = duration<long double, std::nano>;
+        const auto wide = duration_cast<Wide>(d).count();
+        if (wide >= static_cast<long double>(INT64_MAX)) return INT64_MAX;
+        if (wide <= static_cast<long double>(INT64_MIN)) return INT64_MIN;
+        return static_cast<std::int64_t>(duration_cast<nanoseconds>(d).count());
+    }
+    template <typename T>
+    static void encode_custom(ValueEncoder& enc, const void* object);
+    template <typename R>
+    static void encode_range(ValueEncoder& enc, const void* object);
+    template <typename T>
+    static void encode_formatted(ValueEncoder& enc, const void* object);
+
+    struct Custom {
+        const void* object;
+        CustomFn fn;
+    };
+
+    Kind kind_;
+    union {
+        bool bool_;
+        std::int64_t int_;
+        std::uint64_t uint_;
+        double double_;
+        std::string_view string_;
+        Timestamp time_;
+        const std::error_code* error_;
+        std::span<const std::byte> bytes_;
+        std::span<const Field> object_;
+        std::span<const Value> array_;
+        Custom custom_;
+    };
+};
+
+/// A key and its value. Keys are written escaped like any string.
+struct Field {
+    std::string_view key;
+    Value value;
+};
+
+/// The encoder as user types see it: a stream of values, objects and arrays in the format of
+/// the sink being written (JSON, logfmt, console). Implemented by every encoder.
+/// **Example**
+///   void fieldlog_encode(fieldlog::ValueEncoder& enc, const User& u) {
+///       enc.value(fieldlog::Object{{"name", u.name}, {"email", u.email}});
+///   }
+class ValueEncoder {
+public:
+    /// Writes one value (scalar, string, or a whole Object/Array).
+    virtual void value(const Value& v) = 0;
+    /// Streams a container: begin_array(), value()…, end_array().
+    virtual void begin_array() = 0;
+    virtual void end_array() = 0;
+    /// Streams an object: begin_object(), (key(k), value(v))…, end_object().
+    virtual void begin_object() = 0;
+    virtual void key(std::string_view k) = 0;
+    virtual void end_object() = 0;
+    /// Writes a string assembled by fmt without a heap detour (bounded scratch per thread).
+    virtual void formatted(fmt::string_view format, fmt::format_args args) = 0;
+
+protected:
+    ~ValueEncoder() = default;
+};
+
+constexpr Object::Object(std::initializer_list<Field> fields) noexcept
+    : fields_(fields.begin(), fields.size()) {}
+constexpr Array::Array(std::initializer_list<Value> values) noexcept
+    : values_(values.begin(), values.size()) {}
+
+template <typename T>
+void Value::encode_custom(ValueEncoder& enc, const void* object) {
+    fieldlog_encode(enc, *static_cast<const T*>(object));
+}
+
+template <typename R>
+void Value::encode_range(ValueEncoder& enc, const void* object) {
+    enc.begin_array();
+    for (auto&& element : *static_cast<const R*>(object)) enc.value(Value(element));
+    enc.end_array();
+}
+
+template <typename T>
+void Value::encode_formatted(ValueEncoder& enc, const void* object) {
+    const T& v = *static_cast<const T*>(object);
+    enc.formatted("{}", fmt::make_format_args(v));
+}
+
+/// Field lists as written at call sites.
+using Fields = std::initializer_list<Field>;
+
+}  // namespace fieldlog

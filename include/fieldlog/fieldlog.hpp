@@ -1,0 +1,16 @@
+// fieldlog: structured logging for C++ services. Include this one header.
+//   fieldlog::Logger log = fieldlog::get("http").with({{"service", "checkout"}});
+//   log.info("request done", {{"status", 200}, {"latency", 1250us}});
+#pragma once
+
+#include "fieldlog/config.hpp"
+#include "fieldlog/encoder.hpp"
+#include "fieldlog/field.hpp"
+#include "fieldlog/level.hpp"
+#include "fieldlog/logger.hpp"
+#include "fieldlog/metrics.hpp"
+#include "fieldlog/sink.hpp"
+#include "fieldlog/sinks/basic_sinks.hpp"
+#include "fieldlog/sinks/file_sink.hpp"
+#include "fieldlog/sinks/udp_sink.hpp"
+#include "fieldlog/timestamp.hpp"

@@ -1,0 +1,32 @@
+// Levels: the first thing a record meets. The level gate compares a record's level with the
+// logger's threshold (one relaxed atomic load); everything in this header is constexpr.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace fieldlog {
+
+/// Severity of a record, in increasing order. `off` as a threshold disables a logger.
+enum class Level : std::uint8_t { trace, debug, info, warn, error, fatal, off };
+
+inline constexpr int level_count = 7;
+
+/// Lower-case name as written in records and config ("trace" … "fatal", "off").
+constexpr std::string_view to_string(Level level) noexcept {
+    constexpr std::string_view names[] = {"trace", "debug", "info", "warn", "error", "fatal", "off"};
+    const auto index = static_cast<std::uint8_t>(level);
+    return index < level_count ? names[index] : std::string_view{"invalid"};
+}
+
+/// Parses a level name (case-sensitive, "warning" accepted for "warn"); nullopt when unknown.
+constexpr std::optional<Level> parse_level(std::string_view name) noexcept {
+    for (int i = 0; i < level_count; ++i) {
+        if (to_string(static_cast<Level>(i)) == name) return static_cast<Level>(i);
+    }
+    if (name == "warning") return Level::warn;
+    return std::nullopt;
+}
+
+}  // namespace fieldlog

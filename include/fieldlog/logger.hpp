@@ -1,0 +1,140 @@
+// Loggers: the call site of the flow. A Logger is a cheap handle (a registry entry plus the
+// bound fields it carries); its level gate is one relaxed atomic load, and everything past it
+// runs out of line in src/record/: buffer → encoder → dispatcher → sinks.
+//
+//   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fieldlog/field.hpp"
+#include "fieldlog/level.hpp"
+
+/// Calls below this level are removed at compile time (0 = trace … 6 = off).
+#ifndef FIELDLOG_ACTIVE_LEVEL
+#define FIELDLOG_ACTIVE_LEVEL 0
+#endif
+
+namespace fieldlog {
+
+namespace detail {
+
+/// One named logger in the registry; lives for the whole program.
+struct LoggerCore {
+    std::atomic<Level> threshold{Level::info};
+    std::atomic<bool> pinned{false};  ///< set_level() was called: configure() leaves it alone
+    std::string name;
+};
+
+struct BoundFields;  // encoded bytes of Logger::with fields, one string per format
+
+}  // namespace detail
+
+/// A message: plain text, or a fmt format string with its arguments (formatted straight into
+/// the record buffer). Made implicitly at the call site.
+class Message {
+public:
+    constexpr Message(std::string_view text) noexcept : text_(text) {}  // NOLINT: implicit by design
+    constexpr Message(const char* text) noexcept : text_(text) {}       // NOLINT
+    Message(const std::string& text) noexcept : text_(text) {}          // NOLINT
+    Message(fmt::string_view format, fmt::format_args args) noexcept
+        : text_(format.data(), format.size()), args_(args), formatted_(true) {}
+
+    [[nodiscard]] constexpr std::string_view text() const noexcept { return text_; }
+    [[nodiscard]] constexpr bool formatted() const noexcept { return formatted_; }
+    [[nodiscard]] fmt::format_args args() const noexcept { return args_; }
+
+private:
+    std::string_view text_;
+    fmt::format_args args_{};
+    bool formatted_ = false;
+};
+
+/// A named logger handle carrying bound fields. Copy it freely; it is thread-safe.
+class Logger {
+public:
+    /// The root logger (name "").
+    Logger();
+
+    [[nodiscard]] std::string_view name() const noexcept { return core_->name; }
+    [[nodiscard]] Level level() const noexcept { return core_->threshold.load(std::memory_order_relaxed); }
+    /// Sets this name's threshold for every handle and thread; kept across configure().
+    void set_level(Level level) const noexcept;
+    /// The level gate: one relaxed load and a compare.
+    [[nodiscard]] bool enabled(Level level) const noexcept {
+        return level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off;
+    }
+
+    /// Logs one record when `level` is enabled. Fields are encoded before the call returns.
+    void log(Level level, const Message& message, Fields fields = {}) const {
+        if (enabled(level)) emit(level, message, std::span<const Field>(fields.begin(), fields.size()));
+    }
+    /// Logs with a compile-time checked fmt message: log.info("took {} ms", ms).
+    template <typename... Args>
+        requires(sizeof...(Args) > 0)
+    void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
+        if (!enabled(level)) return;
+        const auto store = fmt::make_format_args(args...);
+        emit(level, Message(format.get(), store), {});
+    }
+
+#define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
+    void method(const Message& message, Fields fields = {}) const { log(Level::method, message, fields); } \
+    template <typename... Args>                                                                 \
+        requires(sizeof...(Args) > 0)                                                           \
+    void method(fmt::format_string<Args...> format, Args&&... args) const {                     \
+        log(Level::method, format, std::forward<Args>(args)...);                                \
+    }
+    FIELDLOG_DETAIL_LEVEL_METHOD(trace)
+    FIELDLOG_DETAIL_LEVEL_METHOD(debug)
+    FIELDLOG_DETAIL_LEVEL_METHOD(info)
+    FIELDLOG_DETAIL_LEVEL_METHOD(warn)
+    FIELDLOG_DETAIL_LEVEL_METHOD(error)
+    FIELDLOG_DETAIL_LEVEL_METHOD(fatal)
+#undef FIELDLOG_DETAIL_LEVEL_METHOD
+
+    /// A child logger whose records all carry `fields` (after the parent's own bound fields).
+    /// The fields are encoded now, once per format; later calls copy bytes.
+    [[nodiscard]] Logger with(Fields fields) const;
+
+    /// The record path past the gate: encode and dispatch. Out of line by design.
+    void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
+
+private:
+    friend Logger get(std::string_view name);
+    Logger(detail::LoggerCore* core, std::shared_ptr<const detail::BoundFields> bound) noexcept
+        : core_(core), bound_(std::move(bound)) {}
+
+    detail::LoggerCore* core_;
+    std::shared_ptr<const detail::BoundFields> bound_;
+};
+
+/// The logger named `name` (created on first use; the same core for every call).
+Logger get(std::string_view name);
+
+}  // namespace fieldlog
+
+/// Logs when the level is enabled; the arguments are not evaluated otherwise, and calls below
+/// FIELDLOG_ACTIVE_LEVEL vanish at compile time.
+///   FIELDLOG_INFO(log, "request done", {{"status", 200}});
+///   FIELDLOG_DEBUG(log, "took {} ms", ms);
+#define FIELDLOG_LOG(logger, level, ...)                                                      \
+    do {                                                                                     \
+        if (static_cast<int>(level) >= FIELDLOG_ACTIVE_LEVEL) {                              \
+            const ::fieldlog::Logger& fieldlog_logger_ = (logger);                           \
+            if (fieldlog_logger_.enabled(level)) fieldlog_logger_.log((level), __VA_ARGS__); \
+        }                                                                                    \
+    } while (false)
+#define FIELDLOG_TRACE(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::trace, __VA_ARGS__)
+#define FIELDLOG_DEBUG(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::debug, __VA_ARGS__)
+#define FIELDLOG_INFO(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::info, __VA_ARGS__)
+#define FIELDLOG_WARN(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::warn, __VA_ARGS__)
+#define FIELDLOG_ERROR(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::error, __VA_ARGS__)
+#define FIELDLOG_FATAL(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::fatal, __VA_ARGS__)

@@ -1,0 +1,51 @@
+// Metrics: the logger watching itself. Counters are kept per thread and per sink (no shared
+// cache line on the record path) and summed when read. Cold path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fieldlog/level.hpp"
+#include "fieldlog/sink.hpp"
+
+namespace fieldlog {
+
+struct SinkMetrics {
+    std::string kind;    ///< "stdout", "stderr", "file", "udp", "null", "memory", "custom"
+    std::string target;  ///< path or address; empty for the others
+    SinkCounters counters;
+};
+
+struct AsyncMetrics {
+    std::uint64_t accepted_records = 0;
+    std::uint64_t accepted_bytes = 0;
+    std::uint64_t dropped_records = 0;   ///< overflow with policy `drop`
+    std::uint64_t queue_high_water = 0;  ///< most bytes ever queued
+    std::uint64_t queue_capacity = 0;
+    std::uint64_t blocked_nanos = 0;     ///< time callers waited for space (policy `block`)
+};
+
+struct Metrics {
+    std::array<std::uint64_t, level_count> records_by_level{};  ///< records that passed the gate
+    std::uint64_t encoded_bytes = 0;     ///< bytes encoded (once per format in use)
+    std::uint64_t oversized_records = 0; ///< records that outgrew the inline buffer
+    std::uint64_t truncated_scopes = 0;  ///< scope fields cut because the scope was full
+    std::uint64_t nested_dropped = 0;    ///< records logged from inside a logging call (dropped)
+    AsyncMetrics async{};
+    std::vector<SinkMetrics> sinks;      ///< the running sinks
+
+    [[nodiscard]] std::uint64_t records() const noexcept {
+        std::uint64_t total = 0;
+        for (std::uint64_t n : records_by_level) total += n;
+        return total;
+    }
+};
+
+/// A snapshot of every counter.
+Metrics metrics();
+/// The same, in the Prometheus text exposition format 0.0.4 (metric names start `fieldlog_`).
+std::string metrics_text();
+
+}  // namespace fieldlog

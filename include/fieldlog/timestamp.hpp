@@ -1,0 +1,102 @@
+// Timestamps: the `ts` of every record and the value of every time-point field. The encoder
+// appends them straight into the record buffer through append_rfc3339; the calendar prefix is
+// cached per thread per second, so the common case copies ~20 bytes and writes the fraction.
+// No heap, no locale, no strftime, no localtime_r on this path.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace fieldlog {
+
+/// A point on the UTC time line: whole seconds since 1970-01-01T00:00:00Z (floored) and the
+/// nanoseconds into that second. Wider than sys_time<nanoseconds>, so coarse time points of any
+/// year 0001–9999 convert exactly.
+struct Timestamp {
+    std::int64_t seconds = 0;
+    std::uint32_t nanos = 0;  ///< always in [0, 1e9)
+
+    constexpr Timestamp() = default;
+    constexpr Timestamp(std::int64_t secs, std::uint32_t ns) noexcept : seconds(secs), nanos(ns) {}
+
+    /// Any system_clock time point; times before 1970 floor (−1 ns is 23:59:59.999999999).
+    template <typename Duration>
+    constexpr Timestamp(std::chrono::sys_time<Duration> t) noexcept {  // NOLINT: implicit by design
+        using namespace std::chrono;
+        const auto secs = floor<std::chrono::seconds>(t);
+        seconds = static_cast<std::int64_t>(secs.time_since_epoch().count());
+        nanos = static_cast<std::uint32_t>(duration_cast<nanoseconds>(t - secs).count());
+    }
+
+    friend constexpr bool operator==(const Timestamp&, const Timestamp&) = default;
+};
+
+/// Which digits and which layout a timestamp is written with.
+enum class TimestampPrecision : std::uint8_t {
+    nano,                ///< 9 fixed fraction digits (default; sorts as text)
+    nano_trimmed,        ///< Go's time.RFC3339Nano: trailing zeros trimmed, no dot for .0
+    micro,               ///< 6 fixed digits, truncated toward the past
+    milli,               ///< 3 fixed digits, truncated toward the past
+    seconds,             ///< whole seconds
+    unix_nanos,          ///< integer nanoseconds since the epoch (a JSON number)
+    unix_seconds_float,  ///< seconds since the epoch with 9 fraction digits (a JSON number)
+};
+
+namespace detail {
+struct ZoneData;  // defined in src/encode/timestamp.cpp; owns the date::time_zone rules
+}
+
+/// The zone a timestamp is written in: UTC (`Z`), the machine's local zone or an IANA name
+/// (numeric offset). Cheap to copy; zones are loaded once and live for the program.
+class TimeZone {
+public:
+    /// UTC, written as `Z`.
+    constexpr TimeZone() noexcept = default;
+    static constexpr TimeZone utc() noexcept { return TimeZone{}; }
+    /// The machine's zone (TZ or /etc/localtime), through date's tz database.
+    static TimeZone local();
+    /// An IANA zone such as "Europe/Berlin"; throws std::invalid_argument naming an unknown zone.
+    static TimeZone named(std::string_view name);
+    /// "UTC", "local" or an IANA name, as TimeZone::named; throws std::invalid_argument.
+    static TimeZone parse(std::string_view name);
+
+    [[nodiscard]] constexpr bool is_utc() const noexcept { return zone_ == nullptr; }
+    /// "UTC" or the zone's IANA name.
+    [[nodiscard]] std::string_view name() const noexcept;
+    [[nodiscard]] const detail::ZoneData* data() const noexcept { return zone_; }
+
+    friend constexpr bool operator==(const TimeZone&, const TimeZone&) = default;
+
+private:
+    explicit constexpr TimeZone(const detail::ZoneData* zone) noexcept : zone_(zone) {}
+    const detail::ZoneData* zone_ = nullptr;
+};
+
+/// How timestamps are written: precision/layout and zone. Travels with an encoder.
+struct TimestampFormat {
+    TimestampPrecision precision = TimestampPrecision::nano;
+    TimeZone zone{};
+
+    /// True for the unix_* layouts, which encoders write as numbers rather than strings.
+    [[nodiscard]] constexpr bool is_numeric() const noexcept {
+        return precision == TimestampPrecision::unix_nanos ||
+               precision == TimestampPrecision::unix_seconds_float;
+    }
+    friend constexpr bool operator==(const TimestampFormat&, const TimestampFormat&) = default;
+};
+
+/// A stack array of this many chars always holds one append_rfc3339 result.
+inline constexpr std::size_t max_rfc3339_size = 40;
+
+/// Writes `t` in format `f` at `out` (no quotes, no terminator) and returns the end.
+/// Years outside 0000–9999 are clamped to 0000-01-01T00:00:00 / 9999-12-31T23:59:59.999999999
+/// (a stated policy: never a 5-digit or negative year). Never allocates; thread-safe.
+char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f = {}) noexcept;
+
+/// Parses a format name from config: "rfc3339nano", "rfc3339nano-trimmed", "rfc3339micro",
+/// "rfc3339milli", "rfc3339", "unix_nanos", "unix_seconds_float"; false when unknown.
+bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept;
+
+}  // namespace fieldlog

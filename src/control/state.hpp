@@ -1,0 +1,53 @@
+// The process-wide state behind the public functions: the published pipeline, the registry of
+// thread contexts and of named loggers, and the configuration in force. Cold path only, except
+// `current`, which the record path reads through acquire_pipeline().
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dispatch/pipeline.hpp"
+#include "fieldlog/config.hpp"
+#include "fieldlog/logger.hpp"
+#include "fieldlog/metrics.hpp"
+#include "record/thread_context.hpp"
+
+namespace fieldlog::detail {
+
+struct State {
+    std::atomic<Pipeline*> current{nullptr};
+    std::atomic<bool> configured{false};
+    std::atomic<bool> shut_down{false};
+
+    std::mutex configure_mutex;  ///< serialises configure(), flush(), shutdown()
+    Config config;               ///< the configuration in force (guarded by configure_mutex)
+    std::string config_path;     ///< file for reload(), if any
+
+    std::mutex threads_mutex;
+    std::vector<ThreadContext*> threads;
+    Metrics retired;  ///< counters of threads that have exited
+
+    std::mutex loggers_mutex;
+    std::map<std::string, std::unique_ptr<LoggerCore>, std::less<>> loggers;
+};
+
+/// The one State; never destroyed, so logging during static destruction stays safe.
+State& state() noexcept;
+
+/// Makes the default configuration (environment, else stdout JSON at info) if none was made.
+void ensure_configured();
+
+/// The threshold configuration `config` gives a logger called `name`.
+Level level_for(const Config& config, std::string_view name) noexcept;
+
+/// Timestamp and duration options of the configuration in force (format left as json).
+EncoderOptions encoder_options_in_force();
+
+/// Waits until no thread reads `pipeline` any more.
+void wait_for_readers(const Pipeline* pipeline);
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,56 @@
+// The dispatcher's snapshot of "where records go": the running sinks grouped into channels,
+// one channel per distinct encoder (format + options), so a record is encoded once per format
+// in use. A Pipeline never changes after it is published; configure() builds a new one and
+// swaps it in (see PipelineGuard for how readers keep it alive without a global lock).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fieldlog/config.hpp"
+#include "fieldlog/encoder.hpp"
+#include "fieldlog/sink.hpp"
+
+namespace fieldlog::detail {
+
+/// A sink plus the lock that makes it single-caller. Shared between consecutive pipelines when
+/// a configuration keeps the same sink (same file, same address), so nothing is reopened and
+/// per-thread order in that destination is kept across a swap.
+struct SinkHandle {
+    std::shared_ptr<Sink> sink;
+    std::mutex mutex;
+    std::string kind;    ///< "stdout", "file", "udp", …
+    std::string target;  ///< path or address
+    SinkTarget origin;   ///< what it was made from; an equal target in a new config reuses it
+};
+
+struct Route {
+    SinkHandle* handle;
+    Level level;
+};
+
+struct Channel {
+    EncoderOptions options;
+    Level min_level = Level::off;  ///< lowest level any of its sinks takes
+    std::vector<Route> routes;
+};
+
+struct Pipeline {
+    std::vector<std::shared_ptr<SinkHandle>> handles;
+    std::vector<Channel> channels;
+    ClockFn clock = nullptr;
+    Level min_level = Level::off;
+
+    /// Hands one encoded record of `channel` to its sinks.
+    void dispatch(const Channel& channel, const RecordView& record) const noexcept;
+    /// Flushes every sink.
+    void flush() const noexcept;
+};
+
+/// Writes `record` to each route of `channel` that takes its level, under each sink's lock.
+void write_to_sinks(const Channel& channel, const RecordView& record) noexcept;
+
+}  // namespace fieldlog::detail

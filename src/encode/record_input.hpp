@@ -1,0 +1,26 @@
+// What an encoder needs to write one record. Everything is borrowed for the duration of the
+// encode call: the message and fields from the call site, the pre-encoded bound and scope
+// bytes from the logger and the thread.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "fieldlog/field.hpp"
+#include "fieldlog/level.hpp"
+#include "fieldlog/logger.hpp"
+#include "fieldlog/timestamp.hpp"
+
+namespace fieldlog::detail {
+
+struct RecordInput {
+    Timestamp time;
+    Level level;
+    std::string_view logger;
+    const Message& message;
+    std::string_view bound;  ///< already encoded in this format, with leading separators
+    std::string_view scope;  ///< likewise
+    std::span<const Field> fields;
+};
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,48 @@
+// Text helpers shared by every encoder: UTF-8 validation with U+FFFD substitution by maximal
+// subpart (what Python's bytes.decode('utf-8', 'replace') does), JSON string escaping, and
+// the textual forms of durations, bytes and error codes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <system_error>
+
+#include "record/buffer.hpp"
+
+namespace fieldlog::detail {
+
+/// U+FFFD REPLACEMENT CHARACTER in UTF-8.
+inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+
+/// Length of the well-formed UTF-8 sequence starting at p[0] (p[0] >= 0x80), or, negated,
+/// the length of the maximal subpart to replace by one U+FFFD (at least 1).
+int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
+
+/// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
+void append_json_escaped(Buffer& out, std::string_view s);
+
+/// Appends `s` as a quoted JSON string.
+inline void append_json_string(Buffer& out, std::string_view s) {
+    out.push_back('"');
+    append_json_escaped(out, s);
+    out.push_back('"');
+}
+
+/// Go's time.Duration.String(): "0s", "1.5µs", "1.25ms", "2h3m4.5s".
+void append_go_duration(Buffer& out, std::int64_t nanos);
+
+/// RFC 4648 base64 with padding.
+void append_base64(Buffer& out, std::span<const std::byte> bytes);
+
+/// "Connection refused (system:111)". For the generic and system categories the message comes
+/// from a static table (no heap); other categories call message(), which may allocate.
+void append_error_code(Buffer& out, const std::error_code& ec);
+
+/// Appends a signed/unsigned integer or a shortest-round-trip double.
+void append_int(Buffer& out, std::int64_t v);
+void append_uint(Buffer& out, std::uint64_t v);
+void append_double(Buffer& out, double v);
+
+}  // namespace fieldlog::detail

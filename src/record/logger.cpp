@@ -1,0 +1,55 @@
+// The record path past the level gate: take this thread's buffer, encode the record once per
+// format in use, hand it to the dispatcher, give the buffer back. Hot path: no heap, no lock
+// other than each sink's own.
+#include "fieldlog/logger.hpp"
+
+#include <chrono>
+
+#include "control/state.hpp"
+#include "encode/encode.hpp"
+#include "record/bound_fields.hpp"
+#include "record/thread_context.hpp"
+
+namespace fieldlog {
+
+void Logger::emit(Level level, const Message& message, std::span<const Field> fields) const noexcept {
+    detail::ThreadContext* context = detail::this_thread_context();
+    if (context == nullptr) return;  // the thread is exiting; its buffers are gone
+    if (context->busy) {
+        detail::ThreadCounters::bump(context->counters.nested_dropped);
+        return;
+    }
+    context->busy = true;
+    const detail::Pipeline* pipeline = detail::acquire_pipeline(*context);
+    if (pipeline != nullptr && level >= pipeline->min_level) {
+        const Timestamp now = pipeline->clock != nullptr ? pipeline->clock()
+                                                          : Timestamp(std::chrono::system_clock::now());
+        detail::ThreadCounters::bump(context->counters.records[static_cast<std::size_t>(level)]);
+        detail::Buffer& buffer = context->record;
+        bool oversized = false;
+        for (const detail::Channel& channel : pipeline->channels) {
+            if (level < channel.min_level) continue;
+            buffer.clear();
+            const detail::RecordInput record{now, level, core_->name, message,
+                                             detail::bound_bytes(bound_.get(), channel.options.format), {}, fields};
+            try {
+                detail::encode_record(channel.options, buffer, context->scratch, record);
+            } catch (...) {  // a user formatter threw, or memory ran out: drop this record
+                buffer.shrink();
+                continue;
+            }
+            detail::ThreadCounters::bump(context->counters.encoded_bytes, buffer.size());
+            pipeline->dispatch(channel, RecordView{buffer.span(), level, now});
+            oversized = buffer.shrink() || oversized;
+        }
+        if (oversized) detail::ThreadCounters::bump(context->counters.oversized);
+    }
+    detail::release_pipeline(*context);
+    context->busy = false;
+}
+
+Logger Logger::with(Fields fields) const {
+    return Logger(core_, detail::make_bound_fields(bound_.get(), std::span<const Field>(fields.begin(), fields.size())));
+}
+
+}  // namespace fieldlog

@@ -1,0 +1,71 @@
+#include "support/test_support.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace fieldlog_test {
+
+TempDir::TempDir() {
+    std::random_device random;
+    path_ = std::filesystem::temp_directory_path() /
+            ("fieldlog-test-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
+    std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+    std::vector<std::string> lines;
+    std::ifstream in(path, std::ios::binary);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::string jsonl_errors(const std::string& path) {
+    const std::string command = std::string(FIELDLOG_PYTHON) + " " + FIELDLOG_JSONL_CHECK + " '" + path + "' 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return "cannot run " + command;
+    std::string output;
+    char chunk[4096];
+    while (const std::size_t n = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, n);
+    const int status = ::pclose(pipe);
+    if (status != 0 && output.empty()) output = "checker failed with status " + std::to_string(status);
+    return status == 0 ? std::string{} : output;
+}
+
+std::string jsonl_errors(const std::vector<std::string>& lines) {
+    const TempDir dir;
+    const std::string path = dir.file("lines.jsonl");
+    {
+        std::ofstream out(path, std::ios::binary);
+        for (const std::string& line : lines) out << line << '\n';
+    }
+    return jsonl_errors(path);
+}
+
+fieldlog::Timestamp fixed_clock() noexcept { return fieldlog::Timestamp(1796027891, 123456789); }
+
+std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format) {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,
+                                         .format = format,
+                                         .sinks = {fieldlog::SinkConfig{.target = sink}},
+                                         .clock = &fixed_clock});
+    return sink;
+}
+
+}  // namespace fieldlog_test

@@ -1,0 +1,45 @@
+// Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, a
+// fixed clock for golden lines, and a logger wired to a MemorySink.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fieldlog/fieldlog.hpp"
+
+namespace fieldlog_test {
+
+/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    std::filesystem::path path_;
+};
+
+/// Every line of the file (without '\n').
+std::vector<std::string> read_lines(const std::string& path);
+/// The whole file.
+std::string read_file(const std::string& path);
+
+/// Runs the strict JSON-lines checker on `path`; returns its output ("" when valid).
+std::string jsonl_errors(const std::string& path);
+/// Writes `lines` (each + '\n') to a temp file and checks them.
+std::string jsonl_errors(const std::vector<std::string>& lines);
+
+/// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.
+fieldlog::Timestamp fixed_clock() noexcept;
+
+/// Configures one MemorySink (JSON unless `format` says otherwise) with the fixed clock at
+/// level trace, and returns the sink.
+std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format = fieldlog::Format::json);
+
+}  // namespace fieldlog_test
