@@ -1,7 +1,8 @@
 // Timestamps: the `ts` of every record and the value of every time-point field. The encoder
-// appends them straight into the record buffer through append_rfc3339; the calendar prefix is
-// cached per thread per second, so the common case copies ~20 bytes and writes the fraction.
-// No heap, no locale, no strftime, no localtime_r on this path.
+// appends them straight into the record buffer through append_rfc3339; the calendar prefix and
+// the zone offset are cached per thread per second, so the common case copies ~20 bytes and
+// writes the fraction. No heap, no locale, no strftime, no localtime_r on this path; zones are
+// loaded once, on the cold path, from date's tz database (src/encode/timestamp.cpp).
 #pragma once
 
 #include <chrono>
@@ -16,7 +17,7 @@ namespace fieldlog {
 /// year 0001–9999 convert exactly.
 struct Timestamp {
     std::int64_t seconds = 0;
-    std::uint32_t nanos = 0;  ///< always in [0, 1e9)
+    std::uint32_t nanos = 0;  ///< in [0, 1e9); append_rfc3339 carries larger values into seconds
 
     constexpr Timestamp() = default;
     constexpr Timestamp(std::int64_t secs, std::uint32_t ns) noexcept : seconds(secs), nanos(ns) {}
@@ -45,19 +46,28 @@ enum class TimestampPrecision : std::uint8_t {
 };
 
 namespace detail {
-struct ZoneData;  // defined in src/encode/timestamp.cpp; owns the date::time_zone rules
+struct ZoneData;  // defined in src/encode/timestamp.cpp: the zone's offset history
 }
 
 /// The zone a timestamp is written in: UTC (`Z`), the machine's local zone or an IANA name
-/// (numeric offset). Cheap to copy; zones are loaded once and live for the program.
+/// (numeric offset `±hh:mm`, also at offset zero: Europe/London in winter is `+00:00`, where
+/// Go's Z07:00 would write `Z`). Cheap to copy; zones are loaded once and live for the program.
+///
+/// The offset switches on the exact second of each transition the tz database lists. Offsets
+/// with seconds (local mean time, mostly before 1900) are written truncated to whole minutes and
+/// the wall time is computed from that same offset, so the text always names the exact instant.
+/// NOTE: date's reader of the system tz database (3.0.1) extends a zone's last listed transition
+/// (2037 in Debian's tzdata) forever; later DST switches are not applied.
 class TimeZone {
 public:
     /// UTC, written as `Z`.
     constexpr TimeZone() noexcept = default;
     static constexpr TimeZone utc() noexcept { return TimeZone{}; }
-    /// The machine's zone (TZ or /etc/localtime), through date's tz database.
+    /// The machine's zone, resolved now: TZ when it names an IANA zone (`Europe/Berlin`,
+    /// `:Europe/Berlin` or a path into a zoneinfo tree), else /etc/localtime, else UTC.
     static TimeZone local();
     /// An IANA zone such as "Europe/Berlin"; throws std::invalid_argument naming an unknown zone.
+    /// Cold: the first call per zone reads the tz database and allocates.
     static TimeZone named(std::string_view name);
     /// "UTC", "local" or an IANA name, as TimeZone::named; throws std::invalid_argument.
     static TimeZone parse(std::string_view name);
@@ -91,8 +101,18 @@ struct TimestampFormat {
 inline constexpr std::size_t max_rfc3339_size = 40;
 
 /// Writes `t` in format `f` at `out` (no quotes, no terminator) and returns the end.
-/// Years outside 0000–9999 are clamped to 0000-01-01T00:00:00 / 9999-12-31T23:59:59.999999999
-/// (a stated policy: never a 5-digit or negative year). Never allocates; thread-safe.
+/// MUST: `out` has room for max_rfc3339_size chars; the bytes between the returned end and
+/// out + max_rfc3339_size may be overwritten (fixed-width stores keep the hot path short).
+/// A wall time before 0000-01-01T00:00:00 or after 9999-12-31T23:59:59.999999999 in the chosen
+/// zone is clamped to that bound, keeping the zone's offset: never a 5-digit or negative year.
+/// The unix_* layouts are exact for every Timestamp. Never allocates; thread-safe.
+///
+/// **Example**
+/// ```
+/// char buf[fieldlog::max_rfc3339_size];
+/// char* end = fieldlog::append_rfc3339(buf, std::chrono::system_clock::now());
+/// // std::string_view(buf, end - buf) == "2026-11-30T08:38:11.120000000Z"
+/// ```
 char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f = {}) noexcept;
 
 /// Parses a format name from config: "rfc3339nano", "rfc3339nano-trimmed", "rfc3339micro",

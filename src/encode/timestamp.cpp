@@ -1,0 +1,401 @@
+// Timestamps, cold then hot. TimeZone::named reads a zone's offset history from date's tz
+// database once into a never-freed registry; append_rfc3339 then writes from a per-thread cache
+// of the current second's `YYYY-MM-DDTHH:MM:SS` and offset, recomputing a new second with
+// Hinnant's civil-from-days integer arithmetic. The only file that includes date/tz.h.
+#include "fieldlog/timestamp.hpp"
+
+#include <date/date.h>
+#include <date/tz.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fieldlog {
+namespace detail {
+
+/// A stretch of a zone's history with one UTC offset, from `begin` to the next rule's begin.
+struct ZoneRule {
+    std::int64_t begin = 0;           ///< first UTC second it applies to
+    std::int32_t offset = 0;          ///< seconds east of UTC, truncated to whole minutes
+    std::array<char, 8> suffix{};     ///< "+hh:mm", padded so it is stored as one word
+};
+
+struct ZoneData {
+    std::string name;
+    std::vector<ZoneRule> rules;  ///< ascending begin; the first covers everything before it
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::ZoneData;
+using detail::ZoneRule;
+
+constexpr std::uint32_t nanos_per_second = 1'000'000'000;
+// 0000-01-01T00:00:00 and 9999-12-31T23:59:59 as seconds since the epoch: the wall-time range.
+constexpr std::int64_t min_wall_second = -62'167'219'200;
+constexpr std::int64_t max_wall_second = 253'402'300'799;
+constexpr std::int64_t no_end = std::numeric_limits<std::int64_t>::max();
+
+// ---------------------------------------------------------------------------------------------
+// Digits
+
+constexpr std::array<char, 200> digit_pairs = [] {
+    std::array<char, 200> table{};
+    for (int i = 0; i < 100; ++i) {
+        table[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+        table[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+    }
+    return table;
+}();
+
+void put2(char* p, std::uint32_t v) noexcept { std::memcpy(p, &digit_pairs[2 * v], 2); }
+
+// The SWAR conversion below puts the first digit in the lowest byte.
+static_assert(std::endian::native == std::endian::little, "fieldlog timestamps assume little-endian");
+
+/// 0 ≤ v < 1e8 as eight digit values (0–9) in the bytes of a word, most significant first in
+/// memory: three multiply-shift rounds split 4+4, 2+2, 1+1 in all lanes at once.
+std::uint64_t eight_digit_values(std::uint32_t v) noexcept {
+    const std::uint64_t high4 = v / 10000;
+    std::uint64_t x = high4 | (static_cast<std::uint64_t>(v - high4 * 10000) << 32);
+    const std::uint64_t hundreds = ((x * 10486) >> 20) & 0x0000007F'0000007FULL;  // lane / 100
+    x = hundreds | ((x - hundreds * 100) << 16);
+    const std::uint64_t tens = ((x * 103) >> 10) & 0x000F000F'000F000FULL;  // lane / 10
+    return tens | ((x - tens * 10) << 8);
+}
+
+/// Writes exactly 9 digits of n < 1e9; returns the digit values of the last 8 (for trimming).
+std::uint64_t write_9_digits(char* p, std::uint32_t n) noexcept {
+    const std::uint32_t head = n / 100'000'000;
+    const std::uint64_t tail = eight_digit_values(n - head * 100'000'000);
+    const std::uint64_t text = tail + 0x30303030'30303030ULL;
+    p[0] = static_cast<char>('0' + head);
+    std::memcpy(p + 1, &text, 8);
+    return tail;
+}
+
+/// Writes v without leading zeros; returns the end.
+char* write_uint(char* p, std::uint64_t v) noexcept {
+    char tmp[20];
+    char* t = tmp + sizeof tmp;
+    while (v >= 100) {
+        t -= 2;
+        put2(t, static_cast<std::uint32_t>(v % 100));
+        v /= 100;
+    }
+    if (v >= 10) {
+        t -= 2;
+        put2(t, static_cast<std::uint32_t>(v));
+    } else {
+        *--t = static_cast<char>('0' + v);
+    }
+    const auto n = static_cast<std::size_t>(tmp + sizeof tmp - t);
+    std::memcpy(p, t, n);
+    return p + n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calendar
+
+/// Writes `YYYY-MM-DDTHH:MM:SS.` (20 chars) for a wall second in [min_wall_second,
+/// max_wall_second]. Civil-from-days after Howard Hinnant ("chrono-Compatible Low-Level Date
+/// Algorithms"), counted from 0000-03-01 and shifted by one 400-year era so that every operand
+/// is unsigned: January and February of year 0 belong to the era before.
+void write_wall_prefix(char* p, std::int64_t wall) noexcept {
+    const auto since_year0 = static_cast<std::uint64_t>(wall - min_wall_second);
+    const auto days = static_cast<std::uint32_t>(since_year0 / 86400);
+    const auto second_of_day = static_cast<std::uint32_t>(since_year0 - std::uint64_t{days} * 86400);
+
+    const std::uint32_t z = days - 60 + 146097;  // days since -0400-03-01
+    const std::uint32_t era = z / 146097;
+    const std::uint32_t doe = z - era * 146097;                                      // [0, 146096]
+    const std::uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+    const std::uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                // [0, 365]
+    const std::uint32_t mp = (5 * doy + 2) / 153;                                     // March = 0
+    const std::uint32_t day = doy - (153 * mp + 2) / 5 + 1;
+    const std::uint32_t month = mp < 10 ? mp + 3 : mp - 9;
+    const std::uint32_t year = yoe + era * 400 - 400 + (month <= 2 ? 1 : 0);
+
+    const std::uint32_t hour = second_of_day / 3600;
+    const std::uint32_t minute_second = second_of_day - hour * 3600;
+    const std::uint32_t minute = minute_second / 60;
+
+    put2(p, year / 100);
+    put2(p + 2, year % 100);
+    p[4] = '-';
+    put2(p + 5, month);
+    p[7] = '-';
+    put2(p + 8, day);
+    p[10] = 'T';
+    put2(p + 11, hour);
+    p[13] = ':';
+    put2(p + 14, minute);
+    p[16] = ':';
+    put2(p + 17, minute_second - minute * 60);
+    p[19] = '.';
+}
+
+// ---------------------------------------------------------------------------------------------
+// The per-thread cache
+
+/// What one thread last wrote: the prefix of `second` in `zone`, and the zone rule in force,
+/// reused by later seconds until they leave [rule_begin, rule_end). Trivial, so thread_local
+/// costs no guard and no allocation.
+struct ThreadCache {
+    std::int64_t second = 0;
+    std::uintptr_t zone = 1;  // no TimeZone has this key, so the first call misses
+    std::uint64_t suffix = 0;
+    std::uint32_t suffix_len = 0;
+    char prefix[20] = {};  // `YYYY-MM-DDTHH:MM:SS.`
+    const ZoneData* rule_zone = nullptr;
+    const ZoneRule* rule = nullptr;
+    std::int64_t rule_end = 0;
+};
+
+constinit thread_local ThreadCache cache;
+
+constexpr std::uint64_t utc_suffix = 'Z';
+
+std::uintptr_t zone_key(const ZoneData* zone) noexcept { return reinterpret_cast<std::uintptr_t>(zone); }
+
+std::uint64_t suffix_word(const ZoneRule& rule) noexcept {
+    std::uint64_t word;
+    std::memcpy(&word, rule.suffix.data(), sizeof word);
+    return word;
+}
+
+/// The rule of `zone` in force at UTC second `s`, through the thread's cached rule.
+const ZoneRule& rule_at(const ZoneData& zone, std::int64_t s) noexcept {
+    if (cache.rule_zone != &zone || s < cache.rule->begin || s >= cache.rule_end) {
+        const auto next = std::upper_bound(zone.rules.begin() + 1, zone.rules.end(), s,
+                                           [](std::int64_t v, const ZoneRule& r) { return v < r.begin; });
+        cache.rule_zone = &zone;
+        cache.rule = &*(next - 1);
+        cache.rule_end = next == zone.rules.end() ? no_end : next->begin;
+    }
+    return *cache.rule;
+}
+
+/// Writes the fraction and the zone suffix after a 20-char prefix at `p`; returns the end.
+char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std::uint64_t suffix,
+                 std::uint32_t suffix_len) noexcept {
+    char* end = p + 19;  // no fraction: the suffix overwrites the '.'
+    switch (precision) {
+        case TimestampPrecision::nano: write_9_digits(p + 20, nanos); end = p + 29; break;
+        case TimestampPrecision::micro: write_9_digits(p + 20, nanos); end = p + 26; break;
+        case TimestampPrecision::milli: write_9_digits(p + 20, nanos); end = p + 23; break;
+        case TimestampPrecision::nano_trimmed:
+            if (nanos != 0) {
+                // The last 8 digit values sit in the word's bytes, last digit highest: each zero
+                // byte at the top is a trailing zero. nanos != 0, so the 9 digits are not all zero.
+                const std::uint64_t tail = write_9_digits(p + 20, nanos);
+                const int zeros = tail == 0 ? 8 : std::countl_zero(tail) / 8;
+                end = p + 29 - zeros;
+            }
+            break;
+        default: break;
+    }
+    std::memcpy(end, &suffix, sizeof suffix);
+    return end + suffix_len;
+}
+
+/// Recomputes the cache for UTC second `s` in `zone`; false when the wall time is out of range.
+[[gnu::noinline]] bool refresh(std::int64_t s, const ZoneData* zone) noexcept {
+    std::int64_t offset = 0;
+    if (zone != nullptr) {
+        const ZoneRule& rule = rule_at(*zone, s);
+        offset = rule.offset;
+        cache.suffix = suffix_word(rule);
+        cache.suffix_len = 6;
+    } else {
+        cache.suffix = utc_suffix;
+        cache.suffix_len = 1;
+    }
+    if (s < min_wall_second - offset || s > max_wall_second - offset) {
+        cache.zone = 1;  // the suffix above is now stale for whatever was cached
+        return false;
+    }
+    write_wall_prefix(cache.prefix, s + offset);
+    cache.second = s;
+    cache.zone = zone_key(zone);
+    return true;
+}
+
+/// The stated policy for wall times outside years 0000–9999: the nearest bound, same offset.
+[[gnu::noinline, gnu::cold]] char* write_clamped(char* out, Timestamp t, TimestampPrecision precision) noexcept {
+    const bool high = t.seconds > 0;
+    std::memcpy(out, high ? "9999-12-31T23:59:59." : "0000-01-01T00:00:00.", 20);
+    return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
+}
+
+/// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
+char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
+    // Magnitude as (whole, frac): −1.5 s is seconds −2 + 0.5e9 ns, magnitude 1 s + 0.5e9 ns.
+    std::uint64_t whole = static_cast<std::uint64_t>(t.seconds);
+    std::uint32_t frac = t.nanos;
+    if (t.seconds < 0) {
+        *out++ = '-';
+        if (frac == 0) {
+            whole = 0 - whole;
+        } else {
+            whole = static_cast<std::uint64_t>(-(t.seconds + 1));
+            frac = nanos_per_second - frac;
+        }
+    }
+    if (with_point) {
+        out = write_uint(out, whole);
+        *out = '.';
+        write_9_digits(out + 1, frac);
+        return out + 10;
+    }
+    if (whole == 0) return write_uint(out, frac);
+    out = write_uint(out, whole);
+    write_9_digits(out, frac);
+    return out + 9;
+}
+
+[[gnu::noinline, gnu::cold]] Timestamp carry_nanos(Timestamp t) noexcept {
+    const std::int64_t carry = t.nanos / nanos_per_second;
+    t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
+                                                                              : t.seconds + carry;
+    t.nanos %= nanos_per_second;
+    return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zones (cold)
+
+std::string offset_suffix(std::int32_t offset) {
+    const std::uint32_t minutes = static_cast<std::uint32_t>(offset < 0 ? -offset : offset) / 60;
+    std::string s = offset < 0 ? "-" : "+";
+    s += digit_pairs[2 * (minutes / 60)];
+    s += digit_pairs[2 * (minutes / 60) + 1];
+    s += ':';
+    s += digit_pairs[2 * (minutes % 60)];
+    s += digit_pairs[2 * (minutes % 60) + 1];
+    return s;
+}
+
+/// Reads every offset `tz` had from year −1 to 10001 (wall times of years 0000–9999 at any
+/// offset), merging neighbours that write the same after truncation to minutes.
+std::unique_ptr<ZoneData> load_zone(const date::time_zone& tz) {
+    auto zone = std::make_unique<ZoneData>();
+    zone->name = tz.name();
+    const date::sys_seconds stop = date::sys_days{date::year{10001} / 1 / 1};
+    date::sys_seconds at = date::sys_days{date::year{-1} / 1 / 1};
+    for (;;) {
+        const date::sys_info info = tz.get_info(at);
+        const auto offset = static_cast<std::int32_t>(info.offset.count() / 60 * 60);
+        if (zone->rules.empty() || zone->rules.back().offset != offset) {
+            ZoneRule rule;
+            rule.begin = zone->rules.empty() ? std::numeric_limits<std::int64_t>::min() : info.begin.time_since_epoch().count();
+            rule.offset = offset;
+            const std::string text = offset_suffix(offset);
+            std::memcpy(rule.suffix.data(), text.data(), text.size());
+            zone->rules.push_back(rule);
+        }
+        if (info.end >= stop) break;
+        at = info.end;
+    }
+    return zone;
+}
+
+/// Zones by IANA name, each loaded once and never freed: a TimeZone is a bare pointer that
+/// any thread may use until exit, including from static destructors.
+const ZoneData* intern(const date::time_zone& tz) {
+    static std::mutex mutex;
+    static auto* zones = new std::map<std::string, std::unique_ptr<ZoneData>, std::less<>>;
+    const std::lock_guard lock(mutex);
+    auto it = zones->find(tz.name());
+    if (it == zones->end()) it = zones->emplace(tz.name(), load_zone(tz)).first;
+    return it->second.get();
+}
+
+const date::time_zone* find_zone(std::string_view name) {
+    try {
+        return date::locate_zone(std::string(name));
+    } catch (const std::runtime_error&) {
+        return nullptr;
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public API
+
+TimeZone TimeZone::named(std::string_view name) {
+    const date::time_zone* tz = find_zone(name);
+    if (tz == nullptr) throw std::invalid_argument("fieldlog: unknown time zone \"" + std::string(name) + "\"");
+    return TimeZone{intern(*tz)};
+}
+
+TimeZone TimeZone::local() {
+    // date 3.0.1's current_zone() ignores TZ, which the C library (and users) honour first.
+    if (const char* env = std::getenv("TZ"); env != nullptr && *env != '\0') {
+        std::string_view name = env;
+        if (name.front() == ':') name.remove_prefix(1);
+        if (const auto at = name.rfind("zoneinfo/"); at != std::string_view::npos) name.remove_prefix(at + 9);
+        if (const date::time_zone* tz = find_zone(name)) return TimeZone{intern(*tz)};
+    }
+    try {
+        return TimeZone{intern(*date::current_zone())};
+    } catch (const std::runtime_error&) {
+        return utc();  // no /etc/localtime (minimal containers): UTC is what libc assumes too
+    }
+}
+
+TimeZone TimeZone::parse(std::string_view name) {
+    if (name == "UTC") return utc();
+    if (name == "local") return local();
+    return named(name);
+}
+
+std::string_view TimeZone::name() const noexcept { return zone_ == nullptr ? "UTC" : std::string_view(zone_->name); }
+
+char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    if (t.nanos >= nanos_per_second) [[unlikely]] t = carry_nanos(t);
+    if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
+    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]] {
+        if (!refresh(t.seconds, f.zone.data())) return write_clamped(out, t, f.precision);
+    }
+    std::memcpy(out, cache.prefix, sizeof cache.prefix);
+    return write_tail(out, t.nanos, f.precision, cache.suffix, cache.suffix_len);
+}
+
+bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept {
+    struct Entry {
+        std::string_view name;
+        TimestampPrecision precision;
+    };
+    static constexpr Entry entries[] = {
+        {"rfc3339nano", TimestampPrecision::nano},
+        {"rfc3339nano-trimmed", TimestampPrecision::nano_trimmed},
+        {"rfc3339micro", TimestampPrecision::micro},
+        {"rfc3339milli", TimestampPrecision::milli},
+        {"rfc3339", TimestampPrecision::seconds},
+        {"unix_nanos", TimestampPrecision::unix_nanos},
+        {"unix_seconds_float", TimestampPrecision::unix_seconds_float},
+    };
+    for (const Entry& e : entries) {
+        if (e.name == name) {
+            out = e.precision;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace fieldlog
