@@ -35,6 +35,17 @@ struct LoggerCore {
 
 struct BoundFields;  // encoded bytes of Logger::with fields, one string per format
 
+/// True when calls at `level` survive FIELDLOG_ACTIVE_LEVEL (a template so that the default 0
+/// does not produce an always-true comparison warning in users' code).
+template <int ActiveLevel>
+constexpr bool compiled_in(Level level) noexcept {
+    if constexpr (ActiveLevel <= 0) {
+        return true;
+    } else {
+        return static_cast<int>(level) >= ActiveLevel;
+    }
+}
+
 }  // namespace detail
 
 /// A message: plain text, or a fmt format string with its arguments (formatted straight into
@@ -82,7 +93,7 @@ public:
     void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
         if (!enabled(level)) return;
         const auto store = fmt::make_format_args(args...);
-        emit(level, Message(format.get(), store), {});
+        emit(level, Message(fmt::string_view(format), store), {});
     }
 
 #define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
@@ -127,7 +138,7 @@ Logger get(std::string_view name);
 ///   FIELDLOG_DEBUG(log, "took {} ms", ms);
 #define FIELDLOG_LOG(logger, level, ...)                                                      \
     do {                                                                                     \
-        if (static_cast<int>(level) >= FIELDLOG_ACTIVE_LEVEL) {                              \
+        if (::fieldlog::detail::compiled_in<FIELDLOG_ACTIVE_LEVEL>(level)) {                    \
             const ::fieldlog::Logger& fieldlog_logger_ = (logger);                           \
             if (fieldlog_logger_.enabled(level)) fieldlog_logger_.log((level), __VA_ARGS__); \
         }                                                                                    \

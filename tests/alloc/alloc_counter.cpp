@@ -3,6 +3,7 @@
 #include "alloc/alloc_counter.hpp"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 

@@ -35,7 +35,7 @@ std::vector<std::string> read_lines(const std::string& path) {
     return lines;
 }
 
-std::string jsonl_errors(const std::string& path) {
+std::string jsonl_file_errors(const std::string& path) {
     const std::string command = std::string(FIELDLOG_PYTHON) + " " + FIELDLOG_JSONL_CHECK + " '" + path + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return "cannot run " + command;
@@ -54,7 +54,7 @@ std::string jsonl_errors(const std::vector<std::string>& lines) {
         std::ofstream out(path, std::ios::binary);
         for (const std::string& line : lines) out << line << '\n';
     }
-    return jsonl_errors(path);
+    return jsonl_file_errors(path);
 }
 
 fieldlog::Timestamp fixed_clock() noexcept { return fieldlog::Timestamp(1796027891, 123456789); }

@@ -31,8 +31,8 @@ std::vector<std::string> read_lines(const std::string& path);
 std::string read_file(const std::string& path);
 
 /// Runs the strict JSON-lines checker on `path`; returns its output ("" when valid).
-std::string jsonl_errors(const std::string& path);
-/// Writes `lines` (each + '\n') to a temp file and checks them.
+std::string jsonl_file_errors(const std::string& path);
+/// Writes `lines` (each + '\n') to a temp file and checks them: jsonl_errors({line}) works.
 std::string jsonl_errors(const std::vector<std::string>& lines);
 
 /// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.

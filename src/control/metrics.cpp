@@ -1,0 +1,126 @@
+// metrics() and metrics_text(): sum the per-thread counters (live threads plus those that
+// exited) and read each running sink's counters. Cold path: takes the registry locks.
+#include "fieldlog/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include "control/state.hpp"
+
+namespace fieldlog {
+
+Metrics metrics() {
+    detail::State& s = detail::state();
+    Metrics m;
+    {
+        const std::lock_guard lock(s.threads_mutex);
+        m = s.retired;
+        m.sinks.clear();
+        for (const detail::ThreadContext* context : s.threads) {
+            const detail::ThreadCounters& c = context->counters;
+            for (std::size_t i = 0; i < m.records_by_level.size(); ++i) {
+                m.records_by_level[i] += c.records[i].load(std::memory_order_relaxed);
+            }
+            m.encoded_bytes += c.encoded_bytes.load(std::memory_order_relaxed);
+            m.oversized_records += c.oversized.load(std::memory_order_relaxed);
+            m.truncated_scopes += c.truncated_scopes.load(std::memory_order_relaxed);
+            m.nested_dropped += c.nested_dropped.load(std::memory_order_relaxed);
+        }
+    }
+    const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
+    if (const detail::Pipeline* pipeline = s.current.load(std::memory_order_acquire)) {
+        for (const auto& handle : pipeline->handles) {
+            m.sinks.push_back(SinkMetrics{handle->kind, handle->target, handle->sink->counters()});
+        }
+    }
+    return m;
+}
+
+namespace {
+
+/// A label value escaped per the exposition format: backslash, double quote and newline.
+std::string label_value(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == '\\' || c == '"') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+void counter(std::string& out, std::string_view name, std::string_view help) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} counter\n", name, help, name);
+}
+void gauge(std::string& out, std::string_view name, std::string_view help) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+}
+
+}  // namespace
+
+std::string metrics_text() {
+    const Metrics m = metrics();
+    std::string out;
+    auto line = [&out](std::string_view name, std::string_view labels, std::uint64_t value) {
+        if (labels.empty()) {
+            fmt::format_to(std::back_inserter(out), "{} {}\n", name, value);
+        } else {
+            fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", name, labels, value);
+        }
+    };
+
+    counter(out, "fieldlog_records_total", "Records that passed the level gate, by level.");
+    for (int i = 0; i < level_count - 1; ++i) {
+        line("fieldlog_records_total", fmt::format("level=\"{}\"", to_string(static_cast<Level>(i))),
+             m.records_by_level[static_cast<std::size_t>(i)]);
+    }
+    counter(out, "fieldlog_encoded_bytes_total", "Bytes encoded, once per format in use.");
+    line("fieldlog_encoded_bytes_total", "", m.encoded_bytes);
+    counter(out, "fieldlog_oversized_records_total", "Records that outgrew the per-thread inline buffer.");
+    line("fieldlog_oversized_records_total", "", m.oversized_records);
+    counter(out, "fieldlog_truncated_scopes_total", "Scope fields cut because a scope was full.");
+    line("fieldlog_truncated_scopes_total", "", m.truncated_scopes);
+    counter(out, "fieldlog_nested_dropped_total", "Records logged from inside a logging call, dropped.");
+    line("fieldlog_nested_dropped_total", "", m.nested_dropped);
+
+    counter(out, "fieldlog_async_accepted_records_total", "Records accepted by the async queue.");
+    line("fieldlog_async_accepted_records_total", "", m.async.accepted_records);
+    counter(out, "fieldlog_async_accepted_bytes_total", "Bytes accepted by the async queue.");
+    line("fieldlog_async_accepted_bytes_total", "", m.async.accepted_bytes);
+    counter(out, "fieldlog_async_dropped_records_total", "Records dropped because the async queue was full.");
+    line("fieldlog_async_dropped_records_total", "", m.async.dropped_records);
+    gauge(out, "fieldlog_async_queue_high_water_bytes", "Most bytes ever waiting in the async queue.");
+    line("fieldlog_async_queue_high_water_bytes", "", m.async.queue_high_water);
+    gauge(out, "fieldlog_async_queue_capacity_bytes", "Capacity of the async queue.");
+    line("fieldlog_async_queue_capacity_bytes", "", m.async.queue_capacity);
+    counter(out, "fieldlog_async_blocked_seconds_total", "Time callers waited for queue space.");
+    fmt::format_to(std::back_inserter(out), "fieldlog_async_blocked_seconds_total {}\n",
+                   static_cast<double>(m.async.blocked_nanos) / 1e9);
+
+    const struct {
+        std::string_view name;
+        std::string_view help;
+        std::uint64_t SinkCounters::*member;
+    } sink_counters[] = {
+        {"fieldlog_sink_records_total", "Records written by a sink.", &SinkCounters::records},
+        {"fieldlog_sink_bytes_total", "Bytes written by a sink.", &SinkCounters::bytes},
+        {"fieldlog_sink_dropped_total", "Records a sink lost.", &SinkCounters::dropped},
+        {"fieldlog_sink_errors_total", "Failed system calls in a sink.", &SinkCounters::errors},
+    };
+    for (const auto& c : sink_counters) {
+        counter(out, c.name, c.help);
+        for (std::size_t i = 0; i < m.sinks.size(); ++i) {
+            const SinkMetrics& sink = m.sinks[i];
+            line(c.name,
+                 fmt::format("sink=\"{}\",kind=\"{}\",target=\"{}\"", i, label_value(sink.kind), label_value(sink.target)),
+                 sink.counters.*c.member);
+        }
+    }
+    return out;
+}
+
+}  // namespace fieldlog

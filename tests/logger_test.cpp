@@ -1,0 +1,183 @@
+// Loggers: the level gate, macros that skip argument evaluation, child loggers, per-logger
+// levels, metrics, and many threads writing one file without interleaving.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog_test::capture;
+using fieldlog_test::jsonl_errors;
+
+namespace {
+int evaluations = 0;
+int counted() { return ++evaluations; }
+}  // namespace
+
+TEST_CASE("records below the logger's level are not written", "[logger]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::warn, .sinks = {{.target = sink}}});
+    const auto log = fieldlog::get("gate");
+    log.info("hidden");
+    log.debug("hidden");
+    log.warn("shown");
+    log.error("shown");
+    CHECK(sink->lines().size() == 2);
+    CHECK_FALSE(log.enabled(fieldlog::Level::info));
+    CHECK(log.enabled(fieldlog::Level::error));
+}
+
+TEST_CASE("every level writes its own name", "[logger]") {
+    auto sink = capture();
+    const auto log = fieldlog::get("levels");
+    log.trace("m");
+    log.debug("m");
+    log.info("m");
+    log.warn("m");
+    log.error("m");
+    log.fatal("m");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 6);
+    const char* names[] = {"trace", "debug", "info", "warn", "error", "fatal"};
+    for (std::size_t i = 0; i < 6; ++i) CHECK(lines[i].find(std::string("\"level\":\"") + names[i] + "\"") != std::string::npos);
+}
+
+TEST_CASE("the macros do not evaluate their arguments when the level is off", "[logger]") {
+    auto sink = capture();
+    const auto log = fieldlog::get("macros");
+    log.set_level(fieldlog::Level::info);
+    evaluations = 0;
+    FIELDLOG_DEBUG(log, "not evaluated", {{"n", counted()}});
+    CHECK(evaluations == 0);
+    FIELDLOG_INFO(log, "evaluated", {{"n", counted()}});
+    CHECK(evaluations == 1);
+    FIELDLOG_WARN(log, "formatted {}", counted());
+    CHECK(evaluations == 2);
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].ends_with(R"("msg":"evaluated","n":1})"));
+    CHECK(lines[1].ends_with(R"("msg":"formatted 2"})"));
+    log.set_level(fieldlog::Level::trace);
+}
+
+TEST_CASE("set_level is seen by every handle of the same name", "[logger]") {
+    capture();
+    const auto a = fieldlog::get("shared.name");
+    const auto b = fieldlog::get("shared.name");
+    a.set_level(fieldlog::Level::error);
+    CHECK(b.level() == fieldlog::Level::error);
+    std::thread([&] { CHECK_FALSE(b.enabled(fieldlog::Level::warn)); }).join();
+}
+
+TEST_CASE("per-logger levels apply to the name and its dotted children", "[logger]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::warn,
+                         .levels = {{"db", fieldlog::Level::debug}, {"db.pool", fieldlog::Level::error}},
+                         .sinks = {{.target = sink}}});
+    CHECK(fieldlog::get("db").level() == fieldlog::Level::debug);
+    CHECK(fieldlog::get("db.query").level() == fieldlog::Level::debug);
+    CHECK(fieldlog::get("db.pool").level() == fieldlog::Level::error);
+    CHECK(fieldlog::get("db.pool.conn").level() == fieldlog::Level::error);
+    CHECK(fieldlog::get("dbx").level() == fieldlog::Level::warn);
+    CHECK(fieldlog::get("other").level() == fieldlog::Level::warn);
+}
+
+TEST_CASE("child loggers carry their bound fields, parents first, before call fields", "[logger]") {
+    auto sink = capture();
+    const auto parent = fieldlog::get("svc").with({{"service", "checkout"}, {"version", 3}});
+    const auto child = parent.with({{"region", "eu"}});
+    child.info("hello", {{"status", 200}});
+    parent.info("parent");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":"svc","msg":"hello",)"
+                      R"("service":"checkout","version":3,"region":"eu","status":200})");
+    CHECK(lines[1] == R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":"svc","msg":"parent",)"
+                      R"("service":"checkout","version":3})");
+}
+
+TEST_CASE("a sink's own level filters what it receives", "[logger]") {
+    auto all = std::make_shared<fieldlog::MemorySink>();
+    auto errors_only = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .sinks = {{.target = all}, {.target = errors_only, .level = fieldlog::Level::error}}});
+    const auto log = fieldlog::get("filter");
+    log.info("a");
+    log.error("b");
+    CHECK(all->lines().size() == 2);
+    CHECK(errors_only->lines().size() == 1);
+}
+
+TEST_CASE("metrics count records by level and each sink's writes", "[logger][metrics]") {
+    auto sink = capture();
+    const fieldlog::Metrics before = fieldlog::metrics();
+    const auto log = fieldlog::get("metrics");
+    log.info("a");
+    log.info("b");
+    log.error("c");
+    const fieldlog::Metrics after = fieldlog::metrics();
+    CHECK(after.records_by_level[static_cast<std::size_t>(fieldlog::Level::info)] -
+              before.records_by_level[static_cast<std::size_t>(fieldlog::Level::info)] == 2);
+    CHECK(after.records_by_level[static_cast<std::size_t>(fieldlog::Level::error)] -
+              before.records_by_level[static_cast<std::size_t>(fieldlog::Level::error)] == 1);
+    REQUIRE(after.sinks.size() == 1);
+    CHECK(after.sinks[0].kind == "memory");
+    CHECK(after.sinks[0].counters.records == 3);
+    const std::string text = fieldlog::metrics_text();
+    CHECK(text.find("fieldlog_sink_records_total{sink=\"0\",kind=\"memory\",target=\"\"} 3\n") != std::string::npos);
+    CHECK(text.find("# TYPE fieldlog_records_total counter\n") != std::string::npos);
+}
+
+TEST_CASE("a record too large for the inline buffer is written whole and counted", "[logger]") {
+    auto sink = capture();
+    const std::string big(100'000, 'x');
+    const auto before = fieldlog::metrics().oversized_records;
+    fieldlog::get("big").info("big", {{"payload", big}});
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].size() > big.size());
+    CHECK(lines[0].find(big) != std::string::npos);
+    CHECK(fieldlog::metrics().oversized_records == before + 1);
+}
+
+TEST_CASE("4 threads x 100,000 records to one file: each record once, whole, valid", "[logger][file][concurrent]") {
+    const fieldlog_test::TempDir dir;
+    const std::string path = dir.file("mt.log");
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = path}}}});
+    constexpr int kThreads = 4;
+    constexpr int kRecords = 100'000;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([t] {
+            const auto log = fieldlog::get("mt");
+            for (int i = 0; i < kRecords; ++i) log.info("record", {{"thread", t}, {"seq", i}, {"pad", "abcdefghijklmnopqrstuvwxyz"}});
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    fieldlog::configure({.sinks = {}});  // closes (and flushes) the file sink
+
+    const auto lines = fieldlog_test::read_lines(path);
+    REQUIRE(lines.size() == static_cast<std::size_t>(kThreads * kRecords));
+    std::vector<int> next(kThreads, 0);
+    std::size_t out_of_order = 0;  // counted, not asserted per line: 400,000 assertions are slow
+    for (const std::string& line : lines) {
+        const auto t_at = line.find("\"thread\":");
+        const auto s_at = line.find("\"seq\":");
+        if (t_at == std::string::npos || s_at == std::string::npos) {
+            ++out_of_order;
+            continue;
+        }
+        const auto t = static_cast<std::size_t>(std::stoi(line.substr(t_at + 9)));
+        const int seq = std::stoi(line.substr(s_at + 6));
+        if (t >= next.size() || seq != next[t]) ++out_of_order;  // per-thread order, no loss, no duplicate
+        if (t < next.size()) next[t] = seq + 1;
+    }
+    CHECK(out_of_order == 0);
+    CHECK(next == std::vector<int>(kThreads, kRecords));
+    CHECK(fieldlog_test::jsonl_file_errors(path) == "");
+}
