@@ -25,10 +25,16 @@ struct Timestamp {
     /// Any system_clock time point; times before 1970 floor (−1 ns is 23:59:59.999999999).
     template <typename Duration>
     constexpr Timestamp(std::chrono::sys_time<Duration> t) noexcept {  // NOLINT: implicit by design
-        using namespace std::chrono;
-        const auto secs = floor<std::chrono::seconds>(t);
-        seconds = static_cast<std::int64_t>(secs.time_since_epoch().count());
-        nanos = static_cast<std::uint32_t>(duration_cast<nanoseconds>(t - secs).count());
+        // Truncate toward zero, then borrow: floor<seconds> overflows converting back to
+        // nanoseconds in the last second of sys_time<nanoseconds> (1677-09-21T00:12:43).
+        auto secs = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch());
+        auto rest = t.time_since_epoch() - secs;
+        if (rest < rest.zero()) {
+            secs -= std::chrono::seconds{1};
+            rest += std::chrono::seconds{1};
+        }
+        seconds = static_cast<std::int64_t>(secs.count());
+        nanos = static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(rest).count());
     }
 
     friend constexpr bool operator==(const Timestamp&, const Timestamp&) = default;
