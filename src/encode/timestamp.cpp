@@ -109,15 +109,11 @@ char* write_uint(char* p, std::uint64_t v) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Calendar
 
-/// Writes `YYYY-MM-DDTHH:MM:SS.` (20 chars) for a wall second in [min_wall_second,
-/// max_wall_second]. Civil-from-days after Howard Hinnant ("chrono-Compatible Low-Level Date
-/// Algorithms"), counted from 0000-03-01 and shifted by one 400-year era so that every operand
-/// is unsigned: January and February of year 0 belong to the era before.
-void write_wall_prefix(char* p, std::int64_t wall) noexcept {
-    const auto since_year0 = static_cast<std::uint64_t>(wall - min_wall_second);
-    const auto days = static_cast<std::uint32_t>(since_year0 / 86400);
-    const auto second_of_day = static_cast<std::uint32_t>(since_year0 - std::uint64_t{days} * 86400);
-
+/// Writes `YYYY-MM-DD` for a day counted from 0000-01-01 (years 0000–9999). Civil-from-days
+/// after Howard Hinnant ("chrono-Compatible Low-Level Date Algorithms"), counted from
+/// 0000-03-01 and shifted by one 400-year era so that every operand is unsigned: January and
+/// February of year 0 belong to the era before.
+void write_date(char* p, std::uint32_t days) noexcept {
     const std::uint32_t z = days - 60 + 146097;  // days since -0400-03-01
     const std::uint32_t era = z / 146097;
     const std::uint32_t doe = z - era * 146097;                                      // [0, 146096]
@@ -127,11 +123,6 @@ void write_wall_prefix(char* p, std::int64_t wall) noexcept {
     const std::uint32_t day = doy - (153 * mp + 2) / 5 + 1;
     const std::uint32_t month = mp < 10 ? mp + 3 : mp - 9;
     const std::uint32_t year = yoe + era * 400 - 400 + (month <= 2 ? 1 : 0);
-
-    const std::uint32_t hour = second_of_day / 3600;
-    const std::uint32_t minute_second = second_of_day - hour * 3600;
-    const std::uint32_t minute = minute_second / 60;
-
     put2(p, year / 100);
     put2(p + 2, year % 100);
     p[4] = '-';
@@ -139,6 +130,13 @@ void write_wall_prefix(char* p, std::int64_t wall) noexcept {
     p[7] = '-';
     put2(p + 8, day);
     p[10] = 'T';
+}
+
+/// Writes `HH:MM:SS.` at p + 11 for a second of the day.
+void write_time(char* p, std::uint32_t second_of_day) noexcept {
+    const std::uint32_t hour = second_of_day / 3600;
+    const std::uint32_t minute_second = second_of_day - hour * 3600;
+    const std::uint32_t minute = minute_second / 60;
     put2(p + 11, hour);
     p[13] = ':';
     put2(p + 14, minute);
@@ -150,15 +148,17 @@ void write_wall_prefix(char* p, std::int64_t wall) noexcept {
 // ---------------------------------------------------------------------------------------------
 // The per-thread cache
 
-/// What one thread last wrote: the prefix of `second` in `zone`, and the zone rule in force,
-/// reused by later seconds until they leave [rule_begin, rule_end). Trivial, so thread_local
-/// costs no guard and no allocation.
+/// What one thread last wrote: the prefix of `second` in `zone`; the wall second its date part
+/// starts at, so a new second of the same day rewrites only the time; and the zone rule in
+/// force, reused by later seconds until they reach rule_end. Trivial, so thread_local costs no
+/// guard and no allocation.
 struct ThreadCache {
     std::int64_t second = 0;
     std::uintptr_t zone = 1;  // no TimeZone has this key, so the first call misses
     std::uint64_t suffix = 0;
     std::uint32_t suffix_len = 0;
     char prefix[20] = {};  // `YYYY-MM-DDTHH:MM:SS.`
+    std::int64_t day_start = std::numeric_limits<std::int64_t>::min() / 2;  // no wall day yet
     const ZoneData* rule_zone = nullptr;
     const ZoneRule* rule = nullptr;
     std::int64_t rule_end = 0;
@@ -212,7 +212,7 @@ char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std
 }
 
 /// Recomputes the cache for UTC second `s` in `zone`; false when the wall time is out of range.
-[[gnu::noinline]] bool refresh(std::int64_t s, const ZoneData* zone) noexcept {
+bool refresh(std::int64_t s, const ZoneData* zone) noexcept {
     std::int64_t offset = 0;
     if (zone != nullptr) {
         const ZoneRule& rule = rule_at(*zone, s);
@@ -227,7 +227,18 @@ char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std
         cache.zone = 1;  // the suffix above is now stale for whatever was cached
         return false;
     }
-    write_wall_prefix(cache.prefix, s + offset);
+    const std::int64_t wall = s + offset;
+    const auto into_day = static_cast<std::uint64_t>(wall - cache.day_start);
+    if (into_day < 86400) {
+        write_time(cache.prefix, static_cast<std::uint32_t>(into_day));
+    } else {
+        const auto since_year0 = static_cast<std::uint64_t>(wall - min_wall_second);
+        const auto days = static_cast<std::uint32_t>(since_year0 / 86400);
+        const auto second_of_day = static_cast<std::uint32_t>(since_year0 - std::uint64_t{days} * 86400);
+        write_date(cache.prefix, days);
+        write_time(cache.prefix, second_of_day);
+        cache.day_start = wall - second_of_day;
+    }
     cache.second = s;
     cache.zone = zone_key(zone);
     return true;
@@ -240,8 +251,20 @@ char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std
     return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
 }
 
+/// The thread's cached second, with this call's fraction.
+char* append_cached(char* out, std::uint32_t nanos, TimestampPrecision precision) noexcept {
+    std::memcpy(out, cache.prefix, sizeof cache.prefix);
+    return write_tail(out, nanos, precision, cache.suffix, cache.suffix_len);
+}
+
+[[gnu::noinline]] char* append_uncached(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    if (!refresh(t.seconds, f.zone.data())) return write_clamped(out, t, f.precision);
+    return append_cached(out, t.nanos, f.precision);
+}
+
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
-char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
+/// Out of line: its digit loop would otherwise widen the stack frame of the cached path.
+[[gnu::noinline]] char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
     // Magnitude as (whole, frac): −1.5 s is seconds −2 + 0.5e9 ns, magnitude 1 s + 0.5e9 ns.
     std::uint64_t whole = static_cast<std::uint64_t>(t.seconds);
     std::uint32_t frac = t.nanos;
@@ -266,14 +289,14 @@ char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
     return out + 9;
 }
 
-[[gnu::noinline, gnu::cold]] Timestamp carry_nanos(Timestamp t) noexcept {
+/// A Timestamp with nanos ≥ 1e9: carried into the seconds (saturating) and written.
+[[gnu::noinline, gnu::cold]] char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     const std::int64_t carry = t.nanos / nanos_per_second;
     t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
                                                                               : t.seconds + carry;
     t.nanos %= nanos_per_second;
-    return t;
+    return append_rfc3339(out, t, f);
 }
-
 // ---------------------------------------------------------------------------------------------
 // Zones (cold)
 
@@ -366,13 +389,12 @@ TimeZone TimeZone::parse(std::string_view name) {
 std::string_view TimeZone::name() const noexcept { return zone_ == nullptr ? "UTC" : std::string_view(zone_->name); }
 
 char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f) noexcept {
-    if (t.nanos >= nanos_per_second) [[unlikely]] t = carry_nanos(t);
+    // Every slow path leaves by a tail call, so the cached path stays a leaf without a frame.
+    if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried(out, t, f);
     if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
-    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]] {
-        if (!refresh(t.seconds, f.zone.data())) return write_clamped(out, t, f.precision);
-    }
-    std::memcpy(out, cache.prefix, sizeof cache.prefix);
-    return write_tail(out, t.nanos, f.precision, cache.suffix, cache.suffix_len);
+    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
+        return append_uncached(out, t, f);
+    return append_cached(out, t.nanos, f.precision);
 }
 
 bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept {
