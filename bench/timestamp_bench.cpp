@@ -1,0 +1,104 @@
+// The `timestamp` workload: one RFC 3339 UTC timestamp with 9 fraction digits per call, written
+// by fieldlog's append_rfc3339 (the per-thread cached second, a new second every call, a named
+// zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime for comparison.
+// Each benchmark counts global operator new calls (counter allocs_per_op).
+#include <benchmark/benchmark.h>
+#include <date/date.h>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <iterator>
+#include <string>
+
+#include "alloc_counter.hpp"
+#include "fieldlog/timestamp.hpp"
+
+namespace {
+
+constexpr std::int64_t base_second = 1'796'027'891;  // 2026-11-30T08:38:11Z
+constexpr std::uint32_t nanos_step = 7'919'111;      // a prime number of ns: every digit varies
+
+/// The next fraction within the same second.
+std::uint32_t next_nanos(std::uint32_t nanos) {
+    nanos += nanos_step;
+    return nanos >= 1'000'000'000 ? nanos - 1'000'000'000 : nanos;
+}
+
+/// Runs `write(second, nanos)` once per iteration and sets allocs_per_op; `new_second` moves
+/// the time on by one second per call (the uncached path) instead of staying in one second.
+template <typename Write>
+void run(benchmark::State& state, bool new_second, Write write) {
+    std::int64_t second = base_second;
+    std::uint32_t nanos = 0;
+    write(second, nanos);  // warm-up: zone rules, thread cache, library statics
+    const std::uint64_t before = fieldlog_bench::allocations();
+    for (auto _ : state) {
+        nanos = next_nanos(nanos);
+        if (new_second) ++second;
+        write(second, nanos);
+    }
+    state.counters["allocs_per_op"] =
+        static_cast<double>(fieldlog_bench::allocations() - before) / static_cast<double>(state.iterations());
+}
+
+void fieldlog_timestamp(benchmark::State& state, bool new_second, fieldlog::TimestampFormat format) {
+    char buf[fieldlog::max_rfc3339_size];
+    run(state, new_second, [&](std::int64_t second, std::uint32_t nanos) {
+        char* end = fieldlog::append_rfc3339(buf, {second, nanos}, format);
+        benchmark::DoNotOptimize(end);
+        benchmark::ClobberMemory();
+    });
+}
+
+void fieldlog_cached(benchmark::State& state) { fieldlog_timestamp(state, false, {}); }
+void fieldlog_uncached(benchmark::State& state) { fieldlog_timestamp(state, true, {}); }
+void fieldlog_berlin(benchmark::State& state) {
+    fieldlog_timestamp(state, false, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+}
+void fieldlog_berlin_uncached(benchmark::State& state) {
+    fieldlog_timestamp(state, true, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+}
+
+void date_format(benchmark::State& state) {
+    run(state, false, [](std::int64_t second, std::uint32_t nanos) {
+        const date::sys_time<std::chrono::nanoseconds> t{std::chrono::seconds{second} + std::chrono::nanoseconds{nanos}};
+        std::string s = date::format("%FT%TZ", t);
+        benchmark::DoNotOptimize(s.data());
+    });
+}
+
+void fmt_chrono(benchmark::State& state) {
+    fmt::memory_buffer buf;
+    run(state, false, [&](std::int64_t second, std::uint32_t nanos) {
+        buf.clear();
+        // fmt 9 formats a time point's calendar through std::tm, without the fraction.
+        const date::sys_seconds t{std::chrono::seconds{second}};
+        fmt::format_to(std::back_inserter(buf), "{:%Y-%m-%dT%H:%M:%S}.{:09}Z", t, nanos);
+        benchmark::DoNotOptimize(buf.data());
+    });
+}
+
+void libc_strftime(benchmark::State& state) {
+    char buf[64];
+    run(state, false, [&](std::int64_t second, std::uint32_t nanos) {
+        const auto t = static_cast<std::time_t>(second);
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+        std::snprintf(buf + n, sizeof buf - n, ".%09uZ", nanos);
+        benchmark::DoNotOptimize(buf);
+    });
+}
+
+}  // namespace
+
+BENCHMARK(fieldlog_cached)->Name("fieldlog/timestamp/cached");
+BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached");
+BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin");
+BENCHMARK(fieldlog_berlin_uncached)->Name("fieldlog/timestamp/berlin_uncached");
+BENCHMARK(date_format)->Name("date/timestamp/format");
+BENCHMARK(fmt_chrono)->Name("fmt/timestamp/chrono");
+BENCHMARK(libc_strftime)->Name("libc/timestamp/strftime");
