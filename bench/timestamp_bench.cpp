@@ -1,6 +1,6 @@
 // The `timestamp` workload: one RFC 3339 UTC timestamp with 9 fraction digits per call, written
-// by fieldlog's append_rfc3339 (the per-thread cached second, a new second every call, a named
-// zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime for comparison.
+// by fieldlog's append_rfc3339 (the per-thread cached second, a new second or a new day every
+// call, a named zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime.
 // Each benchmark counts global operator new calls (counter allocs_per_op).
 #include <benchmark/benchmark.h>
 #include <date/date.h>
@@ -27,43 +27,49 @@ std::uint32_t next_nanos(std::uint32_t nanos) {
     return nanos >= 1'000'000'000 ? nanos - 1'000'000'000 : nanos;
 }
 
-/// Runs `write(second, nanos)` once per iteration and sets allocs_per_op; `new_second` moves
-/// the time on by one second per call (the uncached path) instead of staying in one second.
+/// Runs `write(second, nanos)` once per iteration and sets allocs_per_op; the time moves on by
+/// `step` seconds per call: 0 stays in one second (fieldlog's cached path), 1 is a new second
+/// every call, one day and a second a new date every call (the whole civil computation).
 template <typename Write>
-void run(benchmark::State& state, bool new_second, Write write) {
+void run(benchmark::State& state, std::int64_t step, Write write) {
     std::int64_t second = base_second;
     std::uint32_t nanos = 0;
     write(second, nanos);  // warm-up: zone rules, thread cache, library statics
     const std::uint64_t before = fieldlog_bench::allocations();
     for (auto _ : state) {
         nanos = next_nanos(nanos);
-        if (new_second) ++second;
+        second += step;
         write(second, nanos);
     }
     state.counters["allocs_per_op"] =
         static_cast<double>(fieldlog_bench::allocations() - before) / static_cast<double>(state.iterations());
 }
 
-void fieldlog_timestamp(benchmark::State& state, bool new_second, fieldlog::TimestampFormat format) {
+constexpr std::int64_t same_second = 0;
+constexpr std::int64_t new_second = 1;
+constexpr std::int64_t new_day = 86401;
+
+void fieldlog_timestamp(benchmark::State& state, std::int64_t step, fieldlog::TimestampFormat format) {
     char buf[fieldlog::max_rfc3339_size];
-    run(state, new_second, [&](std::int64_t second, std::uint32_t nanos) {
+    run(state, step, [&](std::int64_t second, std::uint32_t nanos) {
         char* end = fieldlog::append_rfc3339(buf, {second, nanos}, format);
         benchmark::DoNotOptimize(end);
         benchmark::ClobberMemory();
     });
 }
 
-void fieldlog_cached(benchmark::State& state) { fieldlog_timestamp(state, false, {}); }
-void fieldlog_uncached(benchmark::State& state) { fieldlog_timestamp(state, true, {}); }
+void fieldlog_cached(benchmark::State& state) { fieldlog_timestamp(state, same_second, {}); }
+void fieldlog_uncached(benchmark::State& state) { fieldlog_timestamp(state, new_second, {}); }
+void fieldlog_new_day(benchmark::State& state) { fieldlog_timestamp(state, new_day, {}); }
 void fieldlog_berlin(benchmark::State& state) {
-    fieldlog_timestamp(state, false, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+    fieldlog_timestamp(state, same_second, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
 }
 void fieldlog_berlin_uncached(benchmark::State& state) {
-    fieldlog_timestamp(state, true, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+    fieldlog_timestamp(state, new_second, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
 }
 
 void date_format(benchmark::State& state) {
-    run(state, false, [](std::int64_t second, std::uint32_t nanos) {
+    run(state, same_second, [](std::int64_t second, std::uint32_t nanos) {
         const date::sys_time<std::chrono::nanoseconds> t{std::chrono::seconds{second} + std::chrono::nanoseconds{nanos}};
         std::string s = date::format("%FT%TZ", t);
         benchmark::DoNotOptimize(s.data());
@@ -72,7 +78,7 @@ void date_format(benchmark::State& state) {
 
 void fmt_chrono(benchmark::State& state) {
     fmt::memory_buffer buf;
-    run(state, false, [&](std::int64_t second, std::uint32_t nanos) {
+    run(state, same_second, [&](std::int64_t second, std::uint32_t nanos) {
         buf.clear();
         // fmt 9 formats a time point's calendar through std::tm, without the fraction.
         const date::sys_seconds t{std::chrono::seconds{second}};
@@ -83,7 +89,7 @@ void fmt_chrono(benchmark::State& state) {
 
 void libc_strftime(benchmark::State& state) {
     char buf[64];
-    run(state, false, [&](std::int64_t second, std::uint32_t nanos) {
+    run(state, same_second, [&](std::int64_t second, std::uint32_t nanos) {
         const auto t = static_cast<std::time_t>(second);
         std::tm tm{};
         gmtime_r(&t, &tm);
@@ -97,6 +103,7 @@ void libc_strftime(benchmark::State& state) {
 
 BENCHMARK(fieldlog_cached)->Name("fieldlog/timestamp/cached");
 BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached");
+BENCHMARK(fieldlog_new_day)->Name("fieldlog/timestamp/new_day");
 BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin");
 BENCHMARK(fieldlog_berlin_uncached)->Name("fieldlog/timestamp/berlin_uncached");
 BENCHMARK(date_format)->Name("date/timestamp/format");
