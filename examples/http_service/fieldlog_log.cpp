@@ -1,0 +1,135 @@
+// ServiceLog on fieldlog: the request's fields live in a fieldlog::Scope (encoded once when it
+// opens, copied as bytes into each record), work handed to the pool carries Scope::capture(),
+// and each record is one call with typed fields. Configured from TOML; SIGHUP reloads it.
+#include <optional>
+
+#include <fieldlog/fieldlog.hpp>
+
+#include "alloc_counter.hpp"
+#include "service_log.hpp"
+
+namespace http_service {
+namespace {
+
+using fieldlog::Level;
+
+// The scope open on this thread: a request on a connection thread, a captured context on a
+// worker. A Scope must close on its own thread, which a thread_local guarantees.
+thread_local std::optional<fieldlog::Scope> t_scope;
+
+class FieldlogLog final : public ServiceLog {
+public:
+    [[nodiscard]] std::string_view name() const noexcept override { return "fieldlog"; }
+
+    void open_scope(const RequestInfo& r) override {
+        const LoggingCall charged;
+        t_scope.reset();
+        t_scope.emplace(fieldlog::Fields{{"request_id", r.request_id},
+                                         {"method", r.method},
+                                         {"path", r.path},
+                                         {"remote_addr", r.remote_addr}});
+    }
+
+    void open_scope(const CapturedContext& context) override {
+        const LoggingCall charged;
+        t_scope.reset();
+        if (const auto* captured = std::get_if<fieldlog::ScopeContext>(&context)) t_scope.emplace(*captured);
+    }
+
+    void close_scope() override {
+        const LoggingCall charged;
+        t_scope.reset();
+    }
+
+    [[nodiscard]] CapturedContext capture() const override {
+        const LoggingCall charged;
+        return fieldlog::Scope::capture();
+    }
+
+    void listening(std::string_view address, int port, std::size_t connection_threads, std::size_t work_threads) override {
+        const LoggingCall charged;
+        if (!admit(http_, Level::info)) return;
+        http_.info("listening", {{"address", address},
+                                 {"port", port},
+                                 {"logging", "fieldlog"},
+                                 {"connection_threads", connection_threads},
+                                 {"work_threads", work_threads}});
+    }
+
+    void transaction_parsed(const Transaction& tx) override {
+        const LoggingCall charged;
+        if (!admit(transactions_, Level::debug)) return;
+        transactions_.debug("transaction parsed", {{"account", tx.account},
+                                                   {"merchant", tx.merchant},
+                                                   {"currency", tx.currency},
+                                                   {"amount", tx.amount}});
+    }
+
+    void transaction_rejected(std::string_view error) override {
+        const LoggingCall charged;
+        if (!admit(transactions_, Level::warn)) return;
+        transactions_.warn("transaction rejected", {{"error", error}});
+    }
+
+    void transaction_accepted(std::string_view transaction_id, const Transaction& tx, std::int64_t fee_cents) override {
+        const LoggingCall charged;
+        if (!admit(transactions_, Level::info)) return;
+        transactions_.info("transaction accepted", {{"transaction_id", transaction_id},
+                                                    {"account", tx.account},
+                                                    {"merchant", tx.merchant},
+                                                    {"currency", tx.currency},
+                                                    {"amount", tx.amount},
+                                                    {"fee_cents", fee_cents}});
+    }
+
+    void transaction_settled(std::string_view transaction_id, const Settlement& s) override {
+        const LoggingCall charged;
+        if (!admit(transactions_, Level::info)) return;
+        transactions_.info("transaction settled", {{"transaction_id", transaction_id},
+                                                   {"risk_score", s.risk_score},
+                                                   {"flagged", s.flagged}});
+    }
+
+    void request_done(const AccessInfo& a) override {
+        const LoggingCall charged;
+        const Level level = a.status >= 500 ? Level::error : Level::info;
+        if (!admit(http_, level)) return;
+        http_.log(level, "request done", {{"status", a.status}, {"bytes", a.bytes}, {"latency_us", a.latency_us}});
+    }
+
+    void stopping(std::string_view signal) override {
+        const LoggingCall charged;
+        if (!admit(http_, Level::info)) return;
+        http_.info("stopping", {{"signal", signal}});
+    }
+
+    void stopped(std::uint64_t requests, std::uint64_t settled) override {
+        const LoggingCall charged;
+        if (!admit(http_, Level::info)) return;
+        http_.info("stopped", {{"requests", requests}, {"settled", settled}, {"records", records()}});
+    }
+
+    // Scraping is the service's monitoring, not a record: charged to the service.
+    void append_metrics(std::string& out) override { out += fieldlog::metrics_text(); }
+
+    void shutdown() override { fieldlog::shutdown(); }
+
+private:
+    bool admit(const fieldlog::Logger& logger, Level level) noexcept {
+        if (!logger.enabled(level)) return false;
+        count_record();
+        return true;
+    }
+
+    fieldlog::Logger http_ = fieldlog::get("http");
+    fieldlog::Logger transactions_ = fieldlog::get("transactions");
+};
+
+}  // namespace
+
+std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path) {
+    fieldlog::configure(fieldlog::Config::load(config_path));  // before the loggers exist: no default set-up
+    return std::make_unique<FieldlogLog>();
+}
+
+}  // namespace http_service
