@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Loads the example service with wrk on loopback, with fieldlog and with spdlog (both async, JSON
+# lines to a file, the same records), plus a baseline with logging off, and prints one table:
+# requests/s and latency percentiles as wrk measured them (medians over the rounds), the CPU time
+# the service process used per request (user + system, from /proc), heap allocations per request
+# as the service counted them (from /metrics before and after each measured run), and the log
+# lines written and dropped.
+#
+#   examples/http_service/load.sh [--service PATH] [--rounds 3] [--duration 5] [--connections 16]
+#                                 [--wrk-threads 2] [--no-baseline]
+#
+# Each run starts the service, warms it up for 1 s, scrapes /metrics, runs wrk, scrapes again,
+# sends SIGTERM (the service drains and closes its log) and counts the lines in its log file.
+# The runs of a round alternate their order from round to round, so a drift in the machine's
+# background load does not favour one logger.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+service="$here/../../build/examples/fieldlog_http_service"
+rounds=3
+duration=5
+connections=16
+wrk_threads=2
+baseline=1
+while (($#)); do
+  case "$1" in
+    --service) service=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --wrk-threads) wrk_threads=$2; shift 2 ;;
+    --no-baseline) baseline=0; shift ;;
+    *) sed -n '8,9p' "$0" >&2; exit 2 ;;
+  esac
+done
+command -v wrk >/dev/null || { echo "load.sh: wrk is not installed (Debian package wrk; bash .ci/deps)" >&2; exit 1; }
+[ -x "$service" ] || { echo "load.sh: no service binary at $service (build the target fieldlog_http_service)" >&2; exit 1; }
+service=$(realpath "$service")
+
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+scrape() {
+  python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://127.0.0.1:$1/metrics"
+}
+
+# run SETUP ROUND: one measured run; leaves $work/SETUP.ROUND.{before,after,wrk,lines,last}.
+run() {
+  local setup=$1 round=$2 logger=$1 level=""
+  local dir="$work/$setup.$round" out="$work/$setup.$round"
+  if [ "$setup" = none ]; then logger=fieldlog level=off; fi
+  mkdir -p "$dir/logs"
+  rm -f "$work/port"
+  (cd "$dir" && FIELDLOG_LEVEL=$level exec "$service" --logger="$logger" --config="$here/load.toml" \
+     --log-file="logs/$logger.log" --port=0 --port-file="$work/port" --threads=$((connections + 8)) \
+     >"$dir/stdout" 2>"$dir/stderr") &
+  pid=$!
+  for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
+  [ -s "$work/port" ] || { echo "load.sh: the $setup service did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }
+  local port url
+  port=$(cat "$work/port")
+  url="http://127.0.0.1:$port/transactions"
+  wrk -t"$wrk_threads" -c"$connections" -d1s -s "$here/post.lua" "$url" >/dev/null
+  scrape "$port" >"$out.before"
+  cat "/proc/$pid/stat" >"$out.stat-before"
+  wrk -t"$wrk_threads" -c"$connections" -d"${duration}s" -s "$here/post.lua" "$url" >"$out.wrk"
+  cat "/proc/$pid/stat" >"$out.stat-after"
+  scrape "$port" >"$out.after"
+  kill -TERM "$pid"
+  wait "$pid" || { echo "load.sh: the $setup service exited with status $?" >&2; exit 1; }
+  pid=""
+  cat "$dir"/logs/* 2>/dev/null | wc -l >"$out.lines"
+  (tail -q -n 1 "$dir"/logs/*.log 2>/dev/null || true) >"$out.last"
+}
+
+setups=(fieldlog spdlog)
+((baseline)) && setups+=(none)
+echo "== load: wrk -t$wrk_threads -c$connections, POST /transactions on loopback, $rounds rounds of ${duration}s per" \
+     "setup, $(nproc) cores" >&2
+for ((round = 1; round <= rounds; round++)); do
+  order=("${setups[@]}")
+  if ((round % 2 == 0)); then order=($(printf '%s\n' "${setups[@]}" | tac)); fi
+  for setup in "${order[@]}"; do
+    echo "   round $round: $setup" >&2
+    run "$setup" "$round"
+  done
+done
+
+python3 - "$work" "$rounds" "${setups[@]}" <<'PY'
+import json, os, re, statistics, sys
+
+work, rounds, setups = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+
+def metrics(path):
+    values = {}
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("#") or not line.strip():
+            continue
+        name, value = line.rsplit(" ", 1)
+        values[name] = float(value)
+    return values
+
+def cpu_seconds(path):
+    # /proc/PID/stat: the fields after the command's closing parenthesis; utime and stime are 14 and 15.
+    fields = open(path).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def one_run(setup, round):
+    base = f"{work}/{setup}.{round}"
+    before, after = metrics(f"{base}.before"), metrics(f"{base}.after")
+    delta = lambda name: after.get(name, 0) - before.get(name, 0)
+    wrk = dict(re.findall(r"(\w+)=(\d+)", open(f"{base}.wrk").read().split("WRK_RESULT", 1)[1]))
+    wrk = {k: int(v) for k, v in wrk.items()}
+    lines = int(open(f"{base}.lines").read())
+    last = open(f"{base}.last").read().strip()
+    last = json.loads(last) if last else {}
+    # The last record, "stopped", counts every record the service logged, itself included.
+    logged = last["records"] if last.get("msg") == "stopped" else 0
+    return {
+        "rps": wrk["requests"] / (wrk["duration_us"] / 1e6),
+        "p50": wrk["p50_us"], "p99": wrk["p99_us"], "p999": wrk["p999_us"], "errors": wrk["errors"],
+        "served": delta('http_service_requests_total{route="/transactions",code="202"}'),
+        "cpu": cpu_seconds(f"{base}.stat-after") - cpu_seconds(f"{base}.stat-before"),
+        "allocs": {c: delta(f'http_service_allocations_total{{cause="{c}"}}')
+                   for c in ("service", "logging_call", "logger_thread")},
+        "lines": lines, "dropped": logged - lines,
+    }
+
+def summary(setup):
+    runs = [one_run(setup, r) for r in range(1, rounds + 1)]
+    served = sum(r["served"] for r in runs)
+    per = lambda cause: sum(r["allocs"][cause] for r in runs) / served
+    median = lambda key: statistics.median(r[key] for r in runs)
+    return {
+        "setup": setup, "rps": median("rps"), "p50": median("p50"), "p99": median("p99"), "p999": median("p999"),
+        "errors": sum(r["errors"] for r in runs),
+        "cpu_us": sum(r["cpu"] for r in runs) / served * 1e6,
+        "service": per("service"), "calls": per("logging_call"), "threads": per("logger_thread"),
+        "lines": sum(r["lines"] for r in runs), "dropped": sum(r["dropped"] for r in runs),
+    }
+
+names = {"fieldlog": "fieldlog", "spdlog": "spdlog", "none": "none (logging off)"}
+def us(v):
+    return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
+def allocs(v):
+    if v == 0:
+        return "0"
+    return f"{v:.1e}" if v < 0.01 else f"{v:.2f}".rstrip("0").rstrip(".")  # never rounds a nonzero count to 0
+
+rows = {s: summary(s) for s in setups}
+print("| logger | requests/s | p50 | p99 | p99.9 | service CPU/req | allocs/req: service | allocs/req: logging (calls + logger threads) | lines written | lines dropped |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for s in setups:
+    r = rows[s]
+    print(f"| {names[s]} | {r['rps']:.0f} | {us(r['p50'])} | {us(r['p99'])} | {us(r['p999'])} | "
+          f"{r['cpu_us']:.1f} µs | {allocs(r['service'])} | {allocs(r['calls'] + r['threads'])} ({allocs(r['calls'])} + {allocs(r['threads'])}) | "
+          f"{r['lines']} | {r['dropped']} |")
+f, s = rows["fieldlog"], rows["spdlog"]
+print(f"\nfieldlog vs spdlog: requests/s {f['rps'] / s['rps']:.2f}x, p99 {s['p99'] / f['p99']:.2f}x lower, "
+      f"p99.9 {s['p999'] / f['p999']:.2f}x lower (medians of {rounds} rounds), "
+      f"service CPU per request {s['cpu_us'] / f['cpu_us']:.2f}x lower")
+if "none" in rows:
+    n = rows["none"]
+    print(f"CPU per request spent on logging (minus the run with logging off): fieldlog {f['cpu_us'] - n['cpu_us']:.1f} µs, "
+          f"spdlog {s['cpu_us'] - n['cpu_us']:.1f} µs")
+print(f"load average while measuring: {open('/proc/loadavg').read().split()[0]} (the machine's other work adds noise)")
+for s in setups:
+    if rows[s]["errors"]:
+        print(f"note: wrk counted {rows[s]['errors']} errors with {names[s]}")
+PY
