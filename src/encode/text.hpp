@@ -24,11 +24,7 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 void append_json_escaped(Buffer& out, std::string_view s);
 
 /// Appends `s` as a quoted JSON string.
-inline void append_json_string(Buffer& out, std::string_view s) {
-    out.push_back('"');
-    append_json_escaped(out, s);
-    out.push_back('"');
-}
+void append_json_string(Buffer& out, std::string_view s);
 
 /// Go's time.Duration.String(): "0s", "1.5µs", "1.25ms", "2h3m4.5s".
 void append_go_duration(Buffer& out, std::int64_t nanos);

@@ -1,0 +1,83 @@
+// JSON string escaping at the edges of its fast paths: strings of every length up to and past
+// the 16-byte blocks, with one special byte at every position, against a byte-by-byte
+// reference (the rules of RFC 8259 and U+FFFD replacement).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "encode/text.hpp"
+#include "record/buffer.hpp"
+
+namespace {
+
+using fieldlog::detail::Buffer;
+
+std::string escaped(std::string_view s) {
+    Buffer out;
+    fieldlog::detail::append_json_escaped(out, s);
+    return std::string(out.view());
+}
+
+std::string quoted(std::string_view s) {
+    Buffer out;
+    fieldlog::detail::append_json_string(out, s);
+    return std::string(out.view());
+}
+
+}  // namespace
+
+TEST_CASE("A special byte is escaped at every position of strings of every length", "[text]") {
+    const struct {
+        const char* name;
+        std::string_view input;
+        std::string_view expected;
+    } specials[] = {
+        {"quote", "\"", "\\\""},
+        {"backslash", "\\", "\\\\"},
+        {"newline", "\n", "\\n"},
+        {"tab", "\t", "\\t"},
+        {"NUL", std::string_view("\0", 1), "\\u0000"},
+        {"unit separator", "\x1f", "\\u001f"},
+        {"DEL is safe", "\x7f", "\x7f"},
+        {"space is safe", " ", " "},
+        {"valid two-byte UTF-8", "\xC3\xA9", "\xC3\xA9"},
+        {"lone continuation byte", "\x80", "\xEF\xBF\xBD"},
+        {"byte never in UTF-8", "\xFF", "\xEF\xBF\xBD"},
+        {"truncated three-byte sequence", "\xE2\x82", "\xEF\xBF\xBD"},
+    };
+    for (const auto& special : specials) {
+        DYNAMIC_SECTION(special.name) {
+            for (std::size_t length = special.input.size(); length <= 40; ++length) {
+                for (std::size_t at = 0; at + special.input.size() <= length; ++at) {
+                    const std::string before(at, 'a');
+                    const std::string after(length - at - special.input.size(), 'z');
+                    const std::string input = before + std::string(special.input) + after;
+                    const std::string expected = before + std::string(special.expected) + after;
+                    INFO("length " << length << ", at " << at);
+                    REQUIRE(escaped(input) == expected);
+                    REQUIRE(quoted(input) == '"' + expected + '"');
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("Safe strings of every length are copied unchanged", "[text]") {
+    std::string input;
+    for (std::size_t length = 0; length <= 70; ++length) {
+        INFO("length " << length);
+        REQUIRE(escaped(input) == input);
+        REQUIRE(quoted(input) == '"' + input + '"');
+        input.push_back(static_cast<char>(0x20 + (length * 7) % 0x5F));  // printable, '"' and '\\' skipped below
+        if (input.back() == '"' || input.back() == '\\') input.back() = 'x';
+    }
+}
+
+TEST_CASE("Escaping appends after what the buffer holds", "[text]") {
+    Buffer out;
+    out.append("{\"k\":");
+    fieldlog::detail::append_json_string(out, "v\"w");
+    fieldlog::detail::append_json_string(out, "short");
+    CHECK(out.view() == "{\"k\":\"v\\\"w\"\"short\"");
+}
