@@ -4,7 +4,9 @@
 Where it sits: the README's main command builds fieldlog_bench and calls this script, which
 runs the logger benchmarks (bench/logger_bench.cpp) side by side in one process, pairs each
 `fieldlog/<workload>/<sink>` row with its `spdlog/...` row and prints ns/op, the ratio and
-allocs/op. With repetitions the medians are shown.
+allocs/op. With repetitions the medians are shown. Times are the calling thread's CPU time per
+call by default (steady on a busy machine; write() to a file counts, as kernel time of the
+caller); --time real gives wall-clock time instead.
 
     bench/compare.py --bench build/bench/fieldlog_bench [--repetitions 3] [--markdown]
 """
@@ -39,8 +41,8 @@ def to_ns(value, unit):
     return value * {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
 
 
-def collect(report, repetitions):
-    """Maps each benchmark name to (ns/op real time, allocs/op), medians with repetitions."""
+def collect(report, repetitions, clock):
+    """Maps each benchmark name to (ns/op, allocs/op), medians with repetitions."""
     rows = {}
     for b in report["benchmarks"]:
         if repetitions > 1 and b.get("aggregate_name") != "median":
@@ -48,7 +50,7 @@ def collect(report, repetitions):
         if repetitions <= 1 and b.get("run_type") == "aggregate":
             continue
         name = b.get("run_name", b["name"])
-        rows[name] = (to_ns(b["real_time"], b["time_unit"]), b.get("allocs_per_op"))
+        rows[name] = (to_ns(b[clock + "_time"], b["time_unit"]), b.get("allocs_per_op"))
     return rows
 
 
@@ -94,6 +96,8 @@ def main():
     parser.add_argument("--filter", default=DEFAULT_FILTER, help="--benchmark_filter regex")
     parser.add_argument("--repetitions", type=int, default=1, help="runs per benchmark; medians shown when > 1")
     parser.add_argument("--min-time", type=float, default=None, help="--benchmark_min_time in seconds")
+    parser.add_argument("--time", choices=("cpu", "real"), default="cpu",
+                        help="CPU time of the calling thread (default) or wall-clock time per call")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table (for bench/README.md)")
     parser.add_argument("--json", help="also keep the raw Google Benchmark JSON in this file")
     args = parser.parse_args()
@@ -104,7 +108,7 @@ def main():
             json.dump(report, f, indent=1)
     header = ("benchmark", "fieldlog ns/op", "spdlog ns/op", "spdlog/fieldlog", "fieldlog allocs/op",
               "spdlog allocs/op")
-    lines = table(collect(report, args.repetitions))
+    lines = table(collect(report, args.repetitions, args.time))
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
@@ -118,7 +122,8 @@ def main():
     context = report.get("context", {})
     print(f"\n{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
           + (f"medians of {args.repetitions} runs; " if args.repetitions > 1 else "")
-          + "real time per call (per caller thread for threads:2).")
+          + ("CPU time per call of the calling thread." if args.time == "cpu"
+             else "wall-clock time per call (threads:2: elapsed time / calls of both threads)."))
 
 
 if __name__ == "__main__":
