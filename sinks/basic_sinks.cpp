@@ -1,57 +1,39 @@
 // stdout/stderr and memory sinks (NullSink is inline in its header).
 #include "fieldlog/sinks/basic_sinks.hpp"
 
+#include <limits.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <csignal>
 #include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "sink_io.hpp"
 
 namespace fieldlog {
 namespace {
 
-/// Blocks SIGPIPE for this thread while it lives, and swallows a SIGPIPE the write raised,
-/// so a vanished reader is an EPIPE to count, not the death of the process.
-class SigpipeGuard {
-public:
-    SigpipeGuard() noexcept {
-        sigset_t pipe_only;
-        sigemptyset(&pipe_only);
-        sigaddset(&pipe_only, SIGPIPE);
-        sigpending(&pending_before_);
-        pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask_);
-    }
-    ~SigpipeGuard() {
-        sigset_t pending;
-        sigpending(&pending);
-        if (sigismember(&pending, SIGPIPE) && !sigismember(&pending_before_, SIGPIPE)) {
-            sigset_t pipe_only;
-            sigemptyset(&pipe_only);
-            sigaddset(&pipe_only, SIGPIPE);
-            const timespec no_wait{0, 0};
-            sigtimedwait(&pipe_only, nullptr, &no_wait);
-        }
-        pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-    }
-    SigpipeGuard(const SigpipeGuard&) = delete;
-    SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+constexpr std::size_t kMaxIov = 64;
 
-private:
-    sigset_t old_mask_{};
-    sigset_t pending_before_{};
-};
-
-/// Writes all of iov (retrying short writes and EINTR); false on error.
-bool write_all(int fd, iovec* iov, int count) noexcept {
+/// write_all for a socket: sendmsg with MSG_NOSIGNAL, so a closed peer is EPIPE, not SIGPIPE.
+int send_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
+    written = 0;
     while (count > 0) {
-        const ssize_t n = ::writev(fd, iov, count);
+        msghdr message{};
+        message.msg_iov = iov;
+        message.msg_iovlen = static_cast<std::size_t>(count);
+        const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return false;
+            return errno;
         }
         auto left = static_cast<std::size_t>(n);
+        written += left;
         while (count > 0 && left >= iov->iov_len) {
             left -= iov->iov_len;
             ++iov;
@@ -62,56 +44,94 @@ bool write_all(int fd, iovec* iov, int count) noexcept {
             iov->iov_len -= left;
         }
     }
-    return true;
+    return 0;
 }
 
 }  // namespace
 
-/// Only pipes and sockets raise SIGPIPE; for files and terminals the guard's syscalls are skipped.
-static bool may_raise_sigpipe(int fd) noexcept {
-    struct stat st {};
-    return ::fstat(fd, &st) != 0 || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
-}
-
 StdoutSink::StdoutSink(StdStream stream)
     : fd_(stream == StdStream::out ? STDOUT_FILENO : STDERR_FILENO),
       terminal_(::isatty(fd_) == 1),
-      guard_sigpipe_(may_raise_sigpipe(fd_)) {}
+      destination_(Destination::plain),
+      guard_sigpipe_(false),
+      errors_(std::make_unique<detail::ErrorReporter>()) {
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0) {
+        if (S_ISSOCK(st.st_mode)) destination_ = Destination::socket;
+        if (S_ISFIFO(st.st_mode)) destination_ = Destination::pipe;
+    }
+    guard_sigpipe_ = destination_ == Destination::pipe && detail::may_raise_sigpipe(fd_);
+}
+
+StdoutSink::~StdoutSink() = default;
 
 void StdoutSink::write(std::span<const char> record) {
     iovec iov{const_cast<char*>(record.data()), record.size()};
-    if (write_guarded(&iov, 1)) {
-        count_written(1, record.size());
-    } else {
-        count_error();
-        count_dropped();
-    }
+    write_records(&iov, 1, record.size());
 }
 
 void StdoutSink::write_batch(std::span<const RecordView> records) {
-    constexpr std::size_t kMaxIov = 64;
+    // On a pipe, a write of at most PIPE_BUF bytes is atomic: keep each write under it.
+    const std::size_t byte_limit = destination_ == Destination::pipe ? PIPE_BUF : SIZE_MAX;
     iovec iov[kMaxIov];
     while (!records.empty()) {
-        const std::size_t count = std::min(records.size(), kMaxIov);
+        int count = 0;
         std::size_t bytes = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            iov[i] = iovec{const_cast<char*>(records[i].bytes.data()), records[i].bytes.size()};
-            bytes += records[i].bytes.size();
+        for (const RecordView& record : records) {
+            if (count == static_cast<int>(kMaxIov) || (count > 0 && bytes + record.bytes.size() > byte_limit)) break;
+            iov[count++] = iovec{const_cast<char*>(record.bytes.data()), record.bytes.size()};
+            bytes += record.bytes.size();
         }
-        if (write_guarded(iov, static_cast<int>(count))) {
-            count_written(count, bytes);
-        } else {
-            count_error();
-            count_dropped(count);
-        }
-        records = records.subspan(count);
+        write_records(iov, count, bytes);
+        records = records.subspan(static_cast<std::size_t>(count));
     }
 }
 
-bool StdoutSink::write_guarded(iovec* iov, int count) noexcept {
-    if (!guard_sigpipe_) return write_all(fd_, iov, count);
-    const SigpipeGuard guard;
-    return write_all(fd_, iov, count);
+void StdoutSink::emergency_write(std::span<const char> record) noexcept {
+    iovec iov{const_cast<char*>(record.data()), record.size()};
+    std::size_t written = 0;
+    if (destination_ == Destination::socket) {
+        send_all(fd_, &iov, 1, written);
+        return;
+    }
+    // SIGPIPE stays blocked if this write raised it: the process is on its way down, and a
+    // SIGPIPE must not replace the signal it dies of.
+    sigset_t pipe_only, previous, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+    detail::write_all(fd_, &iov, 1, written);
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE) == 0) pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void StdoutSink::write_records(iovec* iov, int count, std::size_t bytes) noexcept {
+    std::size_t sizes[kMaxIov];
+    for (int i = 0; i < count; ++i) sizes[i] = iov[i].iov_len;
+    std::size_t written = 0;
+    int error = 0;
+    if (destination_ == Destination::socket) {
+        error = send_all(fd_, iov, count, written);
+    } else if (guard_sigpipe_) {
+        const detail::SigpipeGuard guard;
+        error = detail::write_all(fd_, iov, count, written);
+    } else {
+        error = detail::write_all(fd_, iov, count, written);
+    }
+    if (error == 0) {
+        count_written(static_cast<std::uint64_t>(count), bytes);
+        return;
+    }
+    std::uint64_t done = 0;
+    std::size_t done_bytes = 0;
+    for (int i = 0; i < count && done_bytes + sizes[i] <= written; ++i) {
+        done_bytes += sizes[i];
+        ++done;
+    }
+    count_written(done, done_bytes);
+    count_dropped(static_cast<std::uint64_t>(count) - done);
+    count_error();
+    if (fd_ != STDERR_FILENO) errors_->report("stdout", "", "write", error);
 }
 
 void MemorySink::write(std::span<const char> record) {

@@ -1,110 +1,418 @@
-// The file sink: records are gathered in a userspace buffer and written with one write() when
-// the buffer fills, a record at flush_level or above arrives, flush_interval has passed, or on
-// flush()/close().
+// The file sink: the dispatcher's writes land in a userspace buffer (one memcpy per record);
+// the buffer goes to the file with one writev when it fills, on flush_level, on flush() and
+// from the background tick after flush_interval. Rotation, reopening and full-disk recovery
+// happen between records, under the sink's own lock, which the tick shares.
 #include "fieldlog/sinks/file_sink.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <system_error>
+#include <vector>
+
+#include "sink_io.hpp"
+#include "ticker.hpp"
 
 namespace fieldlog {
+namespace {
 
-FileSink::FileSink(FileSinkOptions options) : options_(std::move(options)) {
-    buffer_.resize(options_.buffer_size);
-    open_file();
-}
+using Clock = std::chrono::steady_clock;
 
-FileSink::~FileSink() {
-    if (fd_ >= 0) {
-        flush();
-        ::close(fd_);
+constexpr int kOpenFlags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+constexpr auto kRetryAfterFailure = std::chrono::seconds(1);
+
+/// The first hour or day boundary after `t` (seconds since the epoch), in UTC or local time.
+std::int64_t next_boundary(std::int64_t t, RotateEvery every, bool utc) noexcept {
+    const std::int64_t step = every == RotateEvery::hour ? 3600 : 86400;
+    if (utc) {
+        const std::int64_t floored = t >= 0 ? t / step : -((-t + step - 1) / step);
+        return (floored + 1) * step;
     }
+    const auto now = static_cast<std::time_t>(t);
+    std::tm local{};
+    ::localtime_r(&now, &local);
+    local.tm_sec = 0;
+    local.tm_min = 0;
+    if (every == RotateEvery::hour) {
+        local.tm_hour += 1;
+    } else {
+        local.tm_hour = 0;
+        local.tm_mday += 1;
+    }
+    local.tm_isdst = -1;
+    const std::int64_t next = ::mktime(&local);
+    return next > t ? next : t + step;  // a DST gap mktime could not place: fall back
 }
 
-void FileSink::open_file() {
-    const std::filesystem::path path(options_.path);
-    if (path.has_parent_path()) {
+}  // namespace
+
+struct FileSink::State final : detail::Tickable {
+    State(FileSink& sink, FileSinkOptions opts);
+
+    FileSink& owner;
+    const FileSinkOptions options;
+    std::string rotating_path;               ///< where the next file is opened before renames
+    std::vector<std::string> rotated_paths;  ///< path.1 … path.keep
+    bool ticking = false;                    ///< registered with the background tick
+    bool flush_by_tick = false;              ///< buffered bytes wait for the tick (flush_interval > 0)
+
+    std::mutex mutex;  ///< the writer (dispatcher) against the background tick
+    int fd = -1;
+    std::unique_ptr<char[]> buffer;
+    std::size_t capacity = 0;
+    std::size_t used = 0;
+    std::uint64_t buffered_records = 0;
+    Clock::time_point first_unflushed{};
+    std::uint64_t file_size = 0;    ///< bytes in the open file, as far as we wrote them
+    bool need_newline = false;      ///< the file ends in a torn record: start on a fresh line
+    bool unsynced = false;          ///< written since the last fsync
+    dev_t device = 0;
+    ino_t inode = 0;
+    std::int64_t next_rotation = INT64_MAX;  ///< seconds since the epoch
+    Clock::time_point retry_after{};         ///< after a failed open or rotation
+    bool closed = false;
+    detail::ErrorReporter errors;
+
+    // Touched by the tick thread only.
+    Clock::time_point next_path_check{};
+    bool missing_once = false;  ///< path was gone at the last check (logrotate may be mid-rename)
+
+    // The caller holds `mutex` for everything below.
+    int open_file() noexcept;
+    bool reopen_after_failure() noexcept;
+    void reopen_locked() noexcept;
+    void append(std::span<const char> bytes, const Timestamp& time) noexcept;
+    void flush_locked() noexcept;
+    bool write_out(const char* data, std::size_t size, std::uint64_t records) noexcept;
+    void rotate(std::int64_t now_seconds) noexcept;
+    void report(std::string_view operation, int error) noexcept { errors.report("file", options.path, operation, error); }
+
+    void tick(Clock::time_point now) noexcept override;
+};
+
+FileSink::State::State(FileSink& sink, FileSinkOptions opts) : owner(sink), options(std::move(opts)) {
+    rotating_path = options.path + ".rotating";
+    for (unsigned i = 1; i <= options.keep; ++i) rotated_paths.push_back(options.path + "." + std::to_string(i));
+    capacity = options.buffer_size;
+    if (capacity > 0) buffer = std::make_unique<char[]>(capacity);
+    flush_by_tick = capacity > 0 && options.flush_interval.count() > 0;
+}
+
+int FileSink::State::open_file() noexcept {
+    try {
+        const std::filesystem::path path(options.path);
         std::error_code ignored;  // open() below reports the real problem
-        std::filesystem::create_directories(path.parent_path(), ignored);
+        if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
+    } catch (...) {  // out of memory: let open() try anyway
     }
-    fd_ = ::open(options_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + options_.path);
-}
-
-void FileSink::write(std::span<const char> record) { append(record); }
-
-void FileSink::write_record(const RecordView& record) {
-    append(record.bytes);
-    if (record.level >= options_.flush_level) flush();
-}
-
-void FileSink::append(std::span<const char> record) {
-    const auto now = std::chrono::steady_clock::now();
-    if (used_ > 0 && now - first_unflushed_ >= options_.flush_interval) flush();
-    if (record.size() > buffer_.size() - used_) {
-        flush();
-        if (record.size() > buffer_.size()) {  // larger than the whole buffer: write through
-            if (write_out(record.data(), record.size())) {
-                count_written(1, record.size());
-            } else {
-                count_dropped();
-            }
-            return;
+    const int opened = ::open(options.path.c_str(), kOpenFlags, 0644);
+    if (opened < 0) return errno;
+    fd = opened;
+    struct stat st {};
+    ::fstat(fd, &st);
+    device = st.st_dev;
+    inode = st.st_ino;
+    file_size = static_cast<std::uint64_t>(st.st_size);
+    need_newline = false;
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        // O_APPEND|O_WRONLY cannot read; a second descriptor looks at the last byte.
+        const int reader = ::open(options.path.c_str(), O_RDONLY | O_CLOEXEC);
+        char last = '\n';
+        if (reader >= 0) {
+            if (::pread(reader, &last, 1, st.st_size - 1) != 1) last = '\n';
+            ::close(reader);
         }
+        need_newline = last != '\n';
     }
-    if (used_ == 0) first_unflushed_ = now;
-    std::memcpy(buffer_.data() + used_, record.data(), record.size());
-    used_ += record.size();
-    count_written(1, record.size());
+    if (options.rotate_every != RotateEvery::never) {
+        const auto now = std::chrono::system_clock::now().time_since_epoch();
+        next_rotation = next_boundary(std::chrono::duration_cast<std::chrono::seconds>(now).count(),
+                                      options.rotate_every, options.rotate_utc);
+    }
+    return 0;
 }
 
-void FileSink::flush() {
-    if (used_ == 0) return;
-    write_out(buffer_.data(), used_);
-    used_ = 0;
-    if (options_.fsync_on_flush && fd_ >= 0) ::fsync(fd_);
-}
-
-bool FileSink::write_out(const char* data, std::size_t size) {
-    while (size > 0) {
-        const ssize_t n = ::write(fd_, data, size);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            count_error();
-            const auto now = std::chrono::steady_clock::now();
-            if (now - last_error_report_ >= std::chrono::seconds(1)) {
-                last_error_report_ = now;
-                std::fprintf(stderr, "fieldlog: file sink %s: %s\n", options_.path.c_str(), std::strerror(errno));
-            }
-            return false;
-        }
-        data += n;
-        size -= static_cast<std::size_t>(n);
+bool FileSink::State::reopen_after_failure() noexcept {
+    const Clock::time_point now = Clock::now();
+    if (now < retry_after) return false;
+    if (const int error = open_file(); error != 0) {
+        owner.count_error();
+        report("open", error);
+        retry_after = now + kRetryAfterFailure;
+        return false;
     }
     return true;
 }
 
+void FileSink::State::reopen_locked() noexcept {
+    flush_locked();
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+    retry_after = {};
+    reopen_after_failure();
+}
+
+void FileSink::State::append(std::span<const char> bytes, const Timestamp& time) noexcept {
+    if (fd < 0 && !reopen_after_failure()) {
+        owner.count_dropped();
+        return;
+    }
+    if (time.seconds >= next_rotation) {
+        if (file_size + used > 0) {
+            rotate(time.seconds);
+        } else {
+            next_rotation = next_boundary(time.seconds, options.rotate_every, options.rotate_utc);
+        }
+    }
+    if (options.max_size != 0 && file_size + used + bytes.size() > options.max_size && file_size + used > 0) {
+        rotate(time.seconds);
+    }
+    if (bytes.size() > capacity - used) {
+        flush_locked();
+        if (bytes.size() > capacity) {  // larger than the whole buffer: straight to the file
+            write_out(bytes.data(), bytes.size(), 1);
+            return;
+        }
+    }
+    if (used == 0 && flush_by_tick) first_unflushed = Clock::now();
+    std::memcpy(buffer.get() + used, bytes.data(), bytes.size());
+    used += bytes.size();
+    ++buffered_records;
+}
+
+void FileSink::State::flush_locked() noexcept {
+    if (used > 0) {
+        write_out(buffer.get(), used, buffered_records);
+        used = 0;
+        buffered_records = 0;
+    }
+    if (options.fsync_on_flush && unsynced && fd >= 0) {
+        if (::fsync(fd) != 0) {
+            owner.count_error();
+            report("fsync", errno);
+        }
+        unsynced = false;
+    }
+}
+
+bool FileSink::State::write_out(const char* data, std::size_t size, std::uint64_t records) noexcept {
+    if (fd < 0) {
+        owner.count_dropped(records);
+        return false;
+    }
+    char newline = '\n';
+    iovec iov[2];
+    int count = 0;
+    const std::size_t prefix = need_newline ? 1 : 0;
+    if (need_newline) iov[count++] = iovec{&newline, 1};
+    iov[count++] = iovec{const_cast<char*>(data), size};
+    std::size_t written = 0;
+    const int error = detail::write_all(fd, iov, count, written);
+    if (written >= prefix) need_newline = false;
+    unsynced = unsynced || written > 0;
+    if (error == 0) {
+        file_size += written;
+        owner.count_written(records, size);
+        return true;
+    }
+    // Keep the complete records that made it; cut the torn one off so the file stays whole.
+    const std::size_t data_written = written - std::min(written, prefix);
+    const void* last_newline = data_written > 0 ? ::memrchr(data, '\n', data_written) : nullptr;
+    const std::size_t complete =
+        last_newline != nullptr ? static_cast<std::size_t>(static_cast<const char*>(last_newline) - data) + 1 : 0;
+    if (const std::size_t torn = data_written - complete; torn > 0) {
+        struct stat st {};
+        const bool truncated = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                               static_cast<std::uint64_t>(st.st_size) >= torn &&
+                               ::ftruncate(fd, st.st_size - static_cast<off_t>(torn)) == 0;
+        if (!truncated) need_newline = true;
+    }
+    file_size += (written - data_written) + complete;
+    const auto done = static_cast<std::uint64_t>(std::count(data, data + complete, '\n'));
+    owner.count_written(done, complete);
+    owner.count_dropped(records - done);
+    owner.count_error();
+    report("write", error);
+    return false;
+}
+
+void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
+    if (options.rotate_every != RotateEvery::never) {
+        next_rotation = next_boundary(now_seconds, options.rotate_every, options.rotate_utc);
+    }
+    const Clock::time_point now = Clock::now();
+    if (now < retry_after) return;
+    flush_locked();
+    // The new file exists before any old one is renamed over or dropped.
+    const int next = ::open(rotating_path.c_str(), kOpenFlags | O_TRUNC, 0644);
+    if (next < 0) {
+        owner.count_error();
+        report("open for rotation", errno);
+        retry_after = now + kRetryAfterFailure;
+        return;
+    }
+    // Shift the old files up from the oldest (path.N is replaced), then free path.1.
+    for (std::size_t i = rotated_paths.size(); i-- > 1;) {
+        ::rename(rotated_paths[i - 1].c_str(), rotated_paths[i].c_str());
+    }
+    if (!rotated_paths.empty() && ::rename(options.path.c_str(), rotated_paths.front().c_str()) != 0 &&
+        errno != ENOENT) {
+        owner.count_error();
+        report("rotate (rename)", errno);
+        ::close(next);
+        ::unlink(rotating_path.c_str());
+        retry_after = now + kRetryAfterFailure;
+        return;
+    }
+    if (::rename(rotating_path.c_str(), options.path.c_str()) != 0) {
+        owner.count_error();
+        report("rotate (rename new file)", errno);
+    }
+    ::close(fd);
+    fd = next;
+    struct stat st {};
+    ::fstat(fd, &st);
+    device = st.st_dev;
+    inode = st.st_ino;
+    file_size = 0;
+    need_newline = false;
+    unsynced = false;
+}
+
+void FileSink::State::tick(Clock::time_point now) noexcept {
+    bool path_checked = false;
+    bool path_missing = false;
+    struct stat st {};
+    if (options.reopen_check.count() > 0 && now >= next_path_check) {
+        next_path_check = now + options.reopen_check;
+        path_checked = ::stat(options.path.c_str(), &st) == 0;
+        path_missing = !path_checked && errno == ENOENT;
+    }
+    const std::unique_lock lock(mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {  // the writer is busy: look again on the next tick
+        if (path_checked || path_missing) next_path_check = now;
+        return;
+    }
+    if (closed) return;
+    if (fd < 0) {
+        reopen_after_failure();
+    } else if (path_missing) {
+        // Gone twice in a row: deleted. Gone once: logrotate may be between its rename and its
+        // create, and a file we made now would be in its way.
+        if (missing_once) reopen_locked();
+        missing_once = !missing_once;
+    } else if (path_checked) {
+        missing_once = false;
+        if (st.st_dev != device || st.st_ino != inode) reopen_locked();
+    }
+    if (used > 0 && flush_by_tick && now - first_unflushed >= options.flush_interval) flush_locked();
+}
+
+FileSink::FileSink(FileSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {
+    State& s = *state_;
+    if (const int error = s.open_file(); error != 0) {
+        throw std::system_error(error, std::generic_category(), "open " + s.options.path);
+    }
+    std::chrono::milliseconds period = std::chrono::milliseconds::max();
+    if (s.flush_by_tick) period = std::min(period, s.options.flush_interval);
+    if (s.options.reopen_check.count() > 0) period = std::min(period, s.options.reopen_check);
+    if (period != std::chrono::milliseconds::max()) {
+        s.next_path_check = Clock::now() + s.options.reopen_check;
+        detail::add_ticking(state_.get(), period);
+        s.ticking = true;
+    }
+}
+
+FileSink::~FileSink() { FileSink::close(); }
+
+const FileSinkOptions& FileSink::options() const noexcept { return state_->options; }
+
+void FileSink::write(std::span<const char> record) {
+    write_record(RecordView{record, Level::info, Timestamp(std::chrono::system_clock::now())});
+}
+
+void FileSink::write_record(const RecordView& record) {
+    State& s = *state_;
+    const std::lock_guard lock(s.mutex);
+    s.append(record.bytes, record.time);
+    if (record.level >= s.options.flush_level || !s.flush_by_tick) s.flush_locked();
+}
+
+void FileSink::write_batch(std::span<const RecordView> records) {
+    State& s = *state_;
+    const std::lock_guard lock(s.mutex);
+    bool flush_now = !s.flush_by_tick;
+    for (const RecordView& record : records) {
+        s.append(record.bytes, record.time);
+        flush_now = flush_now || record.level >= s.options.flush_level;
+    }
+    if (flush_now) s.flush_locked();
+}
+
+void FileSink::flush() {
+    const std::lock_guard lock(state_->mutex);
+    state_->flush_locked();
+}
+
 void FileSink::close() {
-    flush();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    State& s = *state_;
+    if (s.ticking) {  // first, so no tick runs while (or after) the file closes
+        detail::remove_ticking(&s);
+        s.ticking = false;
+    }
+    const std::lock_guard lock(s.mutex);
+    if (s.closed) return;
+    s.flush_locked();
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
+    s.closed = true;
+}
+
+namespace {
+/// write(2) until done or failed; async-signal-safe.
+void write_fully(int fd, const char* data, std::size_t size) noexcept {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+}
+}  // namespace
+
+// The crash path reads the state without the lock: the thread that holds it may be the one
+// that crashed. A record counts as buffered only after its memcpy, so the bytes up to `used`
+// are whole records.
+void FileSink::emergency_flush() noexcept {
+    State& s = *state_;
+    if (s.fd < 0 || s.used == 0) return;
+    if (s.need_newline) write_fully(s.fd, "\n", 1);
+    s.need_newline = false;
+    write_fully(s.fd, s.buffer.get(), s.used);
+    s.used = 0;
+    s.buffered_records = 0;
+}
+
+void FileSink::emergency_write(std::span<const char> record) noexcept {
+    State& s = *state_;
+    if (s.fd < 0) return;
+    if (s.need_newline) write_fully(s.fd, "\n", 1);
+    s.need_newline = false;
+    write_fully(s.fd, record.data(), record.size());
 }
 
 void FileSink::reopen() {
-    flush();
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    try {
-        open_file();
-    } catch (const std::system_error& e) {
-        count_error();
-        std::fprintf(stderr, "fieldlog: %s\n", e.what());
-    }
+    const std::lock_guard lock(state_->mutex);
+    if (!state_->closed) state_->reopen_locked();
 }
 
 }  // namespace fieldlog

@@ -1,65 +1,444 @@
-// The UDP sink: one record per datagram (without its '\n') from a non-blocking socket.
+// The UDP sink: each record becomes one message of a sendmmsg(2) batch, as iovecs pointing at
+// the record's bytes (plus, for RFC 5424, a per-message head and the fixed header tail), so
+// nothing is copied unless a record must be cut to fit. Re-resolution runs on the background
+// tick and hands a new address over through a flag the writer checks once per call.
 #include "fieldlog/sinks/udp_sink.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 
-namespace fieldlog {
+#include "sink_io.hpp"
+#include "ticker.hpp"
 
-struct UdpSink::State {
-    int fd = -1;
+namespace fieldlog {
+namespace {
+
+constexpr std::size_t kBatch = 64;            // messages per sendmmsg call
+constexpr std::size_t kMaxDatagram = 65507;   // IPv4's largest UDP payload
+constexpr std::size_t kHeadCapacity = 48;     // "<191>1 " + 27-char timestamp + ' '
+constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
+
+struct Endpoint {
     sockaddr_storage address{};
-    socklen_t address_length = 0;
+    socklen_t length = 0;
+
+    [[nodiscard]] bool same_as(const Endpoint& other) const noexcept {
+        return length == other.length && std::memcmp(&address, &other.address, length) == 0;
+    }
 };
 
-UdpSink::UdpSink(UdpSinkOptions options) : state_(std::make_unique<State>()) {
-    const std::string& address = options.address;
+struct HostPort {
+    std::string host;
+    std::string port;
+};
+
+HostPort split_address(const std::string& address) {
     const std::size_t colon = address.rfind(':');
-    if (colon == std::string::npos) throw std::invalid_argument("address '" + address + "' has no :port");
+    if (colon == std::string::npos || colon + 1 == address.size()) {
+        throw std::invalid_argument("address '" + address + "' has no :port");
+    }
     std::string host = address.substr(0, colon);
-    const std::string port = address.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+    } else if (host.find(':') != std::string::npos) {
+        throw std::invalid_argument("address '" + address + "': an IPv6 address needs brackets, e.g. [::1]:5140");
+    }
+    if (host.empty()) throw std::invalid_argument("address '" + address + "' has no host");
+    return {host, address.substr(colon + 1)};
+}
+
+/// getaddrinfo's first answer; 0 or the EAI_* code.
+int resolve(const HostPort& where, int flags, Endpoint& out) noexcept {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_DGRAM;
+    hints.ai_flags = flags;
     addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-        throw std::invalid_argument("cannot resolve '" + address + "': " + ::gai_strerror(rc));
-    }
-    state_->fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    std::memcpy(&state_->address, found->ai_addr, found->ai_addrlen);
-    state_->address_length = found->ai_addrlen;
+    if (const int rc = ::getaddrinfo(where.host.c_str(), where.port.c_str(), &hints, &found); rc != 0) return rc;
+    std::memcpy(&out.address, found->ai_addr, found->ai_addrlen);
+    out.length = found->ai_addrlen;
     ::freeaddrinfo(found);
-    if (state_->fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    return 0;
 }
 
-UdpSink::~UdpSink() {
-    if (state_->fd >= 0) ::close(state_->fd);
+/// RFC 5424 severity of a level.
+int severity(Level level) noexcept {
+    switch (level) {
+        case Level::trace:
+        case Level::debug: return 7;
+        case Level::info: return 6;
+        case Level::warn: return 4;
+        case Level::error: return 3;
+        case Level::fatal:
+        case Level::off: return 2;
+    }
+    return 6;
+}
+
+/// Appends `value` to `out` as an RFC 5424 header field: printable ASCII only, at most `limit`
+/// characters, "-" when nothing is left.
+void append_header_field(std::string& out, std::string_view value, std::size_t limit) {
+    const std::size_t start = out.size();
+    for (const char c : value.substr(0, limit)) out += (c >= 33 && c <= 126) ? c : '_';
+    if (out.size() == start) out += '-';
+    out += ' ';
+}
+
+/// Length of the JSON string unit (escape, UTF-8 sequence or byte) that starts at `p`.
+std::size_t unit_length(std::string_view s, std::size_t p) noexcept {
+    const auto c = static_cast<unsigned char>(s[p]);
+    if (c == '\\') {
+        if (p + 1 < s.size() && s[p + 1] == 'u') {
+            // A surrogate pair (\uD8xx\uDCxx) is one character: never split it.
+            const bool high = p + 5 < s.size() && (s[p + 2] == 'd' || s[p + 2] == 'D') &&
+                              std::string_view("89abAB").find(s[p + 3]) != std::string_view::npos;
+            return high && p + 7 < s.size() && s[p + 6] == '\\' && s[p + 7] == 'u' ? 12 : 6;
+        }
+        return 2;
+    }
+    if (c >= 0xF0) return 4;
+    if (c >= 0xE0) return 3;
+    if (c >= 0xC0) return 2;
+    return 1;
+}
+
+/// The oversize rule for JSON (see UdpSink): writes the cut line to `out` and returns its size,
+/// or 0 when the line cannot be made to fit in `budget` bytes that way.
+std::size_t truncate_json(std::string_view json, std::size_t budget, char* out) noexcept {
+    if (json.size() < 2 || json.front() != '{' || json.back() != '}') return 0;
+    // Find the longest string value (a string not followed by ':').
+    std::size_t best_start = 0;
+    std::size_t best_end = 0;
+    for (std::size_t i = 0; i < json.size(); ++i) {
+        if (json[i] != '"') continue;
+        const std::size_t start = i + 1;
+        std::size_t end = start;
+        while (end < json.size() && json[end] != '"') end += json[end] == '\\' ? 2 : 1;
+        if (end + 1 >= json.size()) return 0;  // unterminated: not ours to repair
+        if (json[end + 1] != ':' && end - start > best_end - best_start) {
+            best_start = start;
+            best_end = end;
+        }
+        i = end;
+    }
+    if (best_end == best_start) return 0;
+
+    char suffix[40] = ",\"_truncated\":";
+    std::size_t suffix_size = std::strlen(suffix);
+    suffix_size = static_cast<std::size_t>(
+        std::to_chars(suffix + suffix_size, suffix + sizeof suffix, json.size()).ptr - suffix);
+    const std::size_t rest = json.size() - 1 - best_end;  // closing quote .. before the final '}'
+    const std::size_t fixed = kEllipsis.size() + rest + suffix_size + 1;
+    if (fixed + best_start > budget) return 0;
+    const std::size_t limit = budget - fixed;  // the cut may be at most here
+
+    std::size_t cut = best_start;
+    for (std::size_t p = best_start; p < best_end;) {
+        const std::size_t next = p + unit_length(json, p);
+        if (next > limit || next > best_end) break;
+        cut = next;
+        p = next;
+    }
+    char* o = out;
+    o = std::copy_n(json.data(), cut, o);
+    o = std::copy(kEllipsis.begin(), kEllipsis.end(), o);
+    o = std::copy_n(json.data() + best_end, rest, o);
+    o = std::copy_n(suffix, suffix_size, o);
+    *o++ = '}';
+    return static_cast<std::size_t>(o - out);
+}
+
+}  // namespace
+
+struct UdpSink::State final : detail::Tickable {
+    State(UdpSink& sink, UdpSinkOptions opts);
+    ~State() {
+        if (fd >= 0) ::close(fd);
+    }
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+
+    UdpSink& owner;
+    const UdpSinkOptions options;
+    HostPort where;
+    int fd = -1;
+    Endpoint endpoint;
+    bool ticking = false;
+
+    // Re-resolution hand-over: the tick fills `pending` under the mutex and raises the flag.
+    std::mutex pending_mutex;
+    Endpoint pending;
+    std::atomic<bool> has_pending{false};
+    Endpoint resolved;  ///< the tick's last answer (tick thread only)
+
+    // RFC 5424: "HOSTNAME APP-NAME PROCID - - ", rebuilt in a forked child (new PROCID).
+    std::string host_app;  ///< "HOSTNAME APP-NAME "
+    std::array<char, 160> tail{};
+    std::size_t tail_size = 0;
+    std::uint64_t fork_seen = 0;
+
+    // One batch, allocated once.
+    std::array<mmsghdr, kBatch> messages{};
+    std::array<iovec, kBatch * 3> iov{};
+    std::array<std::array<char, kHeadCapacity>, kBatch> heads{};
+    std::unique_ptr<char[]> cut_buffer;  ///< one record cut to fit (sent alone)
+
+    std::atomic<std::uint64_t> truncated{0};
+    detail::ErrorReporter errors;
+
+    void build_tail() noexcept;
+    void connect_to(const Endpoint& target);
+    void adopt_pending() noexcept;
+    void send(std::span<const RecordView> records) noexcept;
+    std::size_t prepare(const RecordView& record, std::size_t slot, char* cut_into) noexcept;
+    void flush_batch(std::size_t count) noexcept;
+    void report(std::string_view operation, int error) noexcept { errors.report("udp", options.address, operation, error); }
+
+    void tick(std::chrono::steady_clock::time_point now) noexcept override;
+};
+
+UdpSink::State::State(UdpSink& sink, UdpSinkOptions opts) : owner(sink), options(std::move(opts)) {
+    if (options.max_datagram > kMaxDatagram) {
+        throw std::invalid_argument("max_datagram " + std::to_string(options.max_datagram) + " is over 65507");
+    }
+    if (options.facility < 0 || options.facility > 23) {
+        throw std::invalid_argument("facility " + std::to_string(options.facility) + " is not 0-23");
+    }
+    where = split_address(options.address);
+    const bool literal = resolve(where, AI_NUMERICHOST, endpoint) == 0;
+    if (!literal) {
+        if (const int rc = resolve(where, 0, endpoint); rc != 0) {
+            throw std::invalid_argument("cannot resolve '" + options.address + "': " + ::gai_strerror(rc));
+        }
+    }
+    resolved = endpoint;
+    connect_to(endpoint);
+
+    std::string hostname = options.hostname;
+    if (hostname.empty()) {
+        char name[256] = {};
+        ::gethostname(name, sizeof name - 1);
+        hostname = name;
+    }
+    append_header_field(host_app, hostname, 255);
+    append_header_field(host_app, options.app_name, 48);
+    build_tail();
+    const std::size_t smallest = (options.framing == UdpFraming::rfc5424 ? kHeadCapacity + tail_size : 0) + 64;
+    if (options.max_datagram < smallest) {
+        throw std::invalid_argument("max_datagram " + std::to_string(options.max_datagram) +
+                                    " leaves no room for a record; use at least " + std::to_string(smallest));
+    }
+    cut_buffer = std::make_unique<char[]>(options.max_datagram);
+    ticking = !literal && options.resolve_interval.count() > 0;
+}
+
+void UdpSink::State::build_tail() noexcept {
+    fork_seen = detail::fork_generation();
+    char pid[24];
+    char* const pid_end = std::to_chars(pid, pid + sizeof pid, ::getpid()).ptr;
+    const std::size_t host_app_size = std::min(host_app.size(), tail.size() - 32);
+    char* o = std::copy_n(host_app.data(), host_app_size, tail.data());
+    o = std::copy(pid, pid_end, o);
+    for (const char c : std::string_view(" - - ")) *o++ = c;
+    tail_size = static_cast<std::size_t>(o - tail.data());
+}
+
+void UdpSink::State::connect_to(const Endpoint& target) {
+    const int family = target.address.ss_family;
+    if (fd < 0 || endpoint.address.ss_family != family) {
+        const int made = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (made < 0) throw std::system_error(errno, std::generic_category(), "socket for " + options.address);
+        if (fd >= 0) ::close(fd);
+        fd = made;
+    }
+    // Connected: no per-send route lookup, and a missing receiver shows up as ECONNREFUSED.
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length) != 0) {
+        const int error = errno;
+        ::close(fd);
+        fd = -1;
+        throw std::system_error(error, std::generic_category(), "connect to " + options.address);
+    }
+    endpoint = target;
+}
+
+void UdpSink::State::adopt_pending() noexcept {
+    Endpoint next;
+    {
+        const std::lock_guard lock(pending_mutex);
+        next = pending;
+        has_pending.store(false, std::memory_order_relaxed);
+    }
+    try {
+        connect_to(next);
+    } catch (const std::system_error& e) {
+        owner.count_error();
+        report("connect", e.code().value());
+    }
+}
+
+void UdpSink::State::tick(std::chrono::steady_clock::time_point) noexcept {
+    Endpoint fresh;
+    if (const int rc = resolve(where, 0, fresh); rc != 0) {
+        owner.count_error();
+        report("resolve", rc == EAI_SYSTEM ? errno : EHOSTUNREACH);
+        return;
+    }
+    if (fresh.same_as(resolved)) return;
+    resolved = fresh;
+    const std::lock_guard lock(pending_mutex);
+    pending = fresh;
+    has_pending.store(true, std::memory_order_release);
+}
+
+/// Fills message `slot` for `record`; returns its datagram size, or 0 when it is dropped.
+/// A record that must be cut is written to `cut_into`.
+std::size_t UdpSink::State::prepare(const RecordView& record, std::size_t slot, char* cut_into) noexcept {
+    std::string_view line(record.bytes.data(), record.bytes.size());
+    if (line.ends_with('\n')) line.remove_suffix(1);
+    iovec* parts = &iov[slot * 3];
+    int count = 0;
+    std::size_t header = 0;
+    if (options.framing == UdpFraming::rfc5424) {
+        char* head = heads[slot].data();
+        char* o = head;
+        *o++ = '<';
+        o = std::to_chars(o, head + kHeadCapacity, options.facility * 8 + severity(record.level)).ptr;
+        for (const char c : std::string_view(">1 ")) *o++ = c;
+        o = append_rfc3339(o, record.time, TimestampFormat{.precision = TimestampPrecision::micro});
+        *o++ = ' ';
+        parts[count++] = iovec{head, static_cast<std::size_t>(o - head)};
+        parts[count++] = iovec{tail.data(), tail_size};
+        header = static_cast<std::size_t>(o - head) + tail_size;
+    }
+    if (header + line.size() > options.max_datagram) {
+        const std::size_t cut = options.oversize == OversizePolicy::truncate
+                                    ? truncate_json(line, options.max_datagram - header, cut_into)
+                                    : 0;
+        if (cut == 0) {
+            owner.count_dropped();
+            return 0;
+        }
+        truncated.fetch_add(1, std::memory_order_relaxed);
+        line = std::string_view(cut_into, cut);
+    }
+    parts[count++] = iovec{const_cast<char*>(line.data()), line.size()};
+    messages[slot].msg_hdr = msghdr{};
+    messages[slot].msg_hdr.msg_iov = parts;
+    messages[slot].msg_hdr.msg_iovlen = static_cast<std::size_t>(count);
+    messages[slot].msg_len = 0;
+    return header + line.size();
+}
+
+void UdpSink::State::flush_batch(std::size_t count) noexcept {
+    std::size_t start = 0;
+    while (start < count) {
+        const int sent = ::sendmmsg(fd, &messages[start], static_cast<unsigned>(count - start), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent > 0) {
+            std::uint64_t bytes = 0;
+            for (std::size_t i = start; i < start + static_cast<std::size_t>(sent); ++i) bytes += messages[i].msg_len;
+            owner.count_written(static_cast<std::uint64_t>(sent), bytes);
+            start += static_cast<std::size_t>(sent);
+            continue;
+        }
+        const int error = sent < 0 ? errno : EIO;
+        if (error == EINTR) continue;
+        owner.count_error();
+        report("send", error);
+        if (error == EAGAIN || error == EWOULDBLOCK || error == ENOBUFS) {  // the buffer is full: the rest would fail too
+            owner.count_dropped(count - start);
+            return;
+        }
+        owner.count_dropped();  // e.g. ECONNREFUSED: this one is lost, the next may go
+        ++start;
+    }
+}
+
+void UdpSink::State::send(std::span<const RecordView> records) noexcept {
+    if (has_pending.load(std::memory_order_acquire)) adopt_pending();
+    if (fd < 0) {
+        owner.count_dropped(records.size());
+        return;
+    }
+    if (options.framing == UdpFraming::rfc5424 && fork_seen != detail::fork_generation()) build_tail();
+    const std::size_t header_bound = options.framing == UdpFraming::rfc5424 ? kHeadCapacity + tail_size : 0;
+    std::size_t count = 0;
+    for (const RecordView& record : records) {
+        const bool must_cut = record.bytes.size() + header_bound > options.max_datagram;
+        if (must_cut && count > 0) {  // the cut buffer holds one record: send it on its own
+            flush_batch(count);
+            count = 0;
+        }
+        if (prepare(record, count, cut_buffer.get()) == 0) continue;
+        ++count;
+        if (count == kBatch || must_cut) {
+            flush_batch(count);
+            count = 0;
+        }
+    }
+    if (count > 0) flush_batch(count);
+}
+
+UdpSink::UdpSink(UdpSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {
+    if (state_->ticking) {
+        detail::add_ticking(state_.get(), std::chrono::duration_cast<std::chrono::milliseconds>(state_->options.resolve_interval));
+    }
+}
+
+UdpSink::~UdpSink() { UdpSink::close(); }
+
+void UdpSink::close() {
+    State& s = *state_;
+    if (s.ticking) {
+        detail::remove_ticking(&s);
+        s.ticking = false;
+    }
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
 }
 
 void UdpSink::write(std::span<const char> record) {
+    const RecordView view{record, Level::info, Timestamp(std::chrono::system_clock::now())};
+    state_->send({&view, 1});
+}
+
+void UdpSink::write_record(const RecordView& record) { state_->send({&record, 1}); }
+
+void UdpSink::write_batch(std::span<const RecordView> records) { state_->send(records); }
+
+void UdpSink::emergency_write(std::span<const char> record) noexcept {
+    const State& s = *state_;
+    if (s.fd < 0) return;
     std::size_t size = record.size();
     if (size > 0 && record[size - 1] == '\n') --size;
-    const ssize_t n = ::sendto(state_->fd, record.data(), size, MSG_DONTWAIT | MSG_NOSIGNAL,
-                               reinterpret_cast<const sockaddr*>(&state_->address), state_->address_length);
-    if (n < 0) {
-        count_dropped();
-    } else {
-        count_written(1, size);
-    }
+    char head[16] = "<";
+    char* o = std::to_chars(head + 1, head + sizeof head, s.options.facility * 8 + severity(Level::fatal)).ptr;
+    for (const char c : std::string_view(">1 - ")) *o++ = c;  // "-": no clock reading on this path
+    iovec parts[3] = {{head, static_cast<std::size_t>(o - head)},
+                      {const_cast<char*>(s.tail.data()), s.tail_size},
+                      {const_cast<char*>(record.data()), size}};
+    msghdr message{};
+    const bool syslog = s.options.framing == UdpFraming::rfc5424;
+    message.msg_iov = syslog ? parts : parts + 2;
+    message.msg_iovlen = syslog ? 3 : 1;
+    if ((syslog ? parts[0].iov_len + parts[1].iov_len : 0) + size > s.options.max_datagram) return;
+    ::sendmsg(s.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-void UdpSink::write_record(const RecordView& record) { write(record.bytes); }
+std::uint64_t UdpSink::truncated() const noexcept { return state_->truncated.load(std::memory_order_relaxed); }
 
-void UdpSink::write_batch(std::span<const RecordView> records) {
-    for (const RecordView& r : records) write(r.bytes);
-}
+const UdpSinkOptions& UdpSink::options() const noexcept { return state_->options; }
 
 }  // namespace fieldlog

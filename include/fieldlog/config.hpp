@@ -31,12 +31,17 @@ struct StdoutSinkOptions {
 };
 
 /// A sink made by configure() from options, or one the program made itself (custom, memory).
+/// NOTE: configure() closes the sinks it made when they leave the running set; a sink the
+/// program made is only flushed then (and at shutdown), so it may be configured again.
 using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, std::shared_ptr<Sink>>;
 
 struct SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
-    std::optional<Format> format;  ///< default: Config::format (console becomes plain off a TTY)
-    Level level = Level::trace;    ///< records below this are not sent to this sink
+    std::optional<Format> format{};  ///< default: Config::format (console becomes plain off a TTY)
+    Level level = Level::trace;      ///< records below this are not sent to this sink
+    /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
+    /// its errors about this sink with it. Empty for sinks made in code.
+    std::string defined_at{};
 };
 
 enum class OverflowPolicy : std::uint8_t { block, drop };
@@ -53,16 +58,19 @@ using ClockFn = Timestamp (*)() noexcept;
 struct Config {
     Level level = Level::info;
     /// Per-logger levels: "db" applies to "db" and "db.*" (the longest match wins).
-    std::map<std::string, Level, std::less<>> levels;
+    std::map<std::string, Level, std::less<>> levels{};
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;
     AsyncConfig async{};
     std::vector<SinkConfig> sinks{SinkConfig{}};  ///< default: one stdout sink; empty: no sinks
     ClockFn clock = nullptr;                       ///< nullptr: std::chrono::system_clock
-    std::string source;                            ///< the file it was loaded from; "" in code
+    std::string source{};                          ///< the file it was loaded from; "" in code
 
-    /// Reads a TOML file, then applies FIELDLOG_* environment overrides. Throws ConfigError.
+    // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT).
+
+    /// Reads the TOML file `path`, then applies FIELDLOG_LEVEL / FIELDLOG_FORMAT. Throws
+    /// ConfigError. The schema, with every key explained: examples/fieldlog.toml.
     static Config load(const std::string& path);
     /// Parses TOML text; `source` names it in error messages. Throws ConfigError.
     static Config parse(std::string_view toml, std::string_view source = "<string>");
@@ -79,19 +87,30 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Replaces the running configuration: every record goes wholly to the old sink set or wholly
-/// to the new one; old sinks are flushed and closed after their last writer is done.
-/// Throws ConfigError (and changes nothing) when a sink cannot be made.
+/// Replaces the running configuration from any thread, while others log, without a lock on
+/// their path: every record goes wholly to the old sink set or wholly to the new one; sinks
+/// the new set keeps (an equal SinkTarget) are reused, not reopened; the others are flushed
+/// and closed after their last writer is done.
+/// Throws ConfigError when a sink cannot be made (a file that cannot be opened, an address
+/// that does not resolve); then nothing changes and the running configuration stays in force.
+/// We throw rather than return a status so that a bad configuration at start-up cannot be
+/// ignored by accident; a program that reconfigures at run time catches it and carries on.
 void configure(const Config& config);
 
 /// Configures again from the file last given to Config::load or FIELDLOG_CONFIG (what SIGHUP
 /// does once install_signal_handlers() ran). Throws ConfigError; the running set then stays.
+/// Sinks the new configuration keeps are reopened, so a file logrotate moved is let go.
 void reload();
+
+/// Reopens every running sink's file without reading any configuration: what a service with
+/// no config file wires to SIGHUP after logrotate. Errors are counted per sink, never thrown.
+void reopen_files();
 
 /// Flushes every sink (and, in async mode, waits until all accepted records are written).
 void flush();
 
-/// Flushes and closes every sink; later records are dropped. Runs at normal exit too.
+/// Flushes every sink and closes those configure() made; later records are dropped. Runs at
+/// normal exit too.
 void shutdown();
 
 /// Opt-in: SIGHUP reloads, SIGTERM/SIGINT flush then re-raise, fatal signals flush what they

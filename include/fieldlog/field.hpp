@@ -3,6 +3,22 @@
 // building one costs a few stores and no heap; the encoder turns it into bytes before the
 // logging call returns.
 // NOTE: Fields MUST NOT outlive the full expression they were made in.
+//
+// Duplicate keys (one policy, every format; the output never repeats a member name, RFC 7493):
+// - A user key equal to a key the record writes itself (ts, level, logger, msg) at the top
+//   level is written as "fields.<key>": {"msg":"hi","fields.msg":"user's"}.
+// - Within one object, the top level included, a key written again replaces the earlier
+//   member, and the value sits where it was written last. At the top level the order of
+//   writing is bound fields (parent, then child), scope fields (outer, then inner), then the
+//   call's fields, so the most specific value wins: a call field overrides a scope field, which
+//   overrides a bound one. Keys are compared as written (after escaping or logfmt's '_').
+//
+// User types: give a type `void fieldlog_encode(fieldlog::ValueEncoder&, const T&)` in its own
+// namespace (found by ADL) and it is written through the encoder of each sink, as an object, an
+// array or a scalar, with no allocation. A type with only an fmt::formatter is written as the
+// string fmt makes of it; containers of loggable elements are arrays, ranges of pairs with
+// string keys (std::map<std::string, int>) are objects, std::optional is its value or null.
+// Anything else fails to compile with a message that says so.
 #pragma once
 
 #include <chrono>
@@ -10,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <ranges>
 #include <span>
 #include <string>
@@ -26,10 +43,51 @@ namespace fieldlog {
 class Value;
 struct Field;
 class ValueEncoder;
+struct Bytes;
+class Object;
+class Array;
 
 namespace detail {
 template <typename T>
 concept HasFieldlogEncode = requires(ValueEncoder& enc, const T& value) { fieldlog_encode(enc, value); };
+
+/// A range whose elements are (key, value) pairs with string keys: written as an object.
+template <typename R>
+concept KeyValueRange = std::ranges::input_range<const R> && requires(std::ranges::range_reference_t<const R> e) {
+    { e.first } -> std::convertible_to<std::string_view>;
+    e.second;
+};
+
+template <typename T>
+inline constexpr bool is_optional = false;
+template <typename T>
+inline constexpr bool is_optional<std::optional<T>> = true;
+
+template <typename T>
+inline constexpr bool is_duration = false;
+template <typename Rep, typename Period>
+inline constexpr bool is_duration<std::chrono::duration<Rep, Period>> = true;
+
+template <typename T>
+inline constexpr bool is_sys_time = false;
+template <typename Duration>
+inline constexpr bool is_sys_time<std::chrono::sys_time<Duration>> = true;
+
+/// Every kind of value some Value constructor takes (element types of ranges are checked when
+/// the range is written, with the same message).
+template <typename T>
+concept Loggable =
+    std::same_as<T, bool> || std::same_as<T, std::nullptr_t> ||
+    (std::integral<T> && !std::same_as<T, char> && !std::same_as<T, char8_t>) || std::floating_point<T> ||
+    std::convertible_to<const T&, std::string_view> || std::convertible_to<const T&, const char*> ||
+    is_duration<T> || is_sys_time<T> || std::convertible_to<const T&, Timestamp> ||
+    std::convertible_to<const T&, const std::error_code&> || std::same_as<T, Value> || std::same_as<T, Bytes> ||
+    std::same_as<T, Object> || std::same_as<T, Array> ||
+    HasFieldlogEncode<T> || std::ranges::input_range<const T> || is_optional<T> ||
+    (!std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value);
+
+template <typename T>
+inline constexpr bool always_false = false;
 }  // namespace detail
 
 /// A span of bytes, written base64-encoded (RFC 4648, with padding) in every format.
@@ -107,15 +165,37 @@ public:
     /// A container whose elements are Values (and is not a string): written as an array.
     template <typename R>
         requires(!detail::HasFieldlogEncode<R> && std::ranges::input_range<const R> &&
-                 !std::convertible_to<const R&, std::string_view> &&
+                 !std::convertible_to<const R&, std::string_view> && !detail::KeyValueRange<R> &&
                  std::constructible_from<Value, std::ranges::range_reference_t<const R>>)
     constexpr Value(const R& range) noexcept : kind_(Kind::custom), custom_{&range, &encode_range<R>} {}
 
+    /// A range of (string key, value) pairs, such as std::map<std::string, int>: an object.
+    template <typename R>
+        requires(!detail::HasFieldlogEncode<R> && detail::KeyValueRange<R> &&
+                 !std::convertible_to<const R&, std::string_view>)
+    constexpr Value(const R& range) noexcept : kind_(Kind::custom), custom_{&range, &encode_map<R>} {}
+
+    /// std::optional: its value, or null when empty.
+    template <typename T>
+        requires(!detail::HasFieldlogEncode<std::optional<T>>)
+    constexpr Value(const std::optional<T>& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_optional<T>} {}
+
     /// A type that only has an fmt::formatter: written as the string fmt makes of it.
     template <typename T>
-        requires(!detail::HasFieldlogEncode<T> && !std::ranges::input_range<const T> &&
+        requires(!detail::HasFieldlogEncode<T> && !std::ranges::input_range<const T> && !detail::is_optional<T> &&
                  !std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value)
     constexpr Value(const T& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_formatted<T>} {}
+
+    /// Everything else: a compile-time error that says what to do.
+    template <typename T>
+        requires(!detail::Loggable<T>)
+    Value(const T&) noexcept : Value() {  // NOLINT: implicit so that the error names the field's type
+        static_assert(detail::always_false<T>,
+                      "fieldlog: this type cannot be logged. Give it `void fieldlog_encode(fieldlog::ValueEncoder&, "
+                      "const T&)` in its own namespace (found by ADL), or an fmt::formatter to log it as a string. "
+                      "A char: log std::string_view(&c, 1) or int(c); a pointer: fmt::ptr(p); an enum: its "
+                      "underlying value, or one of the above.");
+    }
 
     [[nodiscard]] constexpr Kind kind() const noexcept { return kind_; }
     [[nodiscard]] constexpr bool as_bool() const noexcept { return bool_; }
@@ -146,6 +226,10 @@ private:
     static void encode_custom(ValueEncoder& enc, const void* object);
     template <typename R>
     static void encode_range(ValueEncoder& enc, const void* object);
+    template <typename R>
+    static void encode_map(ValueEncoder& enc, const void* object);
+    template <typename T>
+    static void encode_optional(ValueEncoder& enc, const void* object);
     template <typename T>
     static void encode_formatted(ValueEncoder& enc, const void* object);
 
@@ -215,6 +299,22 @@ void Value::encode_range(ValueEncoder& enc, const void* object) {
     enc.begin_array();
     for (auto&& element : *static_cast<const R*>(object)) enc.value(Value(element));
     enc.end_array();
+}
+
+template <typename R>
+void Value::encode_map(ValueEncoder& enc, const void* object) {
+    enc.begin_object();
+    for (auto&& [key, value] : *static_cast<const R*>(object)) {
+        enc.key(std::string_view(key));
+        enc.value(Value(value));
+    }
+    enc.end_object();
+}
+
+template <typename T>
+void Value::encode_optional(ValueEncoder& enc, const void* object) {
+    const auto& v = *static_cast<const std::optional<T>*>(object);
+    enc.value(v.has_value() ? Value(*v) : Value());
 }
 
 template <typename T>

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -68,6 +69,27 @@ private:
     bool formatted_ = false;
 };
 
+/// A fmt message with its arguments, made by fieldlog::format(); converts to a Message.
+template <typename... Args>
+class FormatMessage {
+public:
+    FormatMessage(fmt::string_view format, const Args&... args) : format_(format), store_(fmt::make_format_args(args...)) {}
+    operator Message() const noexcept { return Message(format_, store_); }  // NOLINT: implicit by design
+
+private:
+    fmt::string_view format_;
+    fmt::format_arg_store<fmt::format_context, std::remove_cvref_t<Args>...> store_;
+};
+
+/// A fmt message (checked at compile time) for a call that also has fields:
+///   log.info(fieldlog::format("user {} logged in", id), {{"ip", ip}});
+/// Formatted straight into the record buffer: no heap.
+/// NOTE: it refers to its arguments; use it within the logging call's full expression.
+template <typename... Args>
+[[nodiscard]] FormatMessage<Args...> format(fmt::format_string<Args...> format, Args&&... args) {
+    return FormatMessage<Args...>(fmt::string_view(format), args...);
+}
+
 /// A named logger handle carrying bound fields. Copy it freely; it is thread-safe.
 class Logger {
 public:
@@ -113,7 +135,11 @@ public:
 
     /// A child logger whose records all carry `fields` (after the parent's own bound fields).
     /// The fields are encoded now, once per format; later calls copy bytes.
-    [[nodiscard]] Logger with(Fields fields) const;
+    [[nodiscard]] Logger with(Fields fields) const {
+        return with(std::span<const Field>(fields.begin(), fields.size()));
+    }
+    /// The same for a field list built at run time.
+    [[nodiscard]] Logger with(std::span<const Field> fields) const;
 
     /// The record path past the gate: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;

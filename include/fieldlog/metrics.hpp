@@ -22,8 +22,8 @@ struct AsyncMetrics {
     std::uint64_t accepted_records = 0;
     std::uint64_t accepted_bytes = 0;
     std::uint64_t dropped_records = 0;   ///< overflow with policy `drop`
-    std::uint64_t queue_high_water = 0;  ///< most bytes ever queued
-    std::uint64_t queue_capacity = 0;
+    std::uint64_t queue_high_water = 0;  ///< most bytes ever queued in the running queue
+    std::uint64_t queue_capacity = 0;    ///< of the running queue; 0 in sync mode
     std::uint64_t blocked_nanos = 0;     ///< time callers waited for space (policy `block`)
 };
 

@@ -55,6 +55,14 @@ public:
     }
     /// Called once, after the last write, before the sink is destroyed: flush and release.
     virtual void close() { flush(); }
+    /// Reopens files after logrotate moved them; a no-op for sinks without files.
+    virtual void reopen() {}
+    /// Crash path (a fatal signal, from its handler): writes what the sink has buffered
+    /// straight to its destination. MUST be async-signal-safe: write(2) only, no lock, no heap.
+    virtual void emergency_flush() noexcept {}
+    /// Crash path, after emergency_flush(): writes one record straight to the destination,
+    /// under the same rules. Default: nothing (the record is lost for this sink).
+    virtual void emergency_write(std::span<const char> record) noexcept { static_cast<void>(record); }
     /// True when the destination is a terminal (console colour is chosen by this).
     [[nodiscard]] virtual bool is_terminal() const noexcept { return false; }
 

@@ -1,39 +1,534 @@
-// Config::load / Config::parse: TOML through toml++, every error naming source, line and key.
+// Config::load / Config::parse: the TOML schema (examples/fieldlog.toml documents every key)
+// read through toml++. Each table is walked key by key, so an unknown key, a wrong type or a
+// bad value is rejected with the source, line and key path:
+//   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"
+// Cold path: runs before configure(), never per record.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <limits>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "fieldlog/config.hpp"
 
 namespace fieldlog {
+namespace {
+
+/// `text` in double quotes, with quotes, backslashes and control characters escaped.
+std::string in_quotes(std::string_view text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
+        } else {
+            out += c;
+        }
+    }
+    return out + '"';
+}
+
+/// How a value reads in an error message: strings quoted, numbers as written, else its kind.
+std::string describe(const toml::node& node) {
+    switch (node.type()) {
+        case toml::node_type::string: return in_quotes(node.as_string()->get());
+        case toml::node_type::integer: return std::to_string(node.as_integer()->get());
+        case toml::node_type::floating_point: return fmt::format("{}", node.as_floating_point()->get());
+        case toml::node_type::boolean: return node.as_boolean()->get() ? "true" : "false";
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+        case toml::node_type::none: break;
+    }
+    return "nothing";
+}
+
+/// Levenshtein distance, to suggest the key a typo meant.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+/// A byte count: a whole number with an optional unit, "512", "64KiB", "100MiB", "1GB".
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+    std::uint64_t number = 0;
+    std::size_t i = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+        const std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
+        if (number > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+        number = number * 10 + digit;
+    }
+    if (i == 0) return std::nullopt;
+    while (i < text.size() && text[i] == ' ') ++i;
+    static constexpr std::pair<std::string_view, std::uint64_t> units[] = {
+        {"", 1},
+        {"B", 1},
+        {"KB", 1000},
+        {"kB", 1000},
+        {"MB", 1000 * 1000},
+        {"GB", 1000 * 1000 * 1000},
+        {"TB", 1000ULL * 1000 * 1000 * 1000},
+        {"KiB", 1ULL << 10},
+        {"MiB", 1ULL << 20},
+        {"GiB", 1ULL << 30},
+        {"TiB", 1ULL << 40},
+    };
+    for (const auto& [unit, scale] : units) {
+        if (text.substr(i) != unit) continue;
+        if (number > std::numeric_limits<std::uint64_t>::max() / scale) return std::nullopt;
+        return number * scale;
+    }
+    return std::nullopt;
+}
+
+/// A duration the way Go writes one: "500ms", "1.5s", "1m30s", "0"; units ns, us (µs), ms, s,
+/// m, h. Negative durations are rejected; fractions below a nanosecond are truncated.
+std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
+    if (text == "0") return std::chrono::nanoseconds{0};
+    if (text.empty()) return std::nullopt;
+    static constexpr std::pair<std::string_view, std::int64_t> units[] = {
+        {"ns", 1}, {"us", 1000}, {"\u00b5s", 1000}, {"ms", 1000 * 1000}, {"s", 1000 * 1000 * 1000},
+        {"m", 60LL * 1000 * 1000 * 1000}, {"h", 3600LL * 1000 * 1000 * 1000},
+    };
+    std::int64_t total = 0;
+    while (!text.empty()) {
+        std::int64_t whole = 0;
+        std::size_t i = 0;
+        for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+            if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, text[i] - '0', &whole)) {
+                return std::nullopt;
+            }
+        }
+        const std::size_t whole_digits = i;
+        long double fraction = 0;
+        long double place = 1;
+        if (i < text.size() && text[i] == '.') {
+            for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+                place /= 10;
+                fraction += place * (text[i] - '0');
+            }
+        }
+        if (whole_digits == 0 && i <= 1) return std::nullopt;  // no digits at all ("ms", ".s")
+        text.remove_prefix(i);
+        // The longest unit that matches ("ms" before "m").
+        std::int64_t scale = 0;
+        std::size_t unit_size = 0;
+        for (const auto& [unit, unit_scale] : units) {
+            if (text.starts_with(unit) && unit.size() > unit_size) {
+                scale = unit_scale;
+                unit_size = unit.size();
+            }
+        }
+        if (unit_size == 0) return std::nullopt;
+        text.remove_prefix(unit_size);
+        std::int64_t part = 0;
+        if (__builtin_mul_overflow(whole, scale, &part) ||
+            __builtin_add_overflow(part, static_cast<std::int64_t>(fraction * static_cast<long double>(scale)), &part) ||
+            __builtin_add_overflow(total, part, &total)) {
+            return std::nullopt;
+        }
+    }
+    return std::chrono::nanoseconds{total};
+}
+
+/// Why `path` cannot be opened for appending, without creating anything ("" when it can):
+/// the file must be writable, or its nearest existing ancestor a writable directory.
+std::string unwritable_reason(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    const fs::file_status status = fs::status(path, error);
+    if (fs::exists(status)) {
+        if (fs::is_directory(status)) return std::generic_category().message(EISDIR);
+        return ::access(path.c_str(), W_OK) == 0 ? std::string{} : std::generic_category().message(errno);
+    }
+    if (error && error != std::errc::no_such_file_or_directory) return error.message();
+    fs::path ancestor = fs::path(path).parent_path();
+    for (;;) {
+        if (ancestor.empty()) ancestor = ".";
+        const fs::file_status ancestor_status = fs::status(ancestor, error);
+        if (fs::exists(ancestor_status)) {
+            if (!fs::is_directory(ancestor_status)) return std::generic_category().message(ENOTDIR);
+            return ::access(ancestor.c_str(), W_OK | X_OK) == 0 ? std::string{} : std::generic_category().message(errno);
+        }
+        if (error && error != std::errc::no_such_file_or_directory) return error.message();
+        if (ancestor == ancestor.root_path() || ancestor == ".") return std::generic_category().message(ENOENT);
+        ancestor = ancestor.parent_path();
+    }
+}
+
+/// One name of a choice in config and the value it stands for.
+template <typename T>
+struct Choice {
+    std::string_view name;
+    T value;
+};
+
+/// "a, b or c", for "expected …" messages.
+template <typename T>
+std::string list_names(std::initializer_list<Choice<T>> choices) {
+    std::string out;
+    std::size_t i = 0;
+    for (const Choice<T>& choice : choices) {
+        if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+        out += choice.name;
+        ++i;
+    }
+    return out;
+}
+
+/// Reads one document; every error names `source`, the line and the key path.
+class Reader {
+public:
+    explicit Reader(std::string_view source) : source_(source) {}
+
+    [[noreturn]] void fail(const toml::source_region& where, std::string_view key, std::string_view message) const {
+        throw ConfigError(fmt::format("{}:{}: {}: {}", source_, where.begin.line, key, message));
+    }
+    [[noreturn]] void expected(const toml::node& node, std::string_view key, std::string_view what) const {
+        fail(node.source(), key, fmt::format("expected {}, got {}", what, describe(node)));
+    }
+    [[noreturn]] void unknown_key(const toml::key& key, std::string_view path,
+                                  std::initializer_list<std::string_view> known, std::string_view table_kind) const {
+        std::string_view closest;
+        std::size_t best = 3;  // suggest only a near miss: at most two edits away
+        for (const std::string_view name : known) {
+            if (const std::size_t d = edit_distance(key.str(), name); d < best) {
+                best = d;
+                closest = name;
+            }
+        }
+        std::string message = table_kind.empty() ? std::string("unknown key") : fmt::format("unknown key for {}", table_kind);
+        if (!closest.empty()) {
+            message += fmt::format(" (did you mean \"{}\"?)", closest);
+        } else {
+            message += " (known keys:";
+            for (const std::string_view name : known) message += fmt::format(" {}", name);
+            message += ")";
+        }
+        fail(key.source(), path, message);
+    }
+
+    /// "sinks[1].max_size"-style path of `key` inside `parent` ("" for the top level).
+    static std::string path(std::string_view parent, std::string_view key) {
+        return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+    }
+    /// "file:line: key" — what configure() puts before its errors about this sink.
+    std::string location(const toml::source_region& where, std::string_view key) const {
+        return fmt::format("{}:{}: {}", source_, where.begin.line, key);
+    }
+
+    std::string_view text(const toml::node& node, std::string_view key, std::string_view what) const {
+        if (!node.is_string()) expected(node, key, what);
+        return node.as_string()->get();
+    }
+
+    template <typename T>
+    T choose(const toml::node& node, std::string_view key, std::initializer_list<Choice<T>> choices) const {
+        if (node.is_string()) {
+            for (const Choice<T>& choice : choices) {
+                if (choice.name == node.as_string()->get()) return choice.value;
+            }
+        }
+        expected(node, key, list_names(choices));
+    }
+
+    Level level(const toml::node& node, std::string_view key) const {
+        if (node.is_string() && node.as_string()->get() == "warning") return Level::warn;
+        return choose<Level>(node, key,
+                             {{"trace", Level::trace}, {"debug", Level::debug}, {"info", Level::info},
+                              {"warn", Level::warn}, {"error", Level::error}, {"fatal", Level::fatal},
+                              {"off", Level::off}});
+    }
+
+    Format format(const toml::node& node, std::string_view key) const {
+        return choose<Format>(node, key, {{"json", Format::json}, {"logfmt", Format::logfmt}, {"console", Format::console}});
+    }
+
+    bool boolean(const toml::node& node, std::string_view key) const {
+        if (!node.is_boolean()) expected(node, key, "true or false");
+        return node.as_boolean()->get();
+    }
+
+    std::int64_t integer(const toml::node& node, std::string_view key, std::int64_t min, std::int64_t max,
+                         std::string_view what) const {
+        if (!node.is_integer()) expected(node, key, what);
+        const std::int64_t value = node.as_integer()->get();
+        if (value < min || value > max) expected(node, key, what);
+        return value;
+    }
+
+    /// A size string ("4MiB") or a whole number of bytes, within [min, max].
+    std::uint64_t size(const toml::node& node, std::string_view key, std::string_view example,
+                       std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+        std::optional<std::uint64_t> bytes;
+        if (node.is_string()) bytes = parse_size(node.as_string()->get());
+        if (node.is_integer() && node.as_integer()->get() >= 0) bytes = static_cast<std::uint64_t>(node.as_integer()->get());
+        if (!bytes) expected(node, key, fmt::format("a size like \"{}\"", example));
+        if (*bytes < min || *bytes > max) {
+            expected(node, key, fmt::format("a size from {} to {} bytes", min, max));
+        }
+        return *bytes;
+    }
+
+    /// A duration string in whole units of `D` ("500ms", "2s").
+    template <typename D>
+    D duration(const toml::node& node, std::string_view key, std::string_view example) const {
+        std::optional<std::chrono::nanoseconds> parsed;
+        if (node.is_string()) parsed = parse_duration(node.as_string()->get());
+        if (!parsed) expected(node, key, fmt::format("a duration like \"{}\"", example));
+        if (*parsed % D{1} != std::chrono::nanoseconds{0}) {
+            constexpr std::string_view unit = std::is_same_v<D, std::chrono::seconds> ? "seconds" : "milliseconds";
+            expected(node, key, fmt::format("a duration in whole {} like \"{}\"", unit, example));
+        }
+        return std::chrono::duration_cast<D>(*parsed);
+    }
+
+    void levels(const toml::table& table, std::string_view parent, std::string_view prefix,
+                std::map<std::string, Level, std::less<>>& out) const {
+        for (const auto& [key, node] : table) {
+            const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
+            // TOML's dotted keys (db.pool = "debug") arrive as nested tables: one logger name.
+            if (const toml::table* nested = node.as_table()) {
+                levels(*nested, parent, name, out);
+            } else {
+                out.insert_or_assign(name, level(node, path(parent, key.str())));
+            }
+        }
+    }
+
+    void async(const toml::table& table, AsyncConfig& out) const {
+        for (const auto& [key, node] : table) {
+            const std::string at = path("async", key.str());
+            if (key == "enabled") {
+                out.enabled = boolean(node, at);
+            } else if (key == "queue") {
+                out.queue_bytes = size(node, at, "4MiB", 1);
+            } else if (key == "overflow") {
+                out.overflow = choose<OverflowPolicy>(node, at, {{"block", OverflowPolicy::block}, {"drop", OverflowPolicy::drop}});
+            } else {
+                unknown_key(key, at, {"enabled", "queue", "overflow"}, "");
+            }
+        }
+    }
+
+    SinkConfig sink(const toml::table& table, std::string_view at) const {
+        const toml::node* type_node = table.get("type");
+        if (type_node == nullptr) {
+            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp or null)");
+        }
+        enum class Kind { stdout_stream, stderr_stream, file, udp, null };
+        const Kind kind = choose<Kind>(*type_node, path(at, "type"),
+                                 {{"stdout", Kind::stdout_stream}, {"stderr", Kind::stderr_stream},
+                                  {"file", Kind::file}, {"udp", Kind::udp}, {"null", Kind::null}});
+        SinkConfig sink;
+        sink.defined_at = location(table.source(), at);
+        FileSinkOptions file;
+        UdpSinkOptions udp;
+        for (const auto& [key, node] : table) {
+            const std::string key_path = path(at, key.str());
+            if (key == "type") continue;
+            if (key == "format") {
+                sink.format = format(node, key_path);
+            } else if (key == "level") {
+                sink.level = level(node, key_path);
+            } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
+                if (key == "path") sink.defined_at = location(node.source(), key_path);
+            } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
+                if (key == "address") sink.defined_at = location(node.source(), key_path);
+            } else {
+                static constexpr std::string_view kinds[] = {"a stdout sink", "a stderr sink", "a file sink",
+                                                             "a udp sink", "a null sink"};
+                const std::string_view kind_name = kinds[static_cast<int>(kind)];
+                switch (kind) {
+                    case Kind::file:
+                        unknown_key(key, key_path,
+                                    {"type", "format", "level", "path", "max_size", "rotate", "rotate_utc", "keep",
+                                     "buffer", "flush_interval", "flush_level", "fsync", "reopen_check"},
+                                    kind_name);
+                    case Kind::udp:
+                        unknown_key(key, key_path,
+                                    {"type", "format", "level", "address", "framing", "max_datagram", "oversize",
+                                     "facility", "app_name", "hostname", "resolve_interval"},
+                                    kind_name);
+                    default: unknown_key(key, key_path, {"type", "format", "level"}, kind_name);
+                }
+            }
+        }
+        switch (kind) {
+            case Kind::stdout_stream: sink.target = StdoutSinkOptions{.stream = StdStream::out}; break;
+            case Kind::stderr_stream: sink.target = StdoutSinkOptions{.stream = StdStream::err}; break;
+            case Kind::null: sink.target = std::shared_ptr<Sink>(std::make_shared<NullSink>()); break;
+            case Kind::file:
+                if (file.path.empty()) fail(table.source(), at, "missing key \"path\" (a file sink writes to a file)");
+                sink.target = std::move(file);
+                break;
+            case Kind::udp:
+                if (udp.address.empty()) {
+                    fail(table.source(), at, "missing key \"address\" (a udp sink sends to \"host:port\")");
+                }
+                sink.target = std::move(udp);
+                break;
+        }
+        return sink;
+    }
+
+    /// Reads one key of a file sink; false when `key` is not one.
+    bool file_key(const toml::key& key, const toml::node& node, std::string_view at, FileSinkOptions& file) const {
+        if (key == "path") {
+            file.path = std::string(text(node, at, "a file path"));
+            if (file.path.empty()) expected(node, at, "a file path");
+            if (const std::string reason = unwritable_reason(file.path); !reason.empty()) {
+                fail(node.source(), at, fmt::format("cannot open {} for writing: {}", in_quotes(file.path), reason));
+            }
+        } else if (key == "max_size") {
+            file.max_size = size(node, at, "100MiB");
+        } else if (key == "rotate") {
+            file.rotate_every = choose<RotateEvery>(node, at,
+                                       {{"never", RotateEvery::never}, {"hourly", RotateEvery::hour}, {"daily", RotateEvery::day}});
+        } else if (key == "rotate_utc") {
+            file.rotate_utc = boolean(node, at);
+        } else if (key == "keep") {
+            file.keep = static_cast<unsigned>(
+                integer(node, at, 0, std::numeric_limits<unsigned>::max(), "a number of files, 0 or more"));
+        } else if (key == "buffer") {
+            file.buffer_size = size(node, at, "64KiB");
+        } else if (key == "flush_interval") {
+            file.flush_interval = duration<std::chrono::milliseconds>(node, at, "1s");
+        } else if (key == "flush_level") {
+            file.flush_level = level(node, at);
+        } else if (key == "fsync") {
+            file.fsync_on_flush = boolean(node, at);
+        } else if (key == "reopen_check") {
+            file.reopen_check = duration<std::chrono::milliseconds>(node, at, "1s");
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    /// Reads one key of a UDP sink; false when `key` is not one.
+    bool udp_key(const toml::key& key, const toml::node& node, std::string_view at, UdpSinkOptions& udp) const {
+        if (key == "address") {
+            udp.address = std::string(text(node, at, "an address like \"127.0.0.1:5140\""));
+            if (udp.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:5140\"");
+        } else if (key == "framing") {
+            udp.framing = choose<UdpFraming>(node, at, {{"json", UdpFraming::json}, {"rfc5424", UdpFraming::rfc5424}});
+        } else if (key == "max_datagram") {
+            udp.max_datagram = size(node, at, "2KiB", 1, 65507);
+        } else if (key == "oversize") {
+            udp.oversize = choose<OversizePolicy>(node, at, {{"truncate", OversizePolicy::truncate}, {"drop", OversizePolicy::drop}});
+        } else if (key == "facility") {
+            udp.facility = static_cast<int>(integer(node, at, 0, 23, "a syslog facility from 0 to 23"));
+        } else if (key == "app_name") {
+            udp.app_name = std::string(text(node, at, "a name"));
+        } else if (key == "hostname") {
+            udp.hostname = std::string(text(node, at, "a host name"));
+        } else if (key == "resolve_interval") {
+            udp.resolve_interval = duration<std::chrono::seconds>(node, at, "60s");
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    Config document(const toml::table& root) const {
+        Config config;
+        for (const auto& [key, node] : root) {
+            const std::string_view at = key.str();
+            if (key == "level") {
+                config.level = level(node, at);
+            } else if (key == "levels") {
+                const toml::table* table = node.as_table();
+                if (table == nullptr) expected(node, at, "a table of logger = \"level\"");
+                levels(*table, at, "", config.levels);
+            } else if (key == "format") {
+                config.format = format(node, at);
+            } else if (key == "timestamp") {
+                constexpr std::string_view names =
+                    "rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, unix_nanos or "
+                    "unix_seconds_float";
+                if (!node.is_string() || !parse_timestamp_precision(node.as_string()->get(), config.timestamp.precision)) {
+                    expected(node, at, names);
+                }
+            } else if (key == "timezone") {
+                constexpr std::string_view what = "\"UTC\", \"local\" or an IANA zone name like \"Europe/Berlin\"";
+                try {
+                    config.timestamp.zone = TimeZone::parse(text(node, at, what));
+                } catch (const std::invalid_argument&) {
+                    expected(node, at, what);
+                }
+            } else if (key == "duration") {
+                config.duration = choose<DurationFormat>(node, at,
+                                         {{"string", DurationFormat::string}, {"nanos", DurationFormat::nanos},
+                                          {"seconds", DurationFormat::seconds}});
+            } else if (key == "async") {
+                const toml::table* table = node.as_table();
+                if (table == nullptr) expected(node, at, "a table ([async])");
+                async(*table, config.async);
+            } else if (key == "sinks") {
+                const toml::array* array = node.as_array();
+                if (array == nullptr) expected(node, at, "[[sinks]] tables");
+                config.sinks.clear();  // present: exactly these (an empty array means none)
+                for (std::size_t i = 0; i < array->size(); ++i) {
+                    const std::string element = fmt::format("sinks[{}]", i);
+                    const toml::table* table = (*array)[i].as_table();
+                    if (table == nullptr) expected((*array)[i], element, "a table ([[sinks]])");
+                    config.sinks.push_back(sink(*table, element));
+                }
+            } else {
+                unknown_key(key, at, {"level", "levels", "format", "timestamp", "timezone", "duration", "async", "sinks"}, "");
+            }
+        }
+        return config;
+    }
+
+private:
+    std::string_view source_;
+};
+
+}  // namespace
 
 Config Config::parse(std::string_view text, std::string_view source) {
     toml::table table;
     try {
         table = toml::parse(text, source);
     } catch (const toml::parse_error& e) {
-        throw ConfigError(std::string(source) + ":" + std::to_string(e.source().begin.line) + ": " +
-                          std::string(e.description()));
+        throw ConfigError(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
     }
-    Config config;
-    if (const auto level = table["level"].value<std::string>()) {
-        const auto parsed = parse_level(*level);
-        if (!parsed) throw ConfigError(std::string(source) + ": level: unknown level '" + *level + "'");
-        config.level = *parsed;
-    }
-    if (const auto format = table["format"].value<std::string>()) {
-        const auto parsed = parse_format(*format);
-        if (!parsed) throw ConfigError(std::string(source) + ": format: unknown format '" + *format + "'");
-        config.format = *parsed;
-    }
-    return config;
+    return Reader(source).document(table);
 }
 
 Config Config::load(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path + ": cannot read the configuration file");
+    if (!in) {
+        throw ConfigError(fmt::format("{}: cannot read the configuration file: {}", path, std::strerror(errno)));
+    }
     std::stringstream text;
     text << in.rdbuf();
     Config config = parse(text.str(), path);

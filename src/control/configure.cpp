@@ -5,13 +5,22 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "control/fork.hpp"
 #include "control/state.hpp"
 
 namespace fieldlog {
 namespace detail {
 namespace {
 
-std::shared_ptr<Sink> make_sink(const SinkTarget& target, std::string& kind, std::string& where) {
+/// `"<path>"` for error messages.
+std::string in_quotes(const std::string& text) { return '"' + text + '"'; }
+
+/// Makes the sink `sink_config` describes; errors start with where it was defined
+/// (`fieldlog.toml:14: sinks[1].path`) or, for sinks made in code, with `sinks[<index>]`.
+std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index, std::string& kind, std::string& where) {
+    const SinkTarget& target = sink_config.target;
+    const std::string at =
+        sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
     if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
         kind = std_stream->stream == StdStream::out ? "stdout" : "stderr";
         return std::make_shared<StdoutSink>(std_stream->stream);
@@ -22,7 +31,9 @@ std::shared_ptr<Sink> make_sink(const SinkTarget& target, std::string& kind, std
         try {
             return std::make_shared<FileSink>(*file);
         } catch (const std::system_error& e) {
-            throw ConfigError("file sink '" + file->path + "': " + e.what());
+            throw ConfigError(at + ": cannot open " + in_quotes(file->path) + " for writing: " + e.code().message());
+        } catch (const std::exception& e) {
+            throw ConfigError(at + ": " + e.what());
         }
     }
     if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) {
@@ -31,11 +42,11 @@ std::shared_ptr<Sink> make_sink(const SinkTarget& target, std::string& kind, std
         try {
             return std::make_shared<UdpSink>(*udp);
         } catch (const std::exception& e) {
-            throw ConfigError("udp sink '" + udp->address + "': " + e.what());
+            throw ConfigError(at + ": " + e.what());
         }
     }
     const auto& custom = std::get<std::shared_ptr<Sink>>(target);
-    if (!custom) throw ConfigError("sink list holds an empty std::shared_ptr<Sink>");
+    if (!custom) throw ConfigError(at + ": an empty std::shared_ptr<Sink>");
     kind = dynamic_cast<const NullSink*>(custom.get()) != nullptr     ? "null"
            : dynamic_cast<const MemorySink*>(custom.get()) != nullptr ? "memory"
                                                                        : "custom";
@@ -45,7 +56,8 @@ std::shared_ptr<Sink> make_sink(const SinkTarget& target, std::string& kind, std
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
-    for (const SinkConfig& sink_config : config.sinks) {
+    for (std::size_t index = 0; index < config.sinks.size(); ++index) {
+        const SinkConfig& sink_config = config.sinks[index];
         std::shared_ptr<SinkHandle> handle;
         for (const auto& candidate : pipeline->handles) {  // the same sink twice in one config
             if (candidate->origin == sink_config.target) handle = candidate;
@@ -57,7 +69,7 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
         }
         if (!handle) {
             handle = std::make_shared<SinkHandle>();
-            handle->sink = make_sink(sink_config.target, handle->kind, handle->target);
+            handle->sink = make_sink(sink_config, index, handle->kind, handle->target);
             handle->origin = sink_config.target;
         }
         if (std::find(pipeline->handles.begin(), pipeline->handles.end(), handle) == pipeline->handles.end()) {
@@ -78,18 +90,28 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
         channel->min_level = std::min(channel->min_level, sink_config.level);
         pipeline->min_level = std::min(pipeline->min_level, sink_config.level);
     }
+    if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
     return pipeline;
 }
 
-/// Closes the sinks of `old` that `next` does not use, then frees `old`.
+/// Closes the sinks of `old` that `next` does not use, then frees `old`. A sink the program
+/// made (a shared_ptr<Sink> target) is only flushed: the program may hand it to configure()
+/// again, and its destructor releases it.
 void retire(std::unique_ptr<Pipeline> old, const Pipeline* next) {
     if (!old) return;
     wait_for_readers(old.get());
+    if (old->writer) {  // everything it queued reaches the sinks before they are closed
+        old->writer->stop();
+        State& s = state();
+        const std::lock_guard lock(s.threads_mutex);
+        accumulate(s.retired.async, old->writer->metrics());
+    }
     for (const auto& handle : old->handles) {
         const bool kept = next != nullptr &&
                           std::find(next->handles.begin(), next->handles.end(), handle) != next->handles.end();
+        const bool program_made = std::holds_alternative<std::shared_ptr<Sink>>(handle->origin);
         const std::lock_guard lock(handle->mutex);
-        if (kept) {
+        if (kept || program_made) {
             handle->sink->flush();
         } else {
             handle->sink->close();
@@ -102,6 +124,9 @@ void shutdown_at_exit() { shutdown(); }
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
 void apply(State& s, const Config& config) {
     std::unique_ptr<Pipeline> next = build_pipeline(config, s.current.load(std::memory_order_acquire));
+    // Everything that can throw happens before the first visible change.
+    Config in_force = config;
+    std::string path = config.source.empty() ? s.config_path : config.source;
     {
         const std::lock_guard lock(s.loggers_mutex);
         for (const auto& [name, core] : s.loggers) {
@@ -110,13 +135,32 @@ void apply(State& s, const Config& config) {
             }
         }
     }
-    s.config = config;
-    if (!config.source.empty()) s.config_path = config.source;
-    const Pipeline* next_raw = next.get();
+    s.config = std::move(in_force);
+    s.config_path = std::move(path);
+    Pipeline* next_raw = next.get();
+    const Pipeline* previous = s.current.load(std::memory_order_acquire);
+    if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->open.store(false, std::memory_order_relaxed);
     std::unique_ptr<Pipeline> old(s.current.exchange(next.release(), std::memory_order_seq_cst));
     s.shut_down.store(false, std::memory_order_relaxed);
-    if (!s.configured.exchange(true)) std::atexit(shutdown_at_exit);
+    if (!s.configured.exchange(true)) {
+        std::atexit(shutdown_at_exit);
+        register_fork_handlers();
+    }
     retire(std::move(old), next_raw);
+    // Only now: a sink both pipelines share gets all of the old pipeline's records first.
+    if (next_raw->writer) next_raw->writer->start();
+    next_raw->open.store(true, std::memory_order_release);
+}
+
+/// Reopens the sinks of `pipeline` (caller holds configure_mutex); with `kept_from`, only those
+/// that pipeline also had: a sink made just now has nothing to let go.
+void reopen_sinks(const Pipeline* pipeline, const std::vector<std::shared_ptr<SinkHandle>>* kept_from = nullptr) {
+    if (pipeline == nullptr) return;
+    for (const auto& handle : pipeline->handles) {
+        if (kept_from != nullptr && std::find(kept_from->begin(), kept_from->end(), handle) == kept_from->end()) continue;
+        const std::lock_guard lock(handle->mutex);
+        handle->sink->reopen();
+    }
 }
 
 }  // namespace
@@ -150,7 +194,18 @@ void reload() {
         path = s.config_path;
     }
     if (path.empty()) throw ConfigError("reload: no configuration file was loaded (set FIELDLOG_CONFIG or use Config::load)");
-    configure(Config::load(path));
+    const Config config = Config::load(path);
+    const std::lock_guard lock(s.configure_mutex);
+    std::vector<std::shared_ptr<detail::SinkHandle>> before;
+    if (const detail::Pipeline* current = s.current.load(std::memory_order_acquire)) before = current->handles;
+    detail::apply(s, config);
+    detail::reopen_sinks(s.current.load(std::memory_order_acquire), &before);
+}
+
+void reopen_files() {
+    detail::State& s = detail::state();
+    const std::lock_guard lock(s.configure_mutex);
+    detail::reopen_sinks(s.current.load(std::memory_order_acquire));
 }
 
 void flush() {

@@ -31,6 +31,12 @@ Metrics metrics() {
         for (const auto& handle : pipeline->handles) {
             m.sinks.push_back(SinkMetrics{handle->kind, handle->target, handle->sink->counters()});
         }
+        if (pipeline->writer) {
+            const AsyncMetrics running = pipeline->writer->metrics();
+            detail::accumulate(m.async, running);
+            m.async.queue_high_water = running.queue_high_water;
+            m.async.queue_capacity = running.queue_capacity;
+        }
     }
     return m;
 }

@@ -1,5 +1,10 @@
 #include "dispatch/pipeline.hpp"
 
+#include <chrono>
+#include <thread>
+
+#include "dispatch/final_flush.hpp"
+
 namespace fieldlog::detail {
 
 void write_to_sinks(const Channel& channel, const RecordView& record) noexcept {
@@ -11,10 +16,24 @@ void write_to_sinks(const Channel& channel, const RecordView& record) noexcept {
 }
 
 void Pipeline::dispatch(const Channel& channel, const RecordView& record) const noexcept {
+    check_thread_for_signals();
+    if (writer) {
+        const auto index = static_cast<std::uint32_t>(&channel - channels.data());
+        if (writer->enqueue(index, record) != AsyncWriter::Enqueued::too_large) return;
+        writer->drain();  // too large for the queue: written here, after this thread's earlier records
+    } else if (!open.load(std::memory_order_acquire)) [[unlikely]] {
+        wait_until_open();
+    }
     write_to_sinks(channel, record);
+    if (halting()) park_until_exit();  // the process is ending: this call must not return
+}
+
+void Pipeline::wait_until_open() const noexcept {
+    while (!open.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 void Pipeline::flush() const noexcept {
+    if (writer) writer->drain();
     for (const auto& handle : handles) {
         const std::lock_guard lock(handle->mutex);
         handle->sink->flush();

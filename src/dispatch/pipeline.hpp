@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch/async_writer.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/sink.hpp"
@@ -44,10 +45,20 @@ struct Pipeline {
     ClockFn clock = nullptr;
     Level min_level = Level::off;
 
-    /// Hands one encoded record of `channel` to its sinks.
+    /// False while the previous pipeline's writer still has records queued (a swap from async
+    /// to sync): direct writes wait for it, so no thread's record overtakes its queued ones.
+    std::atomic<bool> open{true};
+    /// Async mode (Config::async.enabled): the queue and writer thread in front of the sinks.
+    /// Declared last, so it stops before the sinks it writes to go away.
+    std::unique_ptr<AsyncWriter> writer;
+
+    /// Hands one encoded record of `channel` to its sinks, or to the writer's queue.
     void dispatch(const Channel& channel, const RecordView& record) const noexcept;
-    /// Flushes every sink.
+    /// Waits until the writer (if any) has written every record queued so far, then flushes
+    /// every sink.
     void flush() const noexcept;
+    /// Sleeps until `open` (configure() sets it once the previous pipeline is retired).
+    void wait_until_open() const noexcept;
 };
 
 /// Writes `record` to each route of `channel` that takes its level, under each sink's lock.

@@ -1,26 +1,37 @@
+// The format switch: one encoder per format, all writing the same record.
 #include "encode/encode.hpp"
 
+#include "encode/console_encoder.hpp"
 #include "encode/json_encoder.hpp"
+#include "encode/logfmt_encoder.hpp"
 
 namespace fieldlog::detail {
+namespace {
+
+template <typename Encoder>
+void fields_with(Encoder encoder, Buffer& out, const Segment& parent, std::span<const Field> fields, FieldsRun& run) {
+    const std::size_t base = out.size();
+    encoder.fields(parent, fields);
+    run.count = encoder.members().top_members(base, run.members);
+    run.mask = encoder.members().top_mask();
+}
+
+}  // namespace
 
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
     switch (options.format) {
-        case Format::json:
-        case Format::logfmt:
-        case Format::console:
-            JsonEncoder(out, scratch, options).record(record);
-            break;
+        case Format::json: JsonEncoder(out, scratch, options).record(record); break;
+        case Format::logfmt: LogfmtEncoder(out, scratch, options).record(record); break;
+        case Format::console: ConsoleEncoder(out, scratch, options).record(record); break;
     }
 }
 
-void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, std::span<const Field> fields) {
+void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, const Segment& parent,
+                   std::span<const Field> fields, FieldsRun& run) {
     switch (options.format) {
-        case Format::json:
-        case Format::logfmt:
-        case Format::console:
-            JsonEncoder(out, scratch, options).fields(fields);
-            break;
+        case Format::json: fields_with(JsonEncoder(out, scratch, options), out, parent, fields, run); break;
+        case Format::logfmt: fields_with(LogfmtEncoder(out, scratch, options), out, parent, fields, run); break;
+        case Format::console: fields_with(ConsoleEncoder(out, scratch, options), out, parent, fields, run); break;
     }
 }
 

@@ -1,8 +1,10 @@
 // The one entry point from the record path into the encoders: picks the encoder for a format.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
+#include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
 #include "record/buffer.hpp"
@@ -12,7 +14,21 @@ namespace fieldlog::detail {
 /// Appends one whole record line in `options.format`.
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
 
-/// Appends fields in the form bound and scope fields are kept in (with leading separators).
-void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, std::span<const Field> fields);
+/// Bytes between the start of a bound or scope member and its key, per format.
+constexpr std::uint8_t segment_key_offset(Format format) noexcept { return format == Format::json ? 2 : 1; }
+
+/// A run of top-level members being made (bound or scope fields): where their member table
+/// goes, and what encode_fields found.
+struct FieldsRun {
+    std::span<SegmentMember> members;  ///< filled up to its size
+    std::size_t count = 0;             ///< members in the run (may exceed members.size())
+    std::uint64_t mask = 0;
+};
+
+/// Appends `parent` (a run in this format) and then `fields` as top-level members with leading
+/// separators (the form bound and scope fields are kept in), keys made unique, and describes
+/// the members from where it started in `run`.
+void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, const Segment& parent,
+                   std::span<const Field> fields, FieldsRun& run);
 
 }  // namespace fieldlog::detail

@@ -1,7 +1,9 @@
 #include "encode/json_encoder.hpp"
 
+#include <algorithm>
 #include <cmath>
 
+#include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -23,13 +25,18 @@ void JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    out_.append(r.bound);
-    out_.append(r.scope);
-    fields(r.fields);
+    members_.append_segment(r.bound);
+    members_.append_segment(r.scope);
+    write_fields(r.fields);
     out_.append("}\n");
 }
 
-void JsonEncoder::fields(std::span<const Field> fields) {
+void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
+    members_.append_segment(parent);
+    write_fields(fields);
+}
+
+void JsonEncoder::write_fields(std::span<const Field> fields) {
     depth_ = 0;
     is_array_[0] = false;
     has_items_[0] = true;
@@ -58,19 +65,51 @@ bool JsonEncoder::begin_value() {
 void JsonEncoder::key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
-    if (has_items_[depth_]) out_.push_back(',');
+    const std::size_t start = out_.size();
+    const std::size_t separator = has_items_[depth_] ? 1 : 0;
     has_items_[depth_] = true;
-    append_json_string(out_, k);
-    out_.push_back(':');
+    char* o = out_.reserve(2 + kReservedKeyPrefix.size());
+    *o = ',';
+    o += separator;
+    *o++ = '"';
+    if (depth_ == 0 && is_reserved_key(k)) o = std::copy(kReservedKeyPrefix.begin(), kReservedKeyPrefix.end(), o);
+    out_.commit(o);
+    append_json_escaped(out_, k);
+    const std::size_t key_start = start + separator + 1;
+    members_.add(start, separator, key_start, out_.size() - key_start);
+    o = out_.reserve(2);
+    *o++ = '"';
+    *o++ = ':';
+    out_.commit(o);
     after_key_ = true;
 }
 
 void JsonEncoder::value(const Value& v) {
     if (v.kind() == Value::Kind::custom) {
-        v.encode_custom_into(*this);  // it calls back into value()/begin_*()
+        // A value that cannot be written (too deep, no key) is not asked to write itself: a
+        // recursive user type then stops here instead of recursing without bound.
+        if (ignored_ > 0 || (!is_array_[depth_] && !after_key_)) return;
+        write_custom(v);
         return;
     }
     if (begin_value()) write_value(v);
+}
+
+void JsonEncoder::write_custom(const Value& v) {
+    const int depth_floor = depth_floor_;
+    const int ignored_floor = ignored_floor_;
+    depth_floor_ = depth_;
+    ignored_floor_ = ignored_;
+    v.encode_custom_into(*this);  // it calls back into value()/begin_*()
+    ignored_ = ignored_floor_;
+    while (depth_ > depth_floor_) close();
+    depth_floor_ = depth_floor;
+    ignored_floor_ = ignored_floor;
+}
+
+void JsonEncoder::close_all() {
+    ignored_ = 0;
+    while (depth_ > 0) close();
 }
 
 bool JsonEncoder::open(char bracket, bool is_array) {
@@ -82,15 +121,18 @@ bool JsonEncoder::open(char bracket, bool is_array) {
     ++depth_;
     is_array_[depth_] = is_array;
     has_items_[depth_] = false;
+    if (!is_array) members_.open_object();
     return true;
 }
 
-void JsonEncoder::close(char bracket) {
+void JsonEncoder::close() {
     if (after_key_) {
         out_.append("null");
         after_key_ = false;
     }
-    out_.push_back(bracket);
+    // The bracket of what is open, whichever end_*() was called: the line stays valid.
+    out_.push_back(is_array_[depth_] ? ']' : '}');
+    if (!is_array_[depth_]) members_.close_object();
     --depth_;
 }
 
@@ -100,18 +142,13 @@ void JsonEncoder::begin_array() {
 void JsonEncoder::begin_object() {
     if (!begin_value() || !open('{', false)) ++ignored_;
 }
-void JsonEncoder::end_array() {
-    if (ignored_ > 0) {
+void JsonEncoder::end_array() { end_container(); }
+void JsonEncoder::end_object() { end_container(); }
+void JsonEncoder::end_container() {
+    if (ignored_ > ignored_floor_) {
         --ignored_;
-    } else if (depth_ > 0) {
-        close(']');
-    }
-}
-void JsonEncoder::end_object() {
-    if (ignored_ > 0) {
-        --ignored_;
-    } else if (depth_ > 0) {
-        close('}');
+    } else if (depth_ > depth_floor_) {
+        close();
     }
 }
 
@@ -188,16 +225,16 @@ void JsonEncoder::write_value(const Value& v) {
                     key(f.key);
                     value(f.value);
                 }
-                close('}');
+                close();
             }
             break;
         case Value::Kind::array:
             if (open('[', true)) {
                 for (const Value& element : v.as_array()) value(element);
-                close(']');
+                close();
             }
             break;
-        case Value::Kind::custom: v.encode_custom_into(*this); break;
+        case Value::Kind::custom: write_custom(v); break;
     }
 }
 

@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
@@ -20,14 +21,26 @@ public:
     /// Written in place of a container nested deeper than kMaxDepth.
     static constexpr std::string_view kDepthPlaceholder = "\"[depth limit]\"";
 
+    /// Bytes between a top-level member's start and its key: the comma and the opening quote.
+    static constexpr std::uint8_t kKeyOffset = 2;
+
     /// `scratch` is where fmt-formatted text is assembled before it is escaped.
     JsonEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
-        : out_(out), scratch_(scratch), options_(options) {}
+        : out_(out), scratch_(scratch), options_(options), members_(out) {}
 
     /// Appends one whole record, ending in '\n'.
     void record(const RecordInput& record);
-    /// Appends `,"key":value` for each field (the form bound and scope fields are kept in).
-    void fields(std::span<const Field> fields);
+    /// Appends `parent` then `,"key":value` for each field (the form bound and scope fields are
+    /// kept in), keys made unique; members() then describes the run.
+    void fields(const Segment& parent, std::span<const Field> fields);
+    [[nodiscard]] const MemberIndex& members() const noexcept { return members_; }
+    /// Makes the next value() or begin_*() a whole JSON value with no key (console and logfmt
+    /// write nested containers through this).
+    void expect_value() noexcept { after_key_ = true; }
+    /// True when no container is open (or being skipped).
+    [[nodiscard]] bool idle() const noexcept { return depth_ == 0 && ignored_ == 0; }
+    /// Closes every open container (a user type that forgot its end_*()).
+    void close_all();
 
     void value(const Value& v) override;
     void begin_array() override;
@@ -38,17 +51,25 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) override;
 
 private:
+    void write_fields(std::span<const Field> fields);
     bool begin_value();
     void write_value(const Value& v);
+    void write_custom(const Value& v);
     bool open(char bracket, bool is_array);
-    void close(char bracket);
+    void close();
+    void end_container();
     void write_timestamp(Timestamp t);
 
     Buffer& out_;
     Buffer& scratch_;
     const EncoderOptions& options_;
+    MemberIndex members_;
     int depth_ = 0;
     int ignored_ = 0;  ///< containers being skipped (too deep, or a value without a key)
+    // A user type may close only what it opened: end_*() below these is ignored, and what it
+    // leaves open is closed when it returns.
+    int depth_floor_ = 0;
+    int ignored_floor_ = 0;
     bool after_key_ = false;
     bool is_array_[kMaxDepth + 1] = {};
     bool has_items_[kMaxDepth + 1] = {};

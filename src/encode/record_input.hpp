@@ -6,6 +6,7 @@
 #include <span>
 #include <string_view>
 
+#include "encode/members.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/logger.hpp"
@@ -18,8 +19,8 @@ struct RecordInput {
     Level level;
     std::string_view logger;
     const Message& message;
-    std::string_view bound;  ///< already encoded in this format, with leading separators
-    std::string_view scope;  ///< likewise
+    Segment bound;  ///< already encoded in this format, with leading separators
+    Segment scope;  ///< likewise
     std::span<const Field> fields;
 };
 

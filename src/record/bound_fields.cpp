@@ -1,3 +1,4 @@
+// Logger::with's cold half: encode the child's fields once per format (see bound_fields.hpp).
 #include "record/bound_fields.hpp"
 
 #include "control/state.hpp"
@@ -5,6 +6,12 @@
 #include "record/buffer.hpp"
 
 namespace fieldlog::detail {
+
+Segment bound_segment(const BoundFields* bound, Format format) noexcept {
+    if (bound == nullptr) return {};
+    const BoundFields::Encoded& e = bound->encoded[static_cast<std::size_t>(format)];
+    return Segment(e.bytes, e.members, e.mask, segment_key_offset(format));
+}
 
 std::shared_ptr<const BoundFields> make_bound_fields(const BoundFields* parent, std::span<const Field> fields) {
     auto bound = std::make_shared<BoundFields>();
@@ -14,10 +21,19 @@ std::shared_ptr<const BoundFields> make_bound_fields(const BoundFields* parent, 
     for (int f = 0; f < format_count; ++f) {
         EncoderOptions options = running;
         options.format = static_cast<Format>(f);
-        out->clear();
-        out->append(bound_bytes(parent, options.format));
-        encode_fields(options, *out, *scratch, fields);
-        bound->encoded[static_cast<std::size_t>(f)] = std::string(out->view());
+        const Segment inherited = bound_segment(parent, options.format);
+        BoundFields::Encoded& e = bound->encoded[static_cast<std::size_t>(f)];
+        // One member per field, unless a user type writes keys at the top level: then again.
+        FieldsRun run{.members = {}, .count = inherited.members.size() + fields.size(), .mask = 0};
+        do {
+            e.members.resize(run.count);
+            run.members = e.members;
+            out->clear();
+            encode_fields(options, *out, *scratch, inherited, fields, run);
+        } while (run.count > e.members.size());
+        e.members.resize(run.count);
+        e.mask = run.mask;
+        e.bytes = std::string(out->view());
     }
     return bound;
 }

@@ -1,27 +1,36 @@
 // Bound fields: what Logger::with attaches, encoded once per format when the child logger is
 // made and copied as bytes into every record. Immutable and shared between logger copies.
+// Each format keeps its member table too, so a scope or call field that repeats a bound key
+// can replace it (the duplicate-key rule, encode/members.hpp).
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
+#include <vector>
 
+#include "encode/members.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
 
 namespace fieldlog::detail {
 
 struct BoundFields {
-    std::array<std::string, format_count> encoded;  ///< indexed by Format
+    struct Encoded {
+        std::string bytes;
+        std::vector<SegmentMember> members;
+        std::uint64_t mask = 0;
+    };
+    std::array<Encoded, format_count> encoded;  ///< indexed by Format
 };
 
-inline std::string_view bound_bytes(const BoundFields* bound, Format format) noexcept {
-    return bound != nullptr ? std::string_view(bound->encoded[static_cast<std::size_t>(format)]) : std::string_view{};
-}
+/// The bound fields of `bound` (may be null) in `format`.
+Segment bound_segment(const BoundFields* bound, Format format) noexcept;
 
-/// The parent's bytes followed by `fields`, in every format (with the running encoder options).
+/// The parent's members followed by `fields`, in every format (with the running encoder options);
+/// a child's key replaces the parent's.
 std::shared_ptr<const BoundFields> make_bound_fields(const BoundFields* parent, std::span<const Field> fields);
 
 }  // namespace fieldlog::detail

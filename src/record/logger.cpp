@@ -31,7 +31,8 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
             if (level < channel.min_level) continue;
             buffer.clear();
             const detail::RecordInput record{now, level, core_->name, message,
-                                             detail::bound_bytes(bound_.get(), channel.options.format), {}, fields};
+                                             detail::bound_segment(bound_.get(), channel.options.format),
+                                             context->scopes.segment(channel.options.format), fields};
             try {
                 detail::encode_record(channel.options, buffer, context->scratch, record);
             } catch (...) {  // a user formatter threw, or memory ran out: drop this record
@@ -46,10 +47,11 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     }
     detail::release_pipeline(*context);
     context->busy = false;
+    if (context->scopes.has_pending()) context->scopes.close_pending();  // closed during this call
 }
 
-Logger Logger::with(Fields fields) const {
-    return Logger(core_, detail::make_bound_fields(bound_.get(), std::span<const Field>(fields.begin(), fields.size())));
+Logger Logger::with(std::span<const Field> fields) const {
+    return Logger(core_, detail::make_bound_fields(bound_.get(), fields));
 }
 
 }  // namespace fieldlog

@@ -9,6 +9,7 @@
 
 #include "fieldlog/level.hpp"
 #include "record/buffer.hpp"
+#include "record/scope_stack.hpp"
 
 namespace fieldlog::detail {
 
@@ -41,6 +42,8 @@ struct ThreadContext {
     /// True while this thread is inside a logging call (a nested call is dropped and counted).
     bool busy = false;
     ThreadCounters counters;
+    /// The fields of the fieldlog::Scope objects open on this thread, encoded.
+    ScopeStack scopes;
 };
 
 /// This thread's context; nullptr once the thread is tearing down its thread-locals.

@@ -2,6 +2,7 @@
 // for tests — yours too). The dispatcher calls them one thread at a time.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -12,26 +13,38 @@
 struct iovec;
 
 namespace fieldlog {
+namespace detail {
+class ErrorReporter;
+}
 
 enum class StdStream : std::uint8_t { out, err };
 
-/// Writes to file descriptor 1 or 2: one write() per record or batch, so records up to
-/// PIPE_BUF bytes never interleave with other processes on the same pipe. EPIPE is counted,
-/// never fatal (SIGPIPE is not raised for these writes).
+/// Writes to file descriptor 1 or 2 with one write(2) per record, or per batch of whole records.
+/// On a pipe a batch is cut into writes of at most PIPE_BUF bytes, so records up to PIPE_BUF
+/// never interleave with other processes writing to the same pipe. A vanished reader (EPIPE)
+/// is counted as an error and a drop and never kills the process: SIGPIPE is blocked around
+/// writes to a pipe (unless the program ignores it anyway) and sockets get MSG_NOSIGNAL.
+/// Failures are reported on stderr at most once per second (not for the stderr sink itself).
 class StdoutSink final : public Sink {
 public:
     explicit StdoutSink(StdStream stream = StdStream::out);
+    ~StdoutSink() override;
     void write(std::span<const char> record) override;
     void write_batch(std::span<const RecordView> records) override;
     void flush() override {}
+    /// Crash path: one write(2), SIGPIPE kept away (async-signal-safe).
+    void emergency_write(std::span<const char> record) noexcept override;
     [[nodiscard]] bool is_terminal() const noexcept override { return terminal_; }
 
 private:
-    bool write_guarded(::iovec* iov, int count) noexcept;
+    enum class Destination : std::uint8_t { plain, pipe, socket };
+    void write_records(::iovec* iov, int count, std::size_t bytes) noexcept;
 
     int fd_;
     bool terminal_;
+    Destination destination_;
     bool guard_sigpipe_;
+    std::unique_ptr<detail::ErrorReporter> errors_;
 };
 
 /// Drops every record after it was fully encoded; counts them. For benchmarks and for

@@ -1,37 +1,59 @@
 // The file sink: appends records to a file through a userspace buffer, rotates by size and/or
-// time, reopens when logrotate moved the file, and survives a full disk.
+// time, lets go of a file logrotate moved, and survives a full disk. It sits at the end of the
+// record path (the dispatcher calls it, one thread at a time); its periodic chores (flush after
+// flush_interval, checking the path) run on the sinks' shared background thread.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog {
 
+/// Time-based rotation: at the top of each hour, or at midnight (UTC or local time).
 enum class RotateEvery : std::uint8_t { never, hour, day };
 
 struct FileSinkOptions {
     std::string path;
-    std::size_t buffer_size = 64 * 1024;           ///< userspace buffer; 0 writes through
-    std::chrono::milliseconds flush_interval{1000};  ///< flush at the latest this long after a write
-    bool fsync_on_flush = false;
-    Level flush_level = Level::error;              ///< records at or above this flush at once
-    std::uint64_t max_size = 0;                    ///< rotate before exceeding this many bytes; 0: never
+    std::size_t buffer_size = 64 * 1024;           ///< userspace buffer; 0 writes each record through
+    std::chrono::milliseconds flush_interval{1000};  ///< buffered bytes wait at most about this long; 0: no wait
+    bool fsync_on_flush = false;                   ///< fsync(2) after each flush (durable, slow)
+    Level flush_level = Level::error;              ///< a record at or above this flushes at once
+    std::uint64_t max_size = 0;                    ///< rotate before a record would pass this size; 0: never
     RotateEvery rotate_every = RotateEvery::never;
     bool rotate_utc = false;                       ///< time rotation at UTC (true) or local boundaries
-    unsigned keep = 5;                             ///< rotated files kept: path.1 … path.N
-    std::chrono::milliseconds reopen_check{1000};  ///< how often to notice a moved/deleted file
+    unsigned keep = 5;                             ///< rotated files kept: path.1 (newest) … path.N
+    std::chrono::milliseconds reopen_check{1000};  ///< how often to look for a moved/deleted file; 0: never
 
     friend bool operator==(const FileSinkOptions&, const FileSinkOptions&) = default;
 };
 
-/// Appends to a file opened O_APPEND|O_CLOEXEC (directories are created). Construction throws
-/// std::system_error when the file cannot be opened; later failures are counted, reported on
-/// stderr at most once per second, and never reach the caller.
+/// Appends to `path`, opened O_WRONLY|O_APPEND|O_CLOEXEC (missing directories are created).
+///
+/// - Records are gathered in a buffer allocated once and written with one write(2) when it is
+///   full, when a record at flush_level or above arrives, when flush_interval has passed (the
+///   background tick), on flush(), close(), shutdown() and normal exit.
+/// - Rotation happens between records, so every file starts and ends on a record boundary and
+///   exceeds max_size by at most one record (only when that record alone is larger). The new
+///   file is opened (as `path.rotating`) before any old file is renamed or dropped; then
+///   path.(N-1) → path.N, …, path → path.1, path.rotating → path.
+/// - After logrotate renamed or deleted the file, the sink reopens `path` when reopen() is called
+///   (SIGHUP, fieldlog::reopen_files(), fieldlog::reload()) or when the background check finds
+///   another inode at `path` (at most reopen_check later). Until then records go to the moved
+///   file: none is lost.
+/// - A failed or short write (ENOSPC, EIO, …) truncates the file back to the last complete
+///   record, counts the records lost as dropped and reports on stderr at most once per second;
+///   the next flush tries again, so logging resumes by itself when space returns.
+/// - Opening a file whose last byte is not '\n' (a crash tore the last record) starts the next
+///   record on a fresh line.
+///
+/// Construction throws std::system_error when the file cannot be opened; later failures are
+/// counted and never reach the caller. Thread-safe (an internal lock shares the sink with its
+/// background tick); the dispatcher still calls it from one thread at a time.
 class FileSink final : public Sink {
 public:
     explicit FileSink(FileSinkOptions options);
@@ -39,24 +61,21 @@ public:
 
     void write(std::span<const char> record) override;
     void write_record(const RecordView& record) override;
+    void write_batch(std::span<const RecordView> records) override;
     void flush() override;
     void close() override;
-    /// Closes and reopens the path (after logrotate's rename; what SIGHUP triggers).
-    void reopen();
+    /// Writes the buffer, closes the file and opens `path` again (after logrotate's rename).
+    void reopen() override;
+    /// Crash path: write(2) of the buffered records, without the lock (async-signal-safe).
+    void emergency_flush() noexcept override;
+    /// Crash path: write(2) of one record straight to the file (async-signal-safe).
+    void emergency_write(std::span<const char> record) noexcept override;
 
-    [[nodiscard]] const FileSinkOptions& options() const noexcept { return options_; }
+    [[nodiscard]] const FileSinkOptions& options() const noexcept;
 
 private:
-    void append(std::span<const char> record);
-    bool write_out(const char* data, std::size_t size);
-    void open_file();
-
-    FileSinkOptions options_;
-    int fd_ = -1;
-    std::vector<char> buffer_;
-    std::size_t used_ = 0;
-    std::chrono::steady_clock::time_point first_unflushed_{};
-    std::chrono::steady_clock::time_point last_error_report_{};
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 }  // namespace fieldlog

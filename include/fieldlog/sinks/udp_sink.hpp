@@ -1,5 +1,6 @@
 // The UDP sink: one record per datagram to host:port, never blocking the caller. Framing is
-// the JSON line itself or an RFC 5424 syslog message whose body is the JSON line.
+// the JSON line itself or an RFC 5424 syslog message whose body is the JSON line. It sits at
+// the end of the record path; re-resolving a host name runs on the sinks' background thread.
 #pragma once
 
 #include <chrono>
@@ -12,25 +13,48 @@
 
 namespace fieldlog {
 
+/// What a datagram carries: the line without its '\n' (`json`), or an RFC 5424 message
+/// `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - - LINE` (`rfc5424`, for syslog daemons).
 enum class UdpFraming : std::uint8_t { json, rfc5424 };
+/// What happens to a record whose datagram would exceed max_datagram (see UdpSink).
 enum class OversizePolicy : std::uint8_t { truncate, drop };
 
 struct UdpSinkOptions {
-    std::string address;                      ///< "host:port", "[v6]:port"; resolved at construction
+    std::string address;                      ///< "host:port", "1.2.3.4:port", "[::1]:port"
     UdpFraming framing = UdpFraming::json;
-    std::size_t max_datagram = 2048;          ///< RFC 5426's safe syslog size; at most 65507
+    std::size_t max_datagram = 2048;          ///< whole datagram, header included; RFC 5426's safe size; ≤ 65507
     OversizePolicy oversize = OversizePolicy::truncate;
-    int facility = 16;                        ///< syslog facility (16 = local0)
+    int facility = 16;                        ///< syslog facility 0–23 (16 = local0)
     std::string app_name = "fieldlog";       ///< RFC 5424 APP-NAME
     std::string hostname;                     ///< RFC 5424 HOSTNAME; empty: gethostname()
-    std::chrono::seconds resolve_interval{60};  ///< how often the host name is resolved again
+    std::chrono::seconds resolve_interval{60};  ///< a host name is resolved again this often; 0: never
 
     friend bool operator==(const UdpSinkOptions&, const UdpSinkOptions&) = default;
 };
 
-/// Sends each record as one datagram from a non-blocking socket (sendmmsg for batches).
-/// Construction throws std::system_error / std::invalid_argument for a bad address; a missing
-/// receiver, EAGAIN or ENOBUFS later are counted drops.
+/// Sends each record as one datagram from a non-blocking, connected socket; batches go out
+/// with one sendmmsg(2).
+///
+/// - The address is resolved at construction (a name through getaddrinfo, the first result);
+///   a name, not a literal, is resolved again every resolve_interval on the background thread,
+///   so DNS never delays a caller. IPv6 literals need brackets.
+/// - A missing receiver (ECONNREFUSED), a full socket buffer (EAGAIN, ENOBUFS) or any other
+///   send error drops the record and counts it (dropped and errors); the caller never blocks.
+///   Errors are reported on stderr at most once per second.
+/// - rfc5424: PRI = facility × 8 + severity (trace and debug 7, info 6, warn 4, error 3,
+///   fatal 2); TIMESTAMP in UTC with 6 fraction digits, floored (RFC 5424 allows at most 6);
+///   HOSTNAME, APP-NAME and PROCID keep printable ASCII only (others become '_') and are cut
+///   to 255, 48 and 128 characters; MSGID and STRUCTURED-DATA are "-".
+/// - Oversize rule (policy `truncate`): a JSON line keeps its structure — the longest string
+///   value is cut at a character boundary (UTF-8 sequence or escape, never inside one) and
+///   ends with "…", and `"_truncated":<original line length>` is added as the last member.
+///   The record counts as written and in truncated(). When cutting that one value cannot
+///   make it fit, or the line is not a JSON object (logfmt, console), it is dropped and
+///   counted, as with policy `drop`. No oversized datagram reaches the socket, so EMSGSIZE
+///   never surfaces per record.
+///
+/// Construction throws std::invalid_argument for a malformed or unresolvable address or bad
+/// options, std::system_error when the socket cannot be made.
 class UdpSink final : public Sink {
 public:
     explicit UdpSink(UdpSinkOptions options);
@@ -40,6 +64,13 @@ public:
     void write_record(const RecordView& record) override;
     void write_batch(std::span<const RecordView> records) override;
     void flush() override {}
+    void close() override;
+    /// Crash path: one send(2), RFC 5424 with a nil TIMESTAMP (async-signal-safe).
+    void emergency_write(std::span<const char> record) noexcept override;
+
+    /// Records sent cut to max_datagram by the oversize rule.
+    [[nodiscard]] std::uint64_t truncated() const noexcept;
+    [[nodiscard]] const UdpSinkOptions& options() const noexcept;
 
 private:
     struct State;

@@ -1,0 +1,117 @@
+// Sustained throughput behind a writer thread: `<system>/<workload>/async` for fieldlog and
+// spdlog, workloads fields_10 (workloads.hpp) and request_8 (async_workloads.hpp). The caller
+// logs into a file through each system's async queue with policy block (nothing dropped):
+// fieldlog's 4 MiB byte ring and writer thread, spdlog's 8192-record queue and worker thread.
+// The timed loop ends by waiting until the background thread has written everything, so the
+// time per record is the sustained rate, queue-full waits included, not just the enqueue.
+#include <benchmark/benchmark.h>
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "alloc_counter.hpp"
+#include "async_workloads.hpp"
+#include "fieldlog/fieldlog.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+using namespace fieldlog_bench;
+
+enum class Workload { fields_10, request_8 };
+
+/// A fresh directory for the run's files (the same file system for both systems).
+std::filesystem::path make_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "fieldlog_async_bench.XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::system_error(errno, std::generic_category(), "mkdtemp");
+    return pattern;
+}
+
+struct Fixture {
+    std::filesystem::path dir;
+    std::optional<fieldlog::Logger> fieldlog_logger;
+    std::shared_ptr<spdlog::details::thread_pool> pool;
+    std::shared_ptr<CountingFileSink> spdlog_sink;
+    std::shared_ptr<spdlog::async_logger> spdlog_logger;
+};
+Fixture g_fixture;
+
+void setup_fieldlog(const benchmark::State&) {
+    g_fixture.dir = make_dir();
+    fieldlog::configure(fieldlog_file_config((g_fixture.dir / "fieldlog.log").string(), true));
+    g_fixture.fieldlog_logger = fieldlog::get(kLoggerName);
+}
+
+void setup_spdlog(const benchmark::State&) {
+    g_fixture.dir = make_dir();
+    g_fixture.pool = std::make_shared<spdlog::details::thread_pool>(kSpdlogQueueItems, 1);
+    g_fixture.spdlog_sink = std::make_shared<CountingFileSink>((g_fixture.dir / "spdlog.log").string());
+    g_fixture.spdlog_logger = make_spdlog_async_logger(g_fixture.spdlog_sink, g_fixture.pool);
+}
+
+void teardown(const benchmark::State&) {
+    g_fixture.fieldlog_logger.reset();
+    g_fixture.spdlog_logger.reset();
+    g_fixture.spdlog_sink.reset();
+    g_fixture.pool.reset();  // joins spdlog's worker
+    fieldlog::Config no_sinks;
+    no_sinks.sinks.clear();
+    fieldlog::configure(no_sinks);  // drains fieldlog's writer and closes the file
+    std::error_code ignored;
+    std::filesystem::remove_all(g_fixture.dir, ignored);
+}
+
+template <Workload W, typename Log>
+void call(Log& log) {
+    if constexpr (W == Workload::fields_10) {
+        log_fields_10(log);
+    } else {
+        log_request_8(log);
+    }
+}
+
+/// The timed loop; `drain` waits for the background thread after the last call.
+template <Workload W, typename Log, typename Drain>
+void timed(benchmark::State& state, Log& log, Drain drain) {
+    call<W>(log);  // warm-up: thread buffers, the writer's first batch
+    drain();
+    const std::uint64_t allocations_before = allocations();
+    const auto last = static_cast<benchmark::IterationCount>(state.max_iterations);
+    benchmark::IterationCount done = 0;
+    for (auto _ : state) {
+        call<W>(log);
+        if (++done == last) drain();
+    }
+    state.counters["allocs_per_op"] =
+        static_cast<double>(allocations() - allocations_before) / static_cast<double>(state.iterations());
+}
+
+template <Workload W>
+void fieldlog_async(benchmark::State& state) {
+    timed<W>(state, *g_fixture.fieldlog_logger, [] { fieldlog::flush(); });
+}
+
+template <Workload W>
+void spdlog_async(benchmark::State& state) {
+    timed<W>(state, *g_fixture.spdlog_logger, [] { drain(*g_fixture.spdlog_logger, *g_fixture.spdlog_sink); });
+}
+
+const bool registered = [] {
+    benchmark::RegisterBenchmark("fieldlog/fields_10/async", &fieldlog_async<Workload::fields_10>)
+        ->Setup(&setup_fieldlog)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("spdlog/fields_10/async", &spdlog_async<Workload::fields_10>)
+        ->Setup(&setup_spdlog)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_8/async", &fieldlog_async<Workload::request_8>)
+        ->Setup(&setup_fieldlog)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("spdlog/request_8/async", &spdlog_async<Workload::request_8>)
+        ->Setup(&setup_spdlog)->Teardown(&teardown);
+    return true;
+}();
+
+}  // namespace

@@ -1,0 +1,188 @@
+// Context benchmarks (issue 4), NullSink / spdlog's rendering null sink, one thread:
+//   fieldlog/scope_10/null      static message with 10 request-context fields in an open Scope
+//   fieldlog/scope_open_10/null the same Scope opened and closed around every record
+//   fieldlog/capture_10/null    capture() the scope and re-open it around every record
+//   fieldlog/request_8/null     a service's request line: method, path, status, latency,
+//   spdlog/request_8/null       bytes, user id, request id, remote address (identical bytes,
+//                               checked before timing; latency as integer nanoseconds in both)
+//   fieldlog/large_string/null  one string field of 1 MiB and 4 MiB (bytes/s: linear time)
+// Each reports allocs_per_op (global operator new, timed calls only). Compare scope_10 with
+// logger_bench.cpp's fieldlog/static_msg/null in the same run.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "alloc_counter.hpp"
+#include "fieldlog/fieldlog.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+using namespace fieldlog_bench;
+using namespace std::chrono_literals;
+
+/// The request line's values: the same for both systems.
+struct Request {
+    std::string_view method = "GET";
+    std::string_view path = "/api/v1/orders/1234567";
+    int status = 200;
+    std::chrono::nanoseconds latency = 1250us;
+    std::int64_t bytes = 5123;
+    std::int64_t user_id = 42;
+    std::string_view request_id = "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11";
+    std::string_view remote_addr = "10.1.2.3:54321";
+};
+const Request kRequest{};
+constexpr std::string_view kRequestMessage = "request done";
+
+void log_request_8(const fieldlog::Logger& log, const Request& r = kRequest) {
+    FIELDLOG_INFO(log, kRequestMessage,
+                  {{"method", r.method}, {"path", r.path}, {"status", r.status}, {"latency", r.latency},
+                   {"bytes", r.bytes}, {"user_id", r.user_id}, {"request_id", r.request_id},
+                   {"remote_addr", r.remote_addr}});
+}
+void log_request_8(spdlog::logger& log, const Request& r = kRequest) {
+    log.info(R"("{}","method":"{}","path":"{}","status":{},"latency":{},"bytes":{},"user_id":{},"request_id":"{}",)"
+             R"("remote_addr":"{}")",
+             kRequestMessage, r.method, r.path, r.status, r.latency.count(), r.bytes, r.user_id, r.request_id,
+             r.remote_addr);
+}
+
+/// Ten fields a request scope typically carries (about 330 bytes of JSON).
+#define CONTEXT_BENCH_SCOPE_10                                                                                     \
+    {                                                                                                              \
+        {"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}, {"trace_id", "4bf92f3577b34da6a3ce929d0e0e4736"},   \
+            {"span_id", "00f067aa0ba902b7"}, {"user_id", 42}, {"tenant", "acme"}, {"session", "s-8c1d2e"},          \
+            {"method", "GET"}, {"path", "/api/v1/orders/1234567"}, {"remote_addr", "10.1.2.3:54321"},             \
+            {"attempt", 1},                                                                                        \
+    }
+
+fieldlog::Config null_config(fieldlog::DurationFormat duration = fieldlog::DurationFormat::string) {
+    fieldlog::Config config;
+    config.level = fieldlog::Level::info;
+    config.duration = duration;
+    config.sinks = {fieldlog::SinkConfig{.target = std::shared_ptr<fieldlog::Sink>(std::make_shared<fieldlog::NullSink>())}};
+    return config;
+}
+
+/// Runs `call` under the benchmark after one warm-up call, counting allocations of timed calls.
+template <typename Call>
+void timed(benchmark::State& state, Call&& call) {
+    call();
+    const std::uint64_t before = allocations();
+    for (auto _ : state) call();
+    state.counters["allocs_per_op"] =
+        static_cast<double>(allocations() - before) / static_cast<double>(state.iterations());
+}
+
+void fieldlog_scope_10(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    const fieldlog::Scope scope CONTEXT_BENCH_SCOPE_10;
+    timed(state, [&] { log_static_msg(log); });
+}
+
+void fieldlog_scope_open_10(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope scope CONTEXT_BENCH_SCOPE_10;
+        log_static_msg(log);
+    });
+}
+
+void fieldlog_capture_10(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    fieldlog::ScopeContext context;
+    {
+        const fieldlog::Scope scope CONTEXT_BENCH_SCOPE_10;
+        context = fieldlog::Scope::capture();
+    }
+    timed(state, [&] {
+        const fieldlog::Scope reopened{context};
+        log_static_msg(log);
+    });
+}
+
+/// Both systems' request_8 line with `ts` cut out, or an error text.
+std::string request_8_mismatch() {
+    auto memory = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::Config config = null_config(fieldlog::DurationFormat::nanos);
+    config.sinks = {fieldlog::SinkConfig{.target = std::shared_ptr<fieldlog::Sink>(memory)}};
+    fieldlog::configure(config);
+    log_request_8(fieldlog::get(kLoggerName));
+    std::ostringstream text;
+    auto spdlog_logger = make_spdlog_logger(std::make_shared<spdlog::sinks::ostream_sink_st>(text));
+    log_request_8(*spdlog_logger);
+    const auto without_ts = [](std::string line) {
+        const auto start = line.find("\"ts\":\"");
+        const auto end = line.find('"', start + 6);
+        return line.erase(start, end - start);
+    };
+    if (memory->lines().size() != 1) return "fieldlog wrote no line";
+    std::string spdlog_line = text.str();
+    if (!spdlog_line.empty()) spdlog_line.pop_back();  // '\n'
+    const std::string a = without_ts(memory->lines()[0]);
+    const std::string b = without_ts(spdlog_line);
+    return a == b ? std::string() : "lines differ:\n" + a + "\n" + b;
+}
+
+void fieldlog_request_8(benchmark::State& state) {
+    if (const std::string error = request_8_mismatch(); !error.empty()) {
+        state.SkipWithError(error.c_str());
+        return;
+    }
+    fieldlog::configure(null_config(fieldlog::DurationFormat::nanos));
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] { log_request_8(log); });
+}
+
+void spdlog_request_8(benchmark::State& state) {
+    if (const std::string error = request_8_mismatch(); !error.empty()) {
+        state.SkipWithError(error.c_str());
+        return;
+    }
+    auto sink = std::make_shared<RenderingNullSink>();
+    auto log = make_spdlog_logger(sink);
+    timed(state, [&] { log_request_8(*log); });
+}
+
+void fieldlog_large_string(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    const std::string big(static_cast<std::size_t>(state.range(0)), 'x');
+    // A record this large leaves the inline buffer for the heap and gives it back: the
+    // allocations here are that one growth per record, by design.
+    timed(state, [&] { log.info("large", {{"value", big}}); });
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+
+void teardown(const benchmark::State& /*state*/) {
+    fieldlog::Config no_sinks;
+    no_sinks.sinks.clear();
+    fieldlog::configure(no_sinks);
+}
+
+const bool registered = [] {
+    benchmark::RegisterBenchmark("fieldlog/scope_10/null", &fieldlog_scope_10)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/scope_open_10/null", &fieldlog_scope_open_10)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/capture_10/null", &fieldlog_capture_10)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_8/null", &fieldlog_request_8)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("spdlog/request_8/null", &spdlog_request_8)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/large_string/null", &fieldlog_large_string)
+        ->Arg(1 << 20)
+        ->Arg(4 << 20)
+        ->Teardown(&teardown);
+    return true;
+}();
+
+}  // namespace

@@ -1,0 +1,265 @@
+// What the swappable dispatcher costs a logging thread. The record path reads the published
+// Pipeline through a hazard pointer (src/record/thread_context.cpp) so that configure() can
+// swap it at any time; these benchmarks put a number on that:
+//   fieldlog/fields_10/null_fixed         the record path with the pipeline pinned once: no
+//                                         hazard-pointer acquire/release (bench-only; compare
+//                                         with fieldlog/fields_10/null from logger_bench.cpp)
+//   fieldlog/fields_10/null_during_swap   the public path while another thread calls configure()
+//                                         back to back, alternating two sink sets
+//   fieldlog/fields_10/null_latency/{steady,during_swap}
+//                                         every call timed with the TSC: p50/p99/p99.9/max
+#include <benchmark/benchmark.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alloc_counter.hpp"
+#include "control/state.hpp"
+#include "encode/encode.hpp"
+#include "fieldlog/fieldlog.hpp"
+#include "record/bound_fields.hpp"
+#include "record/thread_context.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+using namespace fieldlog_bench;
+namespace detail = fieldlog::detail;
+
+/// Logger::emit (src/record/logger.cpp) with the pipeline handed in instead of acquired and
+/// released through this thread's hazard slot: the dispatcher as it would be if it could
+/// never be swapped. Only valid while nothing calls configure().
+void emit_fixed(const detail::Pipeline* pipeline, std::string_view logger, fieldlog::Level level,
+                const fieldlog::Message& message, std::span<const fieldlog::Field> fields) noexcept {
+    detail::ThreadContext* context = detail::this_thread_context();
+    if (context == nullptr) return;
+    if (context->busy) {
+        detail::ThreadCounters::bump(context->counters.nested_dropped);
+        return;
+    }
+    context->busy = true;
+    if (pipeline != nullptr && level >= pipeline->min_level) {
+        const fieldlog::Timestamp now = pipeline->clock != nullptr
+                                            ? pipeline->clock()
+                                            : fieldlog::Timestamp(std::chrono::system_clock::now());
+        detail::ThreadCounters::bump(context->counters.records[static_cast<std::size_t>(level)]);
+        detail::Buffer& buffer = context->record;
+        bool oversized = false;
+        for (const detail::Channel& channel : pipeline->channels) {
+            if (level < channel.min_level) continue;
+            buffer.clear();
+            const detail::RecordInput record{now,
+                                             level,
+                                             logger,
+                                             message,
+                                             detail::bound_segment(nullptr, channel.options.format),
+                                             context->scopes.segment(channel.options.format),
+                                             fields};
+            try {
+                detail::encode_record(channel.options, buffer, context->scratch, record);
+            } catch (...) {
+                buffer.shrink();
+                continue;
+            }
+            detail::ThreadCounters::bump(context->counters.encoded_bytes, buffer.size());
+            pipeline->dispatch(channel, fieldlog::RecordView{buffer.span(), level, now});
+            oversized = buffer.shrink() || oversized;
+        }
+        if (oversized) detail::ThreadCounters::bump(context->counters.oversized);
+    }
+    context->busy = false;
+    if (context->scopes.has_pending()) context->scopes.close_pending();
+}
+
+/// fields_10 through emit_fixed, with the same level gate as FIELDLOG_INFO.
+void log_fields_10_fixed(const detail::Pipeline* pipeline, const fieldlog::Logger& log) {
+    if (!log.enabled(fieldlog::Level::info)) return;
+    const fieldlog::Fields fields = FIELDLOG_BENCH_FIELDS_10(kFields10);
+    emit_fixed(pipeline, log.name(), fieldlog::Level::info, kMessage,
+               std::span<const fieldlog::Field>(fields.begin(), fields.size()));
+}
+
+/// One NullSink at level info: the setup of fieldlog/fields_10/null.
+fieldlog::Config null_config(std::shared_ptr<fieldlog::Sink> sink) {
+    fieldlog::Config config;
+    config.level = fieldlog::Level::info;
+    config.sinks = {fieldlog::SinkConfig{.target = std::move(sink)}};
+    return config;
+}
+
+/// Calls configure() back to back on its own thread, alternating two sink sets (each swap
+/// builds a pipeline, publishes it, waits for readers of the old one and retires it).
+class Swapper {
+public:
+    Swapper()
+        : a_(null_config(std::make_shared<fieldlog::NullSink>())), b_(null_config(std::make_shared<fieldlog::NullSink>())) {
+        fieldlog::configure(a_);
+    }
+    ~Swapper() { stop(); }
+    Swapper(const Swapper&) = delete;
+    Swapper& operator=(const Swapper&) = delete;
+
+    /// Allocations one configure() of these two sets makes: the same every time, which is
+    /// checked here, so that the logging thread's own count can be told apart later.
+    std::uint64_t allocations_per_swap() {
+        constexpr int swaps = 64;
+        const std::uint64_t before = allocations();
+        for (int i = 0; i < swaps; ++i) fieldlog::configure(i % 2 == 0 ? b_ : a_);
+        const std::uint64_t total = allocations() - before;
+        if (total % swaps != 0) {
+            std::fprintf(stderr, "swap_bench: configure() made %llu allocations in %d swaps: not a constant\n",
+                         static_cast<unsigned long long>(total), swaps);
+            std::abort();
+        }
+        return total / swaps;
+    }
+
+    void start() {
+        running_.store(true);
+        thread_ = std::thread([this] {
+            for (bool to_b = true; running_.load(std::memory_order_relaxed); to_b = !to_b) {
+                fieldlog::configure(to_b ? b_ : a_);
+                swaps_.fetch_add(1, std::memory_order_relaxed);
+            }
+        });
+    }
+    /// Swaps finished so far.
+    [[nodiscard]] std::uint64_t swaps() const noexcept { return swaps_.load(std::memory_order_relaxed); }
+    void stop() {
+        running_.store(false);
+        if (thread_.joinable()) thread_.join();
+    }
+
+private:
+    fieldlog::Config a_;
+    fieldlog::Config b_;
+    std::atomic<bool> running_{false};
+    std::atomic<std::uint64_t> swaps_{0};
+    std::thread thread_;
+};
+
+void configure_no_sinks() {
+    fieldlog::Config none;
+    none.sinks.clear();
+    fieldlog::configure(none);
+}
+
+void fixed_dispatcher(benchmark::State& state) {
+    fieldlog::configure(null_config(std::make_shared<fieldlog::NullSink>()));
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    const detail::Pipeline* pipeline = detail::state().current.load(std::memory_order_acquire);
+    log_fields_10_fixed(pipeline, log);  // warm up this thread's context
+    const std::uint64_t before = allocations();
+    for (auto _ : state) log_fields_10_fixed(pipeline, log);
+    state.counters["allocs_per_op"] =
+        static_cast<double>(allocations() - before) / static_cast<double>(state.iterations());
+    configure_no_sinks();
+}
+
+void during_swap(benchmark::State& state) {
+    Swapper swapper;
+    const std::uint64_t per_swap = swapper.allocations_per_swap();
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    log_fields_10(log);
+    swapper.start();
+    const std::uint64_t swaps_before = swapper.swaps();
+    const std::uint64_t before = allocations();
+    for (auto _ : state) log_fields_10(log);
+    const std::uint64_t after = allocations();
+    const std::uint64_t swaps = swapper.swaps() - swaps_before;
+    swapper.stop();
+    // Every allocation in the run minus those of the swaps (a constant each): the caller's.
+    // A swap in flight at either end blurs this by at most 2 swaps' worth, hence the clamp.
+    const std::uint64_t swapping = swaps * per_swap;
+    const std::uint64_t total = after - before;
+    state.counters["allocs_per_op"] =
+        static_cast<double>(total > swapping ? total - swapping : 0) / static_cast<double>(state.iterations());
+    state.counters["swaps"] = static_cast<double>(swaps);
+    configure_no_sinks();
+}
+
+/// A TSC read fenced on both sides, so that what lies between two reads is the call.
+inline std::uint64_t ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_lfence();
+    const std::uint64_t t = __rdtsc();
+    _mm_lfence();
+    return t;
+#else
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+/// Nanoseconds per tick, measured once against steady_clock over 100 ms.
+double nanos_per_tick() {
+    static const double value = [] {
+        const auto wall_start = std::chrono::steady_clock::now();
+        const std::uint64_t start = ticks();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const std::uint64_t end = ticks();
+        const auto wall = std::chrono::steady_clock::now() - wall_start;
+        return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()) /
+               static_cast<double>(end - start);
+    }();
+    return value;
+}
+
+/// Times every call; reports p50/p99/p99.9/max in ns (each includes the two TSC reads).
+template <bool Swapping>
+void latency(benchmark::State& state) {
+    std::optional<Swapper> swapper;
+    if constexpr (Swapping) {
+        swapper.emplace();
+    } else {
+        fieldlog::configure(null_config(std::make_shared<fieldlog::NullSink>()));
+    }
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    for (int i = 0; i < 1000; ++i) log_fields_10(log);
+    std::vector<std::uint64_t> samples;
+    samples.reserve(static_cast<std::size_t>(state.max_iterations));
+    if (swapper) swapper->start();
+    for (auto _ : state) {
+        const std::uint64_t start = ticks();
+        log_fields_10(log);
+        samples.push_back(ticks() - start);
+    }
+    if (swapper) {
+        state.counters["swaps"] = static_cast<double>(swapper->swaps());
+        swapper->stop();
+    }
+    std::sort(samples.begin(), samples.end());
+    const double scale = nanos_per_tick();
+    const auto at = [&](double q) {
+        return static_cast<double>(samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1))]) * scale;
+    };
+    state.counters["p50_ns"] = at(0.50);
+    state.counters["p99_ns"] = at(0.99);
+    state.counters["p999_ns"] = at(0.999);
+    state.counters["max_ns"] = at(1.0);
+    configure_no_sinks();
+}
+
+const bool registered = [] {
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_fixed", &fixed_dispatcher);
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_during_swap", &during_swap);
+    // A fixed call count, so that both rows sort the same number of samples.
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/steady", &latency<false>)->Iterations(2'000'000);
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/during_swap", &latency<true>)->Iterations(2'000'000);
+    return true;
+}();
+
+}  // namespace

@@ -1,0 +1,241 @@
+// install_signal_handlers(): the opt-in signal side of the library.
+//   SIGHUP                                  → reload() (reopen_files() without a config file)
+//   SIGTERM, SIGINT                         → flush(), then the signal again with its default action
+//   SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL → the crash path: write what was accepted and one
+//                                             `fatal` record, then the signal again
+// Handlers only set flags, post a semaphore, or (crash path) do async-signal-safe work; reload
+// and flush run on a helper thread. Both final paths close the halt gate first (logging calls
+// then never return) and are bounded by alarm(3): when it fires, the process ends with the
+// original signal anyway.
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <string>
+
+#include "control/state.hpp"
+#include "dispatch/final_flush.hpp"
+
+namespace fieldlog {
+namespace {
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
+constexpr int kTerminateSignals[] = {SIGTERM, SIGINT};
+constexpr unsigned kFinalBoundSeconds = 3;
+
+std::mutex g_install_mutex;
+sem_t g_requests;                          // posted by handlers, waited on by the helper thread
+std::atomic<pid_t> g_helper_process{0};    // the process the helper thread runs in (not a forked child)
+std::atomic<bool> g_reload_requested{false};
+std::atomic<int> g_terminate_requested{0};  // the signal, once SIGTERM/SIGINT arrived
+std::atomic<int> g_final_owner{0};          // kernel id of the thread running a final path
+std::atomic<int> g_final_signal{0};         // what the alarm re-raises
+detail::FinalNote g_note;                   // the crash path's note to the writer thread
+
+int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+
+void set_default_action(int signo) noexcept {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signo, &action, nullptr);
+}
+
+void unblock(int signo) noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+/// Ends the process by `signo` with its default action, from any thread.
+[[noreturn]] void die_by(int signo) noexcept {
+    set_default_action(signo);
+    unblock(signo);
+    ::raise(signo);
+    ::_exit(128 + signo);  // only if the default action did not end us
+}
+
+void on_alarm(int) { die_by(g_final_signal.load()); }
+
+/// Bounds the final path: when the alarm fires, the process dies by `signo` as it would have.
+void arm_final_alarm(int signo) noexcept {
+    g_final_signal.store(signo);
+    struct sigaction action {};
+    action.sa_handler = &on_alarm;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_ONSTACK;
+    ::sigaction(SIGALRM, &action, nullptr);
+    unblock(SIGALRM);
+    ::alarm(kFinalBoundSeconds);
+}
+
+enum class Claim : std::uint8_t { mine, already_mine, another_thread };
+
+/// Only one final path runs; the first thread to get here owns it.
+Claim claim_final() noexcept {
+    const int self = current_tid();
+    int owner = 0;
+    if (g_final_owner.compare_exchange_strong(owner, self)) return Claim::mine;
+    return owner == self ? Claim::already_mine : Claim::another_thread;
+}
+
+Timestamp now_for(const detail::Pipeline* pipeline) noexcept {
+    if (pipeline != nullptr && pipeline->clock != nullptr) return pipeline->clock();
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return Timestamp(now.tv_sec, static_cast<std::uint32_t>(now.tv_nsec));
+}
+
+/// Writes every accepted record (and the note's `fatal` record): through the writer thread
+/// when there is one that did not fault, else from here with async-signal-safe calls.
+void final_flush(detail::FinalNote& note) noexcept {
+    const detail::Pipeline* pipeline = detail::state().current.load(std::memory_order_acquire);
+    if (pipeline == nullptr) return;
+    note.time = now_for(pipeline);
+    detail::AsyncWriter* writer = pipeline->writer.get();
+    if (writer != nullptr && !writer->on_writer_thread() && writer->request_final(note)) {
+        while (!writer->final_done()) {
+            timespec t{0, 1'000'000};
+            ::nanosleep(&t, nullptr);
+        }
+        return;
+    }
+    detail::final_flush_from_handler(*pipeline, note);
+}
+
+/// The crash path. Runs on the faulting thread, on its alternate stack.
+void on_fatal_signal(int signo, siginfo_t* info, void*) {
+    const int saved_errno = errno;
+    switch (claim_final()) {
+        case Claim::mine: break;
+        case Claim::already_mine: die_by(signo);  // a fault inside the final path itself
+        case Claim::another_thread: detail::park_until_exit();  // that thread ends the process
+    }
+    arm_final_alarm(signo);
+    detail::halt_logging();
+    g_note = detail::FinalNote{.signo = signo,
+                               .code = info != nullptr ? info->si_code : 0,
+                               .address = info != nullptr ? info->si_addr : nullptr,
+                               .fault = signo != SIGABRT && info != nullptr && info->si_code > 0,
+                               .thread_id = current_tid(),
+                               .time = {},
+                               .fatal_record = true};
+    final_flush(g_note);
+    // The signal stays blocked until this handler returns; then the raised copy ends the
+    // process with the default action: the exit status and core dump are the original's.
+    set_default_action(signo);
+    ::raise(signo);
+    errno = saved_errno;
+}
+
+void on_terminate_signal(int signo, siginfo_t*, void*) {
+    const int saved_errno = errno;
+    if (g_helper_process.load() == ::getpid()) {
+        int none = 0;
+        if (g_terminate_requested.compare_exchange_strong(none, signo)) ::sem_post(&g_requests);
+    } else if (claim_final() == Claim::mine) {  // a forked child has no helper: flush from here
+        arm_final_alarm(signo);
+        detail::halt_logging();
+        g_note = detail::FinalNote{.signo = signo, .thread_id = current_tid(), .fatal_record = false};
+        final_flush(g_note);
+        set_default_action(signo);
+        ::raise(signo);
+    }
+    errno = saved_errno;
+}
+
+void on_hangup(int, siginfo_t*, void*) {
+    const int saved_errno = errno;
+    if (g_helper_process.load() == ::getpid()) {
+        g_reload_requested.store(true);
+        ::sem_post(&g_requests);
+    }
+    errno = saved_errno;
+}
+
+void terminate_on(int signo) noexcept {
+    if (claim_final() != Claim::mine) detail::park_until_exit();  // a crash path runs: it ends us
+    arm_final_alarm(signo);
+    detail::halt_logging();
+    try {
+        flush();
+    } catch (...) {  // nothing more to do: the process ends below either way
+    }
+    die_by(signo);
+}
+
+void reload_or_reopen() noexcept {
+    try {
+        std::string path;
+        {
+            detail::State& s = detail::state();
+            const std::lock_guard lock(s.configure_mutex);
+            path = s.config_path;
+        }
+        if (path.empty()) {
+            reopen_files();
+        } else {
+            reload();
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "fieldlog: SIGHUP: %s\n", e.what());
+    }
+}
+
+void* helper_main(void*) {
+    for (;;) {
+        while (::sem_wait(&g_requests) != 0) {  // EINTR
+        }
+        if (const int signo = g_terminate_requested.load()) terminate_on(signo);
+        if (g_reload_requested.exchange(false)) reload_or_reopen();
+    }
+}
+
+void start_helper() {
+    ::sem_init(&g_requests, 0, 0);
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);  // the helper takes no signal itself
+    pthread_t helper{};
+    const int error = ::pthread_create(&helper, nullptr, &helper_main, nullptr);
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (error != 0) {
+        std::fprintf(stderr, "fieldlog: cannot start the signal helper thread (%d); SIGHUP is ignored and "
+                             "SIGTERM/SIGINT flush from the handler\n", error);
+        return;
+    }
+    ::pthread_detach(helper);
+    g_helper_process.store(::getpid());
+}
+
+void install(int signo, void (*handler)(int, siginfo_t*, void*), int extra_flags) {
+    struct sigaction action {};
+    action.sa_sigaction = handler;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | extra_flags;
+    ::sigaction(signo, &action, nullptr);
+}
+
+}  // namespace
+
+void install_signal_handlers() {
+    const std::lock_guard lock(g_install_mutex);
+    if (g_helper_process.load() != ::getpid()) start_helper();  // first call, or first in a forked child
+    for (const int signo : kFatalSignals) install(signo, &on_fatal_signal, 0);
+    for (const int signo : kTerminateSignals) install(signo, &on_terminate_signal, SA_RESTART);
+    install(SIGHUP, &on_hangup, SA_RESTART);
+    detail::g_signal_generation.fetch_add(1, std::memory_order_relaxed);
+    detail::prepare_thread_for_signals();
+}
+
+}  // namespace fieldlog

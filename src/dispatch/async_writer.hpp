@@ -1,0 +1,159 @@
+// The async half of the dispatcher: callers copy their encoded record into one bounded,
+// lock-free multi-producer byte ring; one writer thread takes what is there in batches and
+// hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
+//
+//   Logger::emit ─► Pipeline::dispatch ─► AsyncWriter::enqueue ─► ring ─► writer thread ─► sinks
+//
+// Order: a thread's records keep their order. Across threads the writer sorts each batch (what
+// it found committed in the ring at one look) by timestamp; a record committed after that look
+// goes out in a later batch even when its timestamp is earlier.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fieldlog/config.hpp"
+#include "fieldlog/metrics.hpp"
+#include "fieldlog/sink.hpp"
+#include "record/buffer.hpp"
+
+namespace fieldlog::detail {
+
+struct Pipeline;
+struct SinkHandle;
+struct FinalNote;
+
+class AsyncWriter {
+public:
+    /// What became of a record handed to enqueue().
+    enum class Enqueued : std::uint8_t {
+        queued,     ///< in the ring; the writer thread will write it
+        dropped,    ///< the ring was full and the policy is `drop` (counted)
+        too_large,  ///< larger than half the ring: the caller writes it itself (policy `block`)
+    };
+
+    /// Allocates the whole ring (capacity: config.queue_bytes rounded down to a power of two,
+    /// at least kMinCapacity) and the writer's batch arrays. No thread runs until start().
+    /// NOTE: `pipeline` MUST outlive the writer (the Pipeline owns it).
+    AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config);
+    ~AsyncWriter();
+    AsyncWriter(const AsyncWriter&) = delete;
+    AsyncWriter& operator=(const AsyncWriter&) = delete;
+
+    static constexpr std::size_t kMinCapacity = 4096;
+
+    /// Caller side, hot path: copies the record of channel `channel` into the ring. No lock, no
+    /// heap, no system call unless the ring is full (policy `block`) or more than half full
+    /// while the writer sleeps. A record larger than half the ring is never queued: with policy
+    /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
+    /// order holds); with `drop` it is dropped and counted.
+    Enqueued enqueue(std::uint32_t channel, const RecordView& record) noexcept;
+
+    /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
+    /// a sink both pipelines share gets the old pipeline's records first.
+    void start();
+    /// Returns once every record enqueued before the call has been handed to the sinks.
+    void drain() noexcept;
+    /// Writes everything queued, then ends the writer thread. Callers MUST have stopped
+    /// enqueueing (configure() waits for readers first).
+    void stop() noexcept;
+
+    /// The writer's counters (capacity, accepted, dropped, high water, time callers blocked).
+    [[nodiscard]] AsyncMetrics metrics() const noexcept;
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+
+    /// fork(): the parent's queued records belong to the parent. In the child they are
+    /// discarded and the writer thread (which did not survive the fork) restarts with the
+    /// child's first record, flush or shutdown. Called from the atfork child handler.
+    void after_fork_in_child() noexcept;
+
+    // The last flush of a process ending on a signal (see dispatch/final_flush.hpp).
+
+    /// True when called on the writer thread.
+    [[nodiscard]] bool on_writer_thread() const noexcept;
+    /// Async-signal-safe: asks the writer thread to write every record reserved so far, then
+    /// `note`'s record if it has one, then flush every sink. False when no writer thread runs.
+    bool request_final(const FinalNote& note) noexcept;
+    /// Async-signal-safe: true once the writer thread did what request_final asked.
+    [[nodiscard]] bool final_done() const noexcept;
+    /// Async-signal-safe: when the writer thread cannot (it is the one that faulted, or it does
+    /// not run), the signal handler hands each queued record to every sink's emergency_write,
+    /// skipping what the faulted writer had already given to a sink.
+    void write_queued_from_handler() noexcept;
+
+private:
+    struct Target;  // one sink and, per channel, the lowest level it takes
+    struct Pending {
+        std::uint64_t position;  // of the slot in the ring (not masked)
+        std::int64_t order_key;
+    };
+
+    // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
+    // the next caller that needs it starts it.
+    enum class ThreadState : std::uint8_t { not_started, running, needs_thread, stopped };
+
+    static void* thread_main(void* self) noexcept;
+    void run() noexcept;
+    bool start_thread() noexcept;
+    void ensure_running() noexcept;
+    Enqueued wait_for_space(std::uint64_t total) noexcept;
+    void wake_writer() noexcept;
+    void idle_wait(unsigned& idle_rounds) noexcept;
+    bool write_some() noexcept;
+    std::size_t collect(std::uint64_t limit) noexcept;
+    void write_batch(std::size_t count) noexcept;
+    void release(std::uint64_t upto) noexcept;
+    void serve_final() noexcept;
+    void raise_high_water(std::uint64_t used) noexcept;
+    [[nodiscard]] bool committed_at(std::uint64_t position) const noexcept;
+    [[nodiscard]] char* slot(std::uint64_t position) const noexcept;
+
+    const Pipeline& pipeline_;
+    const std::size_t capacity_;  // power of two
+    const std::uint64_t mask_;
+    const OverflowPolicy overflow_;
+    std::unique_ptr<std::uint32_t[]> ring_;  // capacity_ bytes, zero where nothing is committed
+
+    // Caller side.
+    alignas(64) std::atomic<std::uint64_t> head_{0};  // bytes ever reserved
+    alignas(64) std::atomic<std::uint64_t> tail_{0};  // bytes ever released by the writer
+    alignas(64) std::atomic<std::uint32_t> wake_{0};  // futex word the writer sleeps on
+    std::atomic<bool> writer_sleeping_{false};
+    std::atomic<std::uint32_t> progress_{0};  // futex word: bumped at every release
+    std::atomic<std::uint32_t> waiters_{0};   // callers sleeping on progress_
+    std::atomic<ThreadState> thread_state_{ThreadState::not_started};
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::uint64_t> dropped_{0};
+    std::atomic<std::uint64_t> blocked_nanos_{0};
+    std::atomic<std::uint64_t> high_water_{0};
+
+    // Writer side (its thread only, except the counters, which metrics() reads).
+    alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
+    std::atomic<std::uint64_t> accepted_bytes_{0};
+    std::vector<Target> targets_;
+    std::vector<Pending> batch_;
+    std::vector<RecordView> views_;
+    std::uint64_t read_ = 0;  // next slot to look at; == tail_ between batches
+    pthread_t thread_{};
+    Buffer final_record_;  // the writer encodes the `fatal` record here
+    Buffer final_scratch_;
+
+    // The batch being handed out, for the handler of a fault on the writer thread.
+    std::atomic<std::uint64_t> batch_end_{0};
+    std::atomic<std::size_t> targets_done_{0};
+
+    // Signal path.
+    std::atomic<const FinalNote*> final_request_{nullptr};
+    std::atomic<bool> final_done_{false};
+    std::atomic<int> writer_tid_{0};  // kernel thread id of the writer thread; 0 when none
+};
+
+/// Adds the counters of `more` to `total`; the gauges (high water, capacity) are left alone.
+void accumulate(AsyncMetrics& total, const AsyncMetrics& more) noexcept;
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,320 @@
+// logfmt, and the key=value field writer the console format shares: see logfmt_encoder.hpp.
+#include "encode/logfmt_encoder.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "encode/reserved_keys.hpp"
+#include "encode/text.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+// ASCII bytes that end or break a bare logfmt token: space and controls, '=', '"', DEL.
+constexpr std::array<bool, 128> kBreaksToken = [] {
+    std::array<bool, 128> table{};
+    for (int c = 0; c <= 0x20; ++c) table[c] = true;
+    table['='] = table['"'] = table[0x7F] = true;
+    return table;
+}();
+
+constexpr char kHex[] = "0123456789abcdef";
+
+bool is_c1(const unsigned char* p, std::size_t n) noexcept { return n >= 2 && p[0] == 0xC2 && p[1] <= 0x9F; }
+
+void append_c1_escape(Buffer& out, unsigned char second) {
+    char* o = out.reserve(6);
+    *o++ = '\\';
+    *o++ = 'u';
+    *o++ = '0';
+    *o++ = '0';
+    *o++ = kHex[second >> 4];
+    *o++ = kHex[second & 0xF];
+    out.commit(o);
+}
+
+}  // namespace
+
+bool logfmt_needs_quotes(std::string_view text, bool escape_c1) noexcept {
+    if (text.empty()) return true;
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    for (std::size_t i = 0; i < n;) {
+        if (p[i] < 0x80) {
+            if (kBreaksToken[p[i]]) return true;
+            ++i;
+            continue;
+        }
+        const int length = utf8_sequence(p + i, n - i);
+        if (length < 0 || (escape_c1 && is_c1(p + i, n - i))) return true;
+        i += static_cast<std::size_t>(length);
+    }
+    return false;
+}
+
+void append_escaped(Buffer& out, std::string_view text, bool escape_c1) {
+    if (!escape_c1) {
+        append_json_escaped(out, text);
+        return;
+    }
+    // 0xC2 never continues a sequence, so cutting the text before each one keeps the
+    // replacement of invalid sequences exactly as for the whole text.
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    std::size_t from = 0;
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+        if (is_c1(p + i, text.size() - i)) {
+            append_json_escaped(out, text.substr(from, i - from));
+            append_c1_escape(out, p[i + 1]);
+            from = i + 2;
+            ++i;
+        }
+    }
+    append_json_escaped(out, text.substr(from));
+}
+
+void append_logfmt_key(Buffer& out, std::string_view key) {
+    if (key.empty()) {
+        out.push_back('_');
+        return;
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(key.data());
+    const std::size_t n = key.size();
+    for (std::size_t i = 0; i < n;) {
+        std::size_t run = i;
+        while (run < n && p[run] < 0x80 && !kBreaksToken[p[run]]) ++run;
+        out.append(key.data() + i, run - i);
+        i = run;
+        if (i == n) break;
+        if (p[i] < 0x80) {
+            out.push_back('_');
+            ++i;
+            continue;
+        }
+        const int length = utf8_sequence(p + i, n - i);
+        if (length < 0 || is_c1(p + i, n - i)) {
+            out.push_back('_');
+        } else {
+            out.append(key.data() + i, static_cast<std::size_t>(length));
+        }
+        i += static_cast<std::size_t>(length < 0 ? -length : length);
+    }
+}
+
+void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> fields) {
+    members_.append_segment(parent);
+    write_fields(fields);
+}
+
+void KeyValueEncoder::record_fields(const RecordInput& record) {
+    members_.append_segment(record.bound);
+    members_.append_segment(record.scope);
+    write_fields(record.fields);
+}
+
+void KeyValueEncoder::write_fields(std::span<const Field> fields) {
+    for (const Field& f : fields) {
+        key(f.key);
+        value(f.value);
+    }
+    if (after_key_) {  // a custom value wrote nothing
+        out_.append("null");
+        after_key_ = false;
+    }
+}
+
+void KeyValueEncoder::key(std::string_view k) {
+    if (in_nested_) {
+        json_.key(k);
+        return;
+    }
+    if (after_key_) out_.append("null");  // the previous key got no value
+    const std::size_t start = out_.size();
+    out_.push_back(' ');
+    if (is_reserved_key(k)) out_.append(kReservedKeyPrefix);
+    append_logfmt_key(out_, k);
+    members_.add(start, 1, start + 1, out_.size() - start - 1);
+    out_.push_back('=');
+    after_key_ = true;
+}
+
+void KeyValueEncoder::value(const Value& v) {
+    if (in_nested_) {
+        json_.value(v);
+        return;
+    }
+    if (!after_key_) return;  // a value needs a key at the top level
+    switch (v.kind()) {
+        case Value::Kind::custom:
+            v.encode_custom_into(*this);  // it calls back into value()/begin_*()
+            if (in_nested_) {            // it left a container open
+                json_.close_all();
+                end_nested();
+            }
+            return;
+        case Value::Kind::object:
+        case Value::Kind::array:
+            begin_nested();
+            json_.value(v);
+            end_nested();
+            return;
+        default:
+            after_key_ = false;
+            write_scalar(v);
+            return;
+    }
+}
+
+void KeyValueEncoder::begin_nested() {
+    in_nested_ = true;
+    nested_start_ = out_.size();
+    nested_keyless_ = !after_key_;
+    if (after_key_) json_.expect_value();
+    after_key_ = false;
+}
+
+void KeyValueEncoder::end_nested() {
+    in_nested_ = false;
+    const std::size_t length = out_.size() - nested_start_;
+    const std::string_view json(out_.data() + nested_start_, length);
+    if (nested_keyless_) {
+        out_.truncate(nested_start_);
+    } else if (!console_ ? logfmt_needs_quotes(json, false) : json.find('\xC2') != std::string_view::npos) {
+        // logfmt: the JSON becomes one quoted value. console: it stays bare, but C1 controls
+        // (only ever inside its strings) are escaped for the terminal.
+        scratch_.clear();
+        scratch_.append(json);
+        out_.truncate(nested_start_);
+        if (console_) {
+            const auto* p = reinterpret_cast<const unsigned char*>(scratch_.data());
+            std::size_t from = 0;
+            for (std::size_t i = 0; i + 1 < length; ++i) {
+                if (is_c1(p + i, length - i)) {
+                    out_.append(scratch_.data() + from, i - from);
+                    append_c1_escape(out_, p[i + 1]);
+                    from = i + 2;
+                    ++i;
+                }
+            }
+            out_.append(scratch_.data() + from, length - from);
+        } else {
+            out_.push_back('"');
+            append_json_escaped(out_, scratch_.view());
+            out_.push_back('"');
+        }
+        scratch_.shrink();
+    }
+}
+
+void KeyValueEncoder::begin_array() {
+    if (!in_nested_) begin_nested();
+    json_.begin_array();
+}
+void KeyValueEncoder::begin_object() {
+    if (!in_nested_) begin_nested();
+    json_.begin_object();
+}
+void KeyValueEncoder::end_array() {
+    if (!in_nested_) return;  // nothing of ours is open
+    json_.end_array();
+    if (json_.idle()) end_nested();
+}
+void KeyValueEncoder::end_object() {
+    if (!in_nested_) return;
+    json_.end_object();
+    if (json_.idle()) end_nested();
+}
+
+void KeyValueEncoder::formatted(fmt::string_view format, fmt::format_args args) {
+    if (in_nested_) {
+        json_.formatted(format, args);
+        return;
+    }
+    if (!after_key_) return;
+    after_key_ = false;
+    scratch_.clear();
+    fmt::vformat_to(std::back_inserter(scratch_), format, args);
+    text_value(scratch_.view());
+    scratch_.shrink();
+}
+
+void KeyValueEncoder::text_value(std::string_view text) {
+    if (logfmt_needs_quotes(text, console_)) {
+        out_.push_back('"');
+        append_escaped(out_, text, console_);
+        out_.push_back('"');
+    } else {
+        out_.append(text);
+    }
+}
+
+void KeyValueEncoder::write_timestamp(Timestamp t) {
+    char* o = out_.reserve(max_rfc3339_size);
+    out_.commit(append_rfc3339(o, t, options_.timestamp));
+}
+
+void KeyValueEncoder::write_scalar(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::null: out_.append("null"); break;
+        case Value::Kind::boolean: out_.append(v.as_bool() ? "true" : "false"); break;
+        case Value::Kind::int64: append_int(out_, v.as_int64()); break;
+        case Value::Kind::uint64: append_uint(out_, v.as_uint64()); break;
+        case Value::Kind::float64: {
+            const double d = v.as_double();
+            if (std::isnan(d)) {
+                out_.append("NaN");
+            } else if (std::isinf(d)) {
+                out_.append(d > 0 ? "+Inf" : "-Inf");
+            } else {
+                append_double(out_, d);
+            }
+            break;
+        }
+        case Value::Kind::string: text_value(v.as_string()); break;
+        case Value::Kind::duration:
+            switch (options_.duration) {
+                case DurationFormat::string: append_go_duration(out_, v.as_duration_nanos()); break;
+                case DurationFormat::nanos: append_int(out_, v.as_duration_nanos()); break;
+                case DurationFormat::seconds:
+                    append_double(out_, static_cast<double>(v.as_duration_nanos()) / 1e9);
+                    break;
+            }
+            break;
+        case Value::Kind::time: write_timestamp(v.as_time()); break;
+        case Value::Kind::error_code:
+        case Value::Kind::bytes:
+            scratch_.clear();
+            if (v.kind() == Value::Kind::bytes) {
+                append_base64(scratch_, v.as_bytes());
+            } else {
+                append_error_code(scratch_, v.as_error_code());
+            }
+            text_value(scratch_.view());
+            scratch_.shrink();
+            break;
+        case Value::Kind::object:
+        case Value::Kind::array:
+        case Value::Kind::custom: break;  // handled by value()
+    }
+}
+
+void LogfmtEncoder::record(const RecordInput& r) {
+    out_.append("ts=");
+    write_timestamp(r.time);
+    out_.append(" level=");
+    out_.append(to_string(r.level));
+    out_.append(" logger=");
+    text_value(r.logger);
+    out_.append(" msg=");
+    if (r.message.formatted()) {
+        scratch_.clear();
+        fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
+        text_value(scratch_.view());
+        scratch_.shrink();
+    } else {
+        text_value(r.message.text());
+    }
+    record_fields(r);
+    out_.push_back('\n');
+}
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,131 @@
+// The duplicate-key rule shared by every encoder (RFC 7493: no repeated member names). Within
+// one object — the record's top level included — a key written again replaces the earlier
+// member, which is cut out of the buffer; the survivor sits where it was written last. Encoders
+// report each member as they write it; pre-encoded bound and scope runs bring their member
+// tables along, so the common case costs one mask test per key and copies nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include "record/buffer.hpp"
+
+namespace fieldlog::detail {
+
+/// One top-level member of a pre-encoded run: where its separator is (relative to the run)
+/// and how long its key is. The key starts Segment::key_offset bytes after `start`.
+struct SegmentMember {
+    std::uint32_t start;
+    std::uint32_t key_len;
+};
+
+/// A run of pre-encoded top-level members (bound or scope fields) in one format, each with a
+/// one-byte leading separator.
+struct Segment {
+    std::string_view bytes;
+    std::span<const SegmentMember> members;
+    std::uint64_t mask = 0;          ///< OR of key_bit() over the members
+    std::uint8_t key_offset = 0;     ///< separator (+ opening quote in JSON) before each key
+
+    Segment() = default;
+    Segment(std::string_view b, std::span<const SegmentMember> m, std::uint64_t k, std::uint8_t offset) noexcept
+        : bytes(b), members(m), mask(k), key_offset(offset) {}
+};
+
+/// A cheap fingerprint of a key's bytes: equal keys have equal tags.
+inline std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
+    if (n == 0) return 0;
+    const auto byte = [&](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])); };
+    return (static_cast<std::uint64_t>(n) << 24) | (byte(0) << 16) | (byte(n / 2) << 8) | byte(n - 1);
+}
+/// The bit a tag sets in an object's 64-bit key mask.
+inline std::uint64_t key_bit(std::uint64_t tag) noexcept {
+    return std::uint64_t{1} << ((tag * 0x9E3779B97F4A7C15ULL) >> 58);
+}
+
+/// The members of every open object of one record, as offsets into the output buffer.
+class MemberIndex {
+public:
+    static constexpr int kMaxLevels = 40;  ///< more than any encoder's depth limit
+
+    explicit MemberIndex(Buffer& out) noexcept : out_(out) { levels_[0] = Level{0, 0}; }
+    ~MemberIndex();
+    MemberIndex(const MemberIndex&) = delete;
+    MemberIndex& operator=(const MemberIndex&) = delete;
+
+    /// A nested object starts / ends (the top level is always open).
+    void open_object() noexcept;
+    void close_object() noexcept;
+
+    /// Appends a pre-encoded run (its keys already unique) to the top level, cutting out the
+    /// earlier members whose keys it repeats.
+    void append_segment(const Segment& segment);
+
+    /// Reports the member being written in the innermost open object: its separator starts at
+    /// `start` and is `separator` bytes long, its key is out[key_start, key_start + key_len).
+    /// An earlier member with the same key is cut out of the buffer. Returns how far every
+    /// byte from `start` on moved left (0 unless something was cut before it).
+    std::size_t add(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len) {
+        const std::uint64_t tag = key_tag(out_.data() + key_start, key_len);
+        const std::uint64_t bit = key_bit(tag);
+        Level& level = levels_[depth_];
+        if ((level.mask & bit) == 0 && count_ < capacity_) {  // a new key: no search
+            level.mask |= bit;
+            entries_[count_++] = Entry{start, key_start, static_cast<std::uint32_t>(key_len), static_cast<std::uint32_t>(tag),
+                                       static_cast<std::uint32_t>(separator)};
+            return 0;
+        }
+        return add_slow(start, separator, key_start, key_len, tag);
+    }
+
+    /// The top-level members written at or after `base`, relative to it, for making a Segment;
+    /// writes at most `out.size()` of them and returns how many there are in all.
+    std::size_t top_members(std::size_t base, std::span<SegmentMember> out) const noexcept;
+    /// The key mask of the top level.
+    [[nodiscard]] std::uint64_t top_mask() const noexcept { return levels_[0].mask; }
+
+private:
+    struct Entry {
+        std::size_t start;
+        std::size_t key_start;
+        std::uint32_t key_len;
+        std::uint32_t tag;  ///< key_tag() truncated: a fingerprint, compared before the bytes
+        std::uint32_t separator;
+    };
+    struct Level {
+        std::size_t first;  ///< index of its first entry
+        std::uint64_t mask;
+    };
+    struct SegmentRef {
+        Segment segment;
+        std::size_t base;
+    };
+
+    [[nodiscard]] bool same_key(std::size_t key_start, std::size_t key_len, const char* other, std::size_t other_len) const noexcept {
+        return key_len == other_len && std::memcmp(out_.data() + key_start, other, key_len) == 0;
+    }
+    std::size_t add_slow(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
+                         std::uint64_t full_tag);
+    void push(const Entry& entry);
+    void materialise_segments();
+    /// Cuts entry `index` (of the innermost level) out of the buffer; returns the bytes removed.
+    std::size_t erase(std::size_t index) noexcept;
+
+    Buffer& out_;
+    Level levels_[kMaxLevels];
+    int depth_ = 0;
+    SegmentRef segments_[2];  ///< runs of the top level not yet turned into entries
+    int segment_count_ = 0;
+    // Members of the open objects of one record held without heap; beyond, the table moves to
+    // the heap for that record (like the record buffer).
+    static constexpr std::size_t kInlineEntries = 128;
+    Entry inline_[kInlineEntries];
+    Entry* entries_ = inline_;
+    std::size_t count_ = 0;
+    std::size_t capacity_ = kInlineEntries;
+};
+
+}  // namespace fieldlog::detail

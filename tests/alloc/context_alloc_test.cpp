@@ -1,0 +1,108 @@
+// The context features never touch the heap once a thread is warmed up: scopes opened and
+// closed per record, captured scopes re-opened, nested child loggers, user types, maps,
+// optionals, fmt messages with fields, repeated keys, through json, logfmt and console sinks.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alloc/alloc_counter.hpp"
+#include "support/test_support.hpp"
+
+using namespace std::chrono_literals;
+
+namespace context_alloc {
+
+struct Account {
+    std::string_view owner;
+    std::int64_t balance;
+    std::chrono::sys_seconds opened;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Account& a) {
+    enc.begin_object();
+    enc.key("owner");
+    enc.value(a.owner);
+    enc.key("balance");
+    enc.value(a.balance);
+    enc.key("opened");
+    enc.value(a.opened);
+    enc.key("balance");  // repeated: replaces the first
+    enc.value(a.balance + 1);
+    enc.end_object();
+}
+
+struct Point {
+    int x;
+    int y;
+};
+
+}  // namespace context_alloc
+
+template <>
+struct fmt::formatter<context_alloc::Point> {
+    constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+    template <typename Context>
+    auto format(const context_alloc::Point& p, Context& ctx) const {
+        return fmt::format_to(ctx.out(), "({}, {})", p.x, p.y);
+    }
+};
+
+namespace {
+
+using namespace context_alloc;
+
+struct Inputs {
+    std::string request_id = "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11";
+    Account account{"Jane Doe", 1200, std::chrono::sys_seconds(std::chrono::seconds(1'600'000'000))};
+    std::vector<Account> accounts = std::vector<Account>(3, account);
+    std::map<std::string, int> counts{{"hits", 3}, {"misses", 1}};
+    std::optional<int> retry = 2;
+    std::string big = std::string(600, 'b');  // more than a scope holds: cut and counted, no heap
+};
+
+/// One request's worth of logging; `child` already carries two levels of bound fields.
+void handle_request(const fieldlog::Logger& child, const Inputs& in, int i) {
+    const fieldlog::Scope request{{"request_id", in.request_id}, {"attempt", i}, {"latency", 1250us}};
+    child.info("start", {{"request_id", "call overrides scope"}, {"service", "call overrides bound"}});
+    {
+        const fieldlog::Scope inner{{"account", in.account}, {"big", in.big}};
+        child.info(fieldlog::format("user {} paid {}", in.account.owner, i),
+                   {{"accounts", in.accounts}, {"counts", in.counts}, {"retry", in.retry}, {"at", Point{i, -i}}});
+    }
+    const fieldlog::ScopeContext context = fieldlog::Scope::capture();
+    const fieldlog::Scope reopened{context};
+    child.warn("took {} ms over {}", i, in.request_id);
+}
+
+}  // namespace
+
+TEST_CASE("scopes, captured scopes, child loggers, user types and fmt messages allocate nothing", "[alloc][scope]") {
+    auto json = std::make_shared<fieldlog::NullSink>();
+    auto logfmt = std::make_shared<fieldlog::NullSink>();
+    auto console = std::make_shared<fieldlog::NullSink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .sinks = {{.target = json},
+                                   {.target = logfmt, .format = fieldlog::Format::logfmt},
+                                   {.target = console, .format = fieldlog::Format::console}}});
+    const Inputs in;
+    const auto child = fieldlog::get("alloc").with({{"service", "checkout"}, {"version", 3}}).with({{"region", "eu"}});
+
+    auto run = [&](int records) {
+        handle_request(child, in, 0);  // warm-up: this thread's context exists from now on
+        const std::uint64_t before = fieldlog_test::allocations();
+        for (int i = 0; i < records; ++i) handle_request(child, in, i);
+        return fieldlog_test::allocations() - before;
+    };
+    CHECK(run(20'000) == 0);
+    std::uint64_t on_thread = 1;
+    std::thread other([&] { on_thread = run(5'000); });
+    other.join();
+    CHECK(on_thread == 0);
+    CHECK(json->counters().records > 3 * 20'000);
+    CHECK(logfmt->counters().records == json->counters().records);
+    CHECK(console->counters().records == json->counters().records);
+}

@@ -1,0 +1,424 @@
+// The async writer: exact delivery from many threads, the overflow policies, flush(),
+// records too large for the queue, order across threads, metrics, reconfiguration while
+// logging, shutdown() and fork(). Every test here also runs under TSan in CI.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define FIELDLOG_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define FIELDLOG_TEST_SANITIZED 1
+#endif
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define FIELDLOG_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FIELDLOG_TEST_TSAN 1
+#endif
+#endif
+
+#ifdef FIELDLOG_TEST_TSAN
+// The fork test's child starts the writer thread again; TSan allows that only when asked.
+extern "C" const char* __tsan_default_options() { return "die_after_fork=0"; }
+#endif
+
+namespace {
+
+using namespace std::chrono_literals;
+using fieldlog::Level;
+
+#ifdef FIELDLOG_TEST_SANITIZED
+constexpr std::uint64_t kScale = 10;  // sanitizers are ~10x slower: a tenth of the records
+#else
+constexpr std::uint64_t kScale = 1;
+#endif
+
+std::uint64_t number_after(std::string_view line, std::string_view key) {
+    std::size_t at = line.find(key);
+    if (at == std::string_view::npos) return UINT64_MAX;
+    at += key.size();
+    std::uint64_t n = 0;
+    while (at < line.size() && line[at] >= '0' && line[at] <= '9') n = n * 10 + static_cast<std::uint64_t>(line[at++] - '0');
+    return n;
+}
+
+/// Checks each thread's numbers as they arrive (records carry "t" and "n"): strictly
+/// consecutive (exactly once, in order) or, when gaps are allowed, strictly increasing.
+class SequenceSink final : public fieldlog::Sink {
+public:
+    SequenceSink(std::size_t threads, bool gaps_allowed) : next_(threads, 0), received_(threads, 0), gaps_(gaps_allowed) {}
+
+    void write(std::span<const char> record) override {
+        const std::string_view line(record.data(), record.size());
+        const std::uint64_t t = number_after(line, "\"t\":");
+        const std::uint64_t n = number_after(line, "\"n\":");
+        const std::lock_guard lock(mutex_);
+        if (t >= next_.size()) {
+            ++bad_;
+            return;
+        }
+        if (gaps_ ? n < next_[t] : n != next_[t]) ++bad_;
+        next_[t] = n + 1;
+        ++received_[t];
+        if (slow_every_ != 0 && ++writes_ % slow_every_ == 0) std::this_thread::sleep_for(50us);
+    }
+    void flush() override {}
+
+    /// Sleeps 50 µs every `n` records: a sink slower than the callers.
+    void slow_down(std::uint64_t every) { slow_every_ = every; }
+    std::uint64_t bad() const {
+        const std::lock_guard lock(mutex_);
+        return bad_;
+    }
+    std::uint64_t received(std::size_t t) const {
+        const std::lock_guard lock(mutex_);
+        return received_[t];
+    }
+    std::uint64_t received() const {
+        const std::lock_guard lock(mutex_);
+        std::uint64_t sum = 0;
+        for (const std::uint64_t n : received_) sum += n;
+        return sum;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<std::uint64_t> next_;
+    std::vector<std::uint64_t> received_;
+    std::uint64_t bad_ = 0;
+    std::uint64_t writes_ = 0;
+    std::uint64_t slow_every_ = 0;
+    bool gaps_;
+};
+
+/// Keeps lines like MemorySink; its first write waits until release() (the writer is then
+/// busy, so whatever is logged meanwhile lands in one later batch). Counts batch sizes.
+class GateSink final : public fieldlog::Sink {
+public:
+    void write(std::span<const char> record) override {
+        std::unique_lock lock(mutex_);
+        lines_.emplace_back(record.data(), record.size() - 1);
+        entered_ = true;
+        changed_.notify_all();
+        changed_.wait(lock, [this] { return released_; });
+    }
+    void write_batch(std::span<const fieldlog::RecordView> records) override {
+        {
+            const std::lock_guard lock(mutex_);
+            largest_batch_ = std::max(largest_batch_, records.size());
+        }
+        for (const fieldlog::RecordView& r : records) write(r.bytes);
+    }
+    void flush() override {}
+
+    void wait_until_entered() {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return entered_; });
+    }
+    void release() {
+        const std::lock_guard lock(mutex_);
+        released_ = true;
+        changed_.notify_all();
+    }
+    std::vector<std::string> lines() const {
+        const std::lock_guard lock(mutex_);
+        return lines_;
+    }
+    std::size_t largest_batch() const {
+        const std::lock_guard lock(mutex_);
+        return largest_batch_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<std::string> lines_;
+    std::size_t largest_batch_ = 0;
+    bool entered_ = false;
+    bool released_ = false;
+};
+
+fieldlog::Config async_config(std::shared_ptr<fieldlog::Sink> sink, std::size_t queue_bytes,
+                              fieldlog::OverflowPolicy overflow = fieldlog::OverflowPolicy::block) {
+    return fieldlog::Config{.level = Level::trace,
+                            .async = {.enabled = true, .queue_bytes = queue_bytes, .overflow = overflow},
+                            .sinks = {fieldlog::SinkConfig{.target = std::move(sink)}}};
+}
+
+/// Leaves no async pipeline (and no test sink) behind for the next test.
+struct ResetAfter {
+    ResetAfter() = default;
+    ResetAfter(const ResetAfter&) = delete;
+    ResetAfter& operator=(const ResetAfter&) = delete;
+    ~ResetAfter() { fieldlog::configure(fieldlog::Config{.sinks = {}}); }
+};
+
+/// `threads` threads, each logging `records` numbered records ("t", "n") to `log`.
+void log_numbered(const fieldlog::Logger& log, std::size_t threads, std::uint64_t records, std::string_view pad = {}) {
+    std::vector<std::thread> workers;
+    for (std::size_t t = 0; t < threads; ++t) {
+        workers.emplace_back([&log, t, records, pad] {
+            for (std::uint64_t n = 0; n < records; ++n) log.info("record", {{"t", t}, {"n", n}, {"pad", pad}});
+        });
+    }
+    for (std::thread& worker : workers) worker.join();
+}
+
+thread_local fieldlog::Timestamp t_now{};
+fieldlog::Timestamp thread_clock() noexcept { return t_now; }
+
+}  // namespace
+
+TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in its thread's order", "[async]") {
+    const ResetAfter reset;
+    const std::uint64_t records = 200'000 / kScale;
+    for (const std::size_t threads : {1, 2, 4, 16}) {
+        DYNAMIC_SECTION(threads << " threads x " << records << " records, policy block") {
+            auto sink = std::make_shared<SequenceSink>(threads, false);
+            fieldlog::configure(async_config(sink, 256 * 1024));
+            const fieldlog::Metrics before = fieldlog::metrics();
+            log_numbered(fieldlog::get("load"), threads, records);
+            fieldlog::flush();
+            const fieldlog::Metrics after = fieldlog::metrics();
+            CHECK(sink->bad() == 0);
+            for (std::size_t t = 0; t < threads; ++t) CHECK(sink->received(t) == records);
+            CHECK(after.async.accepted_records - before.async.accepted_records == threads * records);
+            CHECK(after.async.dropped_records == before.async.dropped_records);
+            CHECK(after.async.queue_high_water <= after.async.queue_capacity);
+        }
+    }
+}
+
+TEST_CASE("With policy drop, delivered plus dropped equals sent and callers never wait", "[async]") {
+    const ResetAfter reset;
+    const std::uint64_t records = 50'000 / kScale;
+    const std::size_t threads = 4;
+    auto sink = std::make_shared<SequenceSink>(threads, true);
+    sink->slow_down(16);
+    fieldlog::configure(async_config(sink, 4096, fieldlog::OverflowPolicy::drop));
+    const fieldlog::Metrics before = fieldlog::metrics();
+    log_numbered(fieldlog::get("drop"), threads, records);
+    fieldlog::flush();
+    const fieldlog::Metrics after = fieldlog::metrics();
+    const std::uint64_t dropped = after.async.dropped_records - before.async.dropped_records;
+    CHECK(sink->bad() == 0);  // what arrives is in order, without repeats
+    CHECK(sink->received() + dropped == threads * records);
+    CHECK(dropped > 0);
+    CHECK(after.async.blocked_nanos == before.async.blocked_nanos);
+}
+
+TEST_CASE("flush() returns only after every record logged before it is written", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(1, false);
+    sink->slow_down(8);
+    fieldlog::configure(async_config(sink, 64 * 1024));
+    const fieldlog::Logger log = fieldlog::get("flush");
+    std::uint64_t sent = 0;
+    for (int round = 0; round < 20; ++round) {
+        for (int i = 0; i < 50 * round; ++i, ++sent) log.info("record", {{"t", 0}, {"n", sent}});
+        fieldlog::flush();
+        INFO("round " << round);
+        REQUIRE(sink->received(0) == sent);
+    }
+    CHECK(sink->bad() == 0);
+}
+
+TEST_CASE("shutdown() writes every queued record before it closes the sinks", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(2, false);
+    sink->slow_down(4);
+    fieldlog::configure(async_config(sink, 16 * 1024));
+    log_numbered(fieldlog::get("shutdown"), 2, 5'000 / kScale);
+    fieldlog::shutdown();
+    CHECK(sink->received(0) == 5'000 / kScale);
+    CHECK(sink->received(1) == 5'000 / kScale);
+    CHECK(sink->bad() == 0);
+}
+
+TEST_CASE("A record larger than half the queue is written by its caller, after that thread's earlier records",
+          "[async]") {
+    const ResetAfter reset;
+    SECTION("policy block: written in order") {
+        auto sink = std::make_shared<SequenceSink>(2, false);
+        fieldlog::configure(async_config(sink, 4096));
+        const fieldlog::Logger log = fieldlog::get("large");
+        const std::string large(3000, 'x');
+        std::thread other([&log] {
+            for (std::uint64_t n = 0; n < 2'000; ++n) log.info("record", {{"t", 1}, {"n", n}});
+        });
+        for (std::uint64_t n = 0; n < 600; ++n) log.info("record", {{"t", 0}, {"n", n}, {"pad", n % 3 == 0 ? large : ""}});
+        other.join();
+        fieldlog::flush();
+        CHECK(sink->bad() == 0);
+        CHECK(sink->received(0) == 600);
+        CHECK(sink->received(1) == 2'000);
+    }
+    SECTION("policy drop: dropped and counted") {
+        auto sink = std::make_shared<SequenceSink>(1, true);
+        fieldlog::configure(async_config(sink, 4096, fieldlog::OverflowPolicy::drop));
+        const fieldlog::Metrics before = fieldlog::metrics();
+        fieldlog::get("large").info("record", {{"t", 0}, {"n", 0}, {"pad", std::string(3000, 'x')}});
+        fieldlog::get("large").info("record", {{"t", 0}, {"n", 1}});
+        fieldlog::flush();
+        CHECK(fieldlog::metrics().async.dropped_records - before.async.dropped_records == 1);
+        CHECK(sink->received(0) == 1);
+    }
+}
+
+TEST_CASE("Records of one batch are written in timestamp order; a thread's own order always holds", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<GateSink>();
+    fieldlog::Config config = async_config(sink, 64 * 1024);
+    config.clock = &thread_clock;
+    fieldlog::configure(config);
+    const fieldlog::Logger log = fieldlog::get("order");
+
+    t_now = fieldlog::Timestamp(1'000, 0);
+    log.info("first");
+    sink->wait_until_entered();  // the writer is busy: the next three go out in one batch
+    std::thread([&log] {
+        t_now = fieldlog::Timestamp(3'000, 0);
+        log.info("a1");
+    }).join();
+    std::thread([&log] {
+        t_now = fieldlog::Timestamp(2'000, 0);
+        log.info("b1");
+    }).join();
+    std::thread([&log] {
+        t_now = fieldlog::Timestamp(3'000, 5);
+        log.info("c1");
+        t_now = fieldlog::Timestamp(1'500, 0);  // this thread's clock steps back
+        log.info("c2");
+    }).join();
+    sink->release();
+    fieldlog::flush();
+
+    std::vector<std::string> messages;
+    for (const std::string& line : sink->lines()) {
+        const std::size_t at = line.find("\"msg\":\"") + 7;
+        messages.push_back(line.substr(at, line.find('"', at) - at));
+    }
+    CHECK(messages == std::vector<std::string>{"first", "b1", "a1", "c1", "c2"});
+    CHECK(sink->largest_batch() == 4);
+}
+
+TEST_CASE("The writer hands each sink whole batches, not one record at a time", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<GateSink>();
+    fieldlog::configure(async_config(sink, 256 * 1024));
+    const fieldlog::Logger log = fieldlog::get("batch");
+    log.info("first");
+    sink->wait_until_entered();
+    for (int i = 0; i < 500; ++i) log.info("queued", {{"i", i}});
+    sink->release();
+    fieldlog::flush();
+    CHECK(sink->lines().size() == 501);
+    CHECK(sink->largest_batch() == 500);
+}
+
+TEST_CASE("Metrics report capacity, high water, accepted records and the time callers waited", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(2, false);
+    sink->slow_down(2);
+    fieldlog::configure(async_config(sink, 5000));  // rounded down to 4096
+    const fieldlog::Metrics before = fieldlog::metrics();
+    log_numbered(fieldlog::get("metrics"), 2, 2'000, "some padding to fill the queue quickly");
+    fieldlog::flush();
+    const fieldlog::Metrics after = fieldlog::metrics();
+    CHECK(after.async.queue_capacity == 4096);
+    CHECK(after.async.queue_high_water > 2048);
+    CHECK(after.async.queue_high_water <= 4096);
+    CHECK(after.async.accepted_records - before.async.accepted_records == 4'000);
+    CHECK(after.async.accepted_bytes - before.async.accepted_bytes > 4'000 * 50);
+    CHECK(after.async.blocked_nanos > before.async.blocked_nanos);
+    const std::string text = fieldlog::metrics_text();
+    CHECK(text.find("fieldlog_async_queue_capacity_bytes 4096\n") != std::string::npos);
+}
+
+TEST_CASE("Reconfiguring while threads log keeps each thread's order in a sink both pipelines share",
+          "[async]") {
+    const ResetAfter reset;
+    const std::uint64_t records = 40'000 / kScale;
+    auto sink = std::make_shared<SequenceSink>(2, false);
+    fieldlog::configure(async_config(sink, 64 * 1024));
+    std::atomic<bool> done{false};
+    std::thread swapper([&] {
+        for (int i = 0; !done.load(); ++i) {
+            fieldlog::Config config = async_config(sink, i % 2 == 0 ? 8 * 1024 : 128 * 1024);
+            config.async.enabled = i % 3 != 2;  // async → async, async → sync, sync → async
+            fieldlog::configure(config);
+            std::this_thread::sleep_for(200us);
+        }
+    });
+    log_numbered(fieldlog::get("swap"), 2, records);
+    done = true;
+    swapper.join();
+    fieldlog::flush();
+    CHECK(sink->bad() == 0);
+    CHECK(sink->received(0) == records);
+    CHECK(sink->received(1) == records);
+}
+
+TEST_CASE("After fork() the child logs through a writer of its own and the parent loses nothing", "[async][fork]") {
+    const ResetAfter reset;
+    const fieldlog_test::TempDir dir;
+    const std::string path = dir.file("fork.log");
+    fieldlog::Config config = async_config(nullptr, 64 * 1024);
+    config.sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = path}}};
+    fieldlog::configure(config);
+    const fieldlog::Logger log = fieldlog::get("fork");
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> parent_sent{0};
+    std::thread parent_logger([&] {  // busy in the parent while it forks
+        for (std::uint64_t n = 0; !stop.load(); ++n) {
+            log.info("record", {{"t", 0}, {"n", n}});
+            parent_sent.store(n + 1);
+        }
+    });
+    while (parent_sent.load() < 1'000) std::this_thread::yield();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        for (std::uint64_t n = 0; n < 1'000; ++n) log.info("record", {{"t", 1}, {"n", n}});
+        fieldlog::shutdown();
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    stop = true;
+    parent_logger.join();
+    fieldlog::flush();
+
+    std::vector<std::uint64_t> next(2, 0);
+    std::uint64_t bad = 0;
+    for (const std::string& line : fieldlog_test::read_lines(path)) {
+        const std::uint64_t t = number_after(line, "\"t\":");
+        const std::uint64_t n = number_after(line, "\"n\":");
+        if (t > 1 || n != next[t]) ++bad;
+        if (t <= 1) next[t] = n + 1;
+    }
+    CHECK(bad == 0);
+    CHECK(next[0] == parent_sent.load());
+    CHECK(next[1] == 1'000);
+}

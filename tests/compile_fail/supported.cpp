@@ -1,0 +1,45 @@
+// The control case: every supported kind of value compiles (so the failures above are real).
+#include <array>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fieldlog/fieldlog.hpp>
+
+namespace app {
+struct User {
+    std::string name;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const User& u) { enc.value(fieldlog::Object{{"name", u.name}}); }
+struct Point {
+    int x;
+};
+}  // namespace app
+
+template <>
+struct fmt::formatter<app::Point> {
+    constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+    template <typename Context>
+    auto format(const app::Point& p, Context& ctx) const {
+        return fmt::format_to(ctx.out(), "({})", p.x);
+    }
+};
+
+void log_it(const fieldlog::Logger& log, const std::string& s, char* mutable_text) {
+    using namespace std::chrono_literals;
+    const app::User user{"jane"};
+    const std::vector<app::User> users{user};
+    const std::map<std::string, int> counts{{"a", 1}};
+    const std::optional<app::User> maybe = user;
+    const std::array<std::byte, 2> raw{};
+    const std::error_code ec;
+    log.info(fieldlog::format("{} users", users.size()),
+             {{"user", user}, {"users", users}, {"point", app::Point{1}}, {"counts", counts}, {"maybe", maybe},
+              {"s", s}, {"text", mutable_text}, {"literal", "x"}, {"i", 1}, {"u", 2u}, {"d", 1.5}, {"b", true},
+              {"null", nullptr}, {"dur", 5ms}, {"when", std::chrono::system_clock::now()}, {"ec", ec},
+              {"bytes", fieldlog::Bytes{raw}}, {"obj", fieldlog::Object{{"k", 1}}}, {"c", int('c')}});
+    const fieldlog::Scope scope{{"user", user}, {"counts", counts}};
+}

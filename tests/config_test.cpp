@@ -1,0 +1,639 @@
+// Configuration: the TOML schema key by key, every rejected value with its exact message, the
+// environment overrides and their precedence, and configure()/reload() leaving the running
+// configuration alone when the new one is bad.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog::Config;
+using fieldlog::ConfigError;
+using fieldlog::Level;
+using fieldlog_test::read_lines;
+using fieldlog_test::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Sets (or, with nullopt, unsets) an environment variable for one scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value) {
+            ::setenv(name, value->c_str(), 1);
+        } else {
+            ::unsetenv(name);
+        }
+    }
+    ~ScopedEnv() {
+        if (old_) {
+            ::setenv(name_, old_->c_str(), 1);
+        } else {
+            ::unsetenv(name_);
+        }
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+/// No FIELDLOG_* variable from the test's own environment leaks into a case.
+struct CleanEnv {
+    ScopedEnv config{"FIELDLOG_CONFIG", std::nullopt};
+    ScopedEnv level{"FIELDLOG_LEVEL", std::nullopt};
+    ScopedEnv format{"FIELDLOG_FORMAT", std::nullopt};
+};
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+std::string error_of(const std::function<void()>& action) {
+    try {
+        action();
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "(no ConfigError)";
+}
+
+std::string parse_error(const std::string& text) {
+    return error_of([&] { (void)Config::parse(text, "app.toml"); });
+}
+
+const fieldlog::FileSinkOptions& file_options(const fieldlog::SinkConfig& sink) {
+    return std::get<fieldlog::FileSinkOptions>(sink.target);
+}
+
+std::string example_path() {
+    return (std::filesystem::path(__FILE__).parent_path().parent_path() / "examples" / "fieldlog.toml").string();
+}
+
+}  // namespace
+
+TEST_CASE("without any configuration records are JSON lines on stdout at level info", "[config]") {
+    const CleanEnv clean;
+    for (const Config& config : {Config{}, Config::parse(""), Config::from_env()}) {
+        CHECK(config.level == Level::info);
+        CHECK(config.levels.empty());
+        CHECK(config.format == fieldlog::Format::json);
+        CHECK(config.timestamp == fieldlog::TimestampFormat{});
+        CHECK_FALSE(config.async.enabled);
+        REQUIRE(config.sinks.size() == 1);
+        CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::out);
+        CHECK_FALSE(config.sinks[0].format.has_value());
+        CHECK(config.sinks[0].level == Level::trace);
+    }
+}
+
+TEST_CASE("every key of the schema is read from TOML", "[config]") {
+    const TempDir dir;
+    const std::string log_path = dir.file("logs/app.log");
+    const Config config = Config::parse(R"(
+level = "warn"
+format = "logfmt"
+timestamp = "rfc3339micro"
+timezone = "Europe/Berlin"
+duration = "nanos"
+
+[levels]
+db = "debug"
+"http.client" = "error"
+cache.redis = "trace"
+
+[async]
+enabled = true
+queue = "8MiB"
+overflow = "drop"
+
+[[sinks]]
+type = "stderr"
+format = "console"
+level = "info"
+
+[[sinks]]
+type = "file"
+path = ")" + log_path + R"("
+max_size = "100MiB"
+rotate = "hourly"
+rotate_utc = true
+keep = 9
+buffer = "16KiB"
+flush_interval = "250ms"
+flush_level = "warn"
+fsync = true
+reopen_check = "2s"
+
+[[sinks]]
+type = "udp"
+address = "127.0.0.1:5140"
+framing = "rfc5424"
+max_datagram = 8192
+oversize = "drop"
+facility = 3
+app_name = "checkout"
+hostname = "web-1"
+resolve_interval = "5m"
+
+[[sinks]]
+type = "null"
+level = "fatal"
+
+[[sinks]]
+type = "stdout"
+)",
+                                        "app.toml");
+    CHECK(config.level == Level::warn);
+    CHECK(config.format == fieldlog::Format::logfmt);
+    CHECK(config.timestamp.precision == fieldlog::TimestampPrecision::micro);
+    CHECK(config.timestamp.zone.name() == "Europe/Berlin");
+    CHECK(config.duration == fieldlog::DurationFormat::nanos);
+    CHECK(config.levels == std::map<std::string, Level, std::less<>>{
+                               {"db", Level::debug}, {"http.client", Level::error}, {"cache.redis", Level::trace}});
+    CHECK(config.async.enabled);
+    CHECK(config.async.queue_bytes == 8 * 1024 * 1024);
+    CHECK(config.async.overflow == fieldlog::OverflowPolicy::drop);
+    CHECK(config.source.empty());  // parse() names no file; load() does
+    REQUIRE(config.sinks.size() == 5);
+
+    CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::err);
+    CHECK(config.sinks[0].format == fieldlog::Format::console);
+    CHECK(config.sinks[0].level == Level::info);
+    CHECK(config.sinks[0].defined_at == "app.toml:18: sinks[0]");
+
+    const fieldlog::FileSinkOptions& file = file_options(config.sinks[1]);
+    CHECK(file.path == log_path);
+    CHECK(file.max_size == 100ULL * 1024 * 1024);
+    CHECK(file.rotate_every == fieldlog::RotateEvery::hour);
+    CHECK(file.rotate_utc);
+    CHECK(file.keep == 9);
+    CHECK(file.buffer_size == 16 * 1024);
+    CHECK(file.flush_interval == 250ms);
+    CHECK(file.flush_level == Level::warn);
+    CHECK(file.fsync_on_flush);
+    CHECK(file.reopen_check == 2s);
+    CHECK_FALSE(config.sinks[1].format.has_value());
+    CHECK(config.sinks[1].level == Level::trace);
+    CHECK(config.sinks[1].defined_at == "app.toml:25: sinks[1].path");
+
+    const auto& udp = std::get<fieldlog::UdpSinkOptions>(config.sinks[2].target);
+    CHECK(udp.address == "127.0.0.1:5140");
+    CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);
+    CHECK(udp.max_datagram == 8192);
+    CHECK(udp.oversize == fieldlog::OversizePolicy::drop);
+    CHECK(udp.facility == 3);
+    CHECK(udp.app_name == "checkout");
+    CHECK(udp.hostname == "web-1");
+    CHECK(udp.resolve_interval == 5min);
+    CHECK(config.sinks[2].defined_at == "app.toml:38: sinks[2].address");
+
+    const auto& null = std::get<std::shared_ptr<fieldlog::Sink>>(config.sinks[3].target);
+    CHECK(dynamic_cast<fieldlog::NullSink*>(null.get()) != nullptr);
+    CHECK(config.sinks[3].level == Level::fatal);
+
+    CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[4].target).stream == fieldlog::StdStream::out);
+}
+
+TEST_CASE("an empty sink list means no sinks, a missing one means stdout", "[config]") {
+    CHECK(Config::parse("sinks = []").sinks.empty());
+    CHECK(Config::parse("level = \"debug\"").sinks.size() == 1);
+}
+
+TEST_CASE("the timestamp and timezone keys take every documented value", "[config]") {
+    const std::pair<const char*, fieldlog::TimestampPrecision> precisions[] = {
+        {"rfc3339nano", fieldlog::TimestampPrecision::nano},
+        {"rfc3339nano-trimmed", fieldlog::TimestampPrecision::nano_trimmed},
+        {"rfc3339micro", fieldlog::TimestampPrecision::micro},
+        {"rfc3339milli", fieldlog::TimestampPrecision::milli},
+        {"rfc3339", fieldlog::TimestampPrecision::seconds},
+        {"unix_nanos", fieldlog::TimestampPrecision::unix_nanos},
+        {"unix_seconds_float", fieldlog::TimestampPrecision::unix_seconds_float},
+    };
+    for (const auto& [name, precision] : precisions) {
+        DYNAMIC_SECTION("timestamp = " << name) {
+            CHECK(Config::parse(std::string("timestamp = \"") + name + "\"").timestamp.precision == precision);
+        }
+    }
+    SECTION("timezone = UTC") { CHECK(Config::parse("timezone = \"UTC\"").timestamp.zone.is_utc()); }
+    SECTION("timezone = local") {
+        const ScopedEnv tz("TZ", "Asia/Tokyo");
+        CHECK(Config::parse("timezone = \"local\"").timestamp.zone.name() == "Asia/Tokyo");
+    }
+    SECTION("timezone = an IANA name") {
+        CHECK(Config::parse("timezone = \"America/New_York\"").timestamp.zone.name() == "America/New_York");
+    }
+}
+
+TEST_CASE("sizes are whole bytes, with or without a unit", "[config]") {
+    const std::pair<const char*, std::size_t> good[] = {
+        {"4096", 4096},           {"\"512\"", 512},         {"\"512B\"", 512},
+        {"\"64KiB\"", 65536},     {"\"4MiB\"", 4194304},    {"\"1GiB\"", 1073741824},
+        {"\"10KB\"", 10000},      {"\"10kB\"", 10000},      {"\"100MB\"", 100000000},
+        {"\"2GB\"", 2000000000},  {"\"1TiB\"", 1ULL << 40}, {"\"3 MiB\"", 3 * 1048576},
+    };
+    for (const auto& [text, bytes] : good) {
+        DYNAMIC_SECTION("queue = " << text) {
+            CHECK(Config::parse(std::string("[async]\nqueue = ") + text).async.queue_bytes == bytes);
+        }
+    }
+    const char* bad[] = {"\"lots\"", "\"1.5MiB\"", "\"-1\"", "-1", "\"4mib\"", "\"MiB\"", "\"\"",
+                         "\"99999999999999999999\"", "\"20000000TiB\"", "1.5", "true"};
+    for (const char* text : bad) {
+        DYNAMIC_SECTION("queue = " << text << " is rejected") {
+            const std::string error = parse_error(std::string("[async]\nqueue = ") + text);
+            CHECK(error.starts_with("app.toml:2: async.queue: expected a size like \"4MiB\", got "));
+        }
+    }
+    CHECK(parse_error("[async]\nqueue = 0") == "app.toml:2: async.queue: expected a size from 1 to "
+                                               "18446744073709551615 bytes, got 0");
+}
+
+TEST_CASE("durations are written the way Go writes them", "[config]") {
+    const TempDir dir;
+    const std::string head = "[[sinks]]\ntype = \"file\"\npath = \"" + dir.file("a.log") + "\"\nflush_interval = ";
+    const std::pair<const char*, std::chrono::milliseconds> good[] = {
+        {"500ms", 500ms},  {"2s", 2s},      {"1m30s", 90s},         {"1.5s", 1500ms},     {"1h", 1h},
+        {"0", 0ms},        {"250000us", 250ms}, {"7000000ns", 7ms}, {"0.25m", 15s},       {"1h1m1s1ms", 3661001ms},
+        {"2000\u00b5s", 2ms},
+    };
+    for (const auto& [text, duration] : good) {
+        DYNAMIC_SECTION("flush_interval = " << text) {
+            const Config config = Config::parse(head + "\"" + text + "\"");
+            CHECK(file_options(config.sinks[0]).flush_interval == duration);
+        }
+    }
+    const char* bad[] = {"\"soon\"", "\"5\"", "\"1.5\"", "\"-1s\"", "\"ms\"", "\"1d\"", "\"\"", "\".s\"", "500",
+                         "\"9999999999h\""};
+    for (const char* text : bad) {
+        DYNAMIC_SECTION("flush_interval = " << text << " is rejected") {
+            CHECK(parse_error(head + text) ==
+                  std::string("app.toml:4: sinks[0].flush_interval: expected a duration like \"1s\", got ") + text);
+        }
+    }
+    CHECK(parse_error(head + "\"250us\"") ==
+          "app.toml:4: sinks[0].flush_interval: expected a duration in whole milliseconds like \"1s\", got \"250us\"");
+}
+
+TEST_CASE("every rejected key names the file, the line and the key", "[config]") {
+    struct Case {
+        const char* text;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"colour = true",
+         "app.toml:1: colour: unknown key (known keys: level levels format timestamp timezone duration async sinks)"},
+        {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
+        {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
+        {"level = \"verbose\"",
+         "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got \"verbose\""},
+        {"levels = \"debug\"", "app.toml:1: levels: expected a table of logger = \"level\", got \"debug\""},
+        {"[levels]\ndb = \"loud\"",
+         "app.toml:2: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
+        {"format = \"xml\"", "app.toml:1: format: expected json, logfmt or console, got \"xml\""},
+        {"timestamp = \"iso8601\"",
+         "app.toml:1: timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, "
+         "unix_nanos or unix_seconds_float, got \"iso8601\""},
+        {"timezone = \"Mars/Olympus_Mons\"",
+         "app.toml:1: timezone: expected \"UTC\", \"local\" or an IANA zone name like \"Europe/Berlin\", got "
+         "\"Mars/Olympus_Mons\""},
+        {"timezone = 1", "app.toml:1: timezone: expected \"UTC\", \"local\" or an IANA zone name like "
+                         "\"Europe/Berlin\", got 1"},
+        {"duration = \"minutes\"", "app.toml:1: duration: expected string, nanos or seconds, got \"minutes\""},
+        {"async = true", "app.toml:1: async: expected a table ([async]), got true"},
+        {"[async]\nenabled = \"yes\"", "app.toml:2: async.enabled: expected true or false, got \"yes\""},
+        {"[async]\noverflow = \"wait\"", "app.toml:2: async.overflow: expected block or drop, got \"wait\""},
+        {"[async]\nqueue = \"lots\"", "app.toml:2: async.queue: expected a size like \"4MiB\", got \"lots\""},
+        {"[async]\nqeueu = 1", "app.toml:2: async.qeueu: unknown key (did you mean \"queue\"?)"},
+        {"sinks = \"stdout\"", "app.toml:1: sinks: expected [[sinks]] tables, got \"stdout\""},
+        {"sinks = [1]", "app.toml:1: sinks[0]: expected a table ([[sinks]]), got 1"},
+        {"[[sinks]]\nformat = \"json\"",
+         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp or null)"},
+        {"[[sinks]]\ntype = \"kafka\"",
+         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp or null, got \"kafka\""},
+        {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level)"},
+        {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
+         "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
+        {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
+         "app.toml:3: sinks[0].format: expected json, logfmt or console, got \"yaml\""},
+        {"[[sinks]]\ntype = \"file\"", "app.toml:1: sinks[0]: missing key \"path\" (a file sink writes to a file)"},
+        {"[[sinks]]\ntype = \"file\"\npath = \"\"", "app.toml:3: sinks[0].path: expected a file path, got \"\""},
+        {"[[sinks]]\ntype = \"file\"\npath = 5", "app.toml:3: sinks[0].path: expected a file path, got 5"},
+        {"[[sinks]]\ntype = \"file\"\nmax_sise = \"1MiB\"",
+         "app.toml:3: sinks[0].max_sise: unknown key for a file sink (did you mean \"max_size\"?)"},
+        {"[[sinks]]\ntype = \"stdout\"\n[[sinks]]\ntype = \"file\"\npath = \"app.log\"\n\nmax_size = \"lots\"",
+         "app.toml:7: sinks[1].max_size: expected a size like \"100MiB\", got \"lots\""},
+        {"[[sinks]]\ntype = \"file\"\nrotate = \"weekly\"",
+         "app.toml:3: sinks[0].rotate: expected never, hourly or daily, got \"weekly\""},
+        {"[[sinks]]\ntype = \"file\"\nrotate_utc = \"yes\"",
+         "app.toml:3: sinks[0].rotate_utc: expected true or false, got \"yes\""},
+        {"[[sinks]]\ntype = \"file\"\nkeep = -1", "app.toml:3: sinks[0].keep: expected a number of files, 0 or more, got -1"},
+        {"[[sinks]]\ntype = \"file\"\nkeep = \"5\"",
+         "app.toml:3: sinks[0].keep: expected a number of files, 0 or more, got \"5\""},
+        {"[[sinks]]\ntype = \"file\"\nfsync = 1", "app.toml:3: sinks[0].fsync: expected true or false, got 1"},
+        {"[[sinks]]\ntype = \"file\"\nbuffer = \"big\"", "app.toml:3: sinks[0].buffer: expected a size like \"64KiB\", got \"big\""},
+        {"[[sinks]]\ntype = \"file\"\nflush_level = \"now\"",
+         "app.toml:3: sinks[0].flush_level: expected trace, debug, info, warn, error, fatal or off, got \"now\""},
+        {"[[sinks]]\ntype = \"file\"\nreopen_check = 1",
+         "app.toml:3: sinks[0].reopen_check: expected a duration like \"1s\", got 1"},
+        {"[[sinks]]\ntype = \"udp\"", "app.toml:1: sinks[0]: missing key \"address\" (a udp sink sends to \"host:port\")"},
+        {"[[sinks]]\ntype = \"udp\"\naddress = \"localhost\"",
+         "app.toml:3: sinks[0].address: expected an address like \"127.0.0.1:5140\", got \"localhost\""},
+        {"[[sinks]]\ntype = \"udp\"\nframing = \"gelf\"",
+         "app.toml:3: sinks[0].framing: expected json or rfc5424, got \"gelf\""},
+        {"[[sinks]]\ntype = \"udp\"\nmax_datagram = 70000",
+         "app.toml:3: sinks[0].max_datagram: expected a size from 1 to 65507 bytes, got 70000"},
+        {"[[sinks]]\ntype = \"udp\"\noversize = \"split\"",
+         "app.toml:3: sinks[0].oversize: expected truncate or drop, got \"split\""},
+        {"[[sinks]]\ntype = \"udp\"\nfacility = 24",
+         "app.toml:3: sinks[0].facility: expected a syslog facility from 0 to 23, got 24"},
+        {"[[sinks]]\ntype = \"udp\"\napp_name = false", "app.toml:3: sinks[0].app_name: expected a name, got false"},
+        {"[[sinks]]\ntype = \"udp\"\nhostname = []", "app.toml:3: sinks[0].hostname: expected a host name, got an array"},
+        {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
+         "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
+        {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level address framing "
+         "max_datagram oversize facility app_name hostname resolve_interval)"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.message) { CHECK(parse_error(c.text) == c.message); }
+    }
+}
+
+TEST_CASE("a TOML syntax error names the file and the line", "[config]") {
+    const std::string error = parse_error("level = \"info\"\nformat = \n");
+    CHECK(error.starts_with("app.toml:2: "));
+    CHECK(parse_error("level = \"info\"\nlevel = \"debug\"").starts_with("app.toml:2: "));  // a duplicate key
+}
+
+TEST_CASE("a file sink whose path cannot be written is rejected when parsed", "[config]") {
+    const TempDir dir;
+    write_file(dir.file("plain"), "not a directory\n");
+    std::filesystem::create_directories(dir.file("a_directory"));
+    const auto sink_at = [](const std::string& path) {
+        return "[[sinks]]\ntype = \"file\"\npath = \"" + path + "\"";
+    };
+    CHECK(parse_error(sink_at(dir.file("plain/app.log"))) ==
+          "app.toml:3: sinks[0].path: cannot open \"" + dir.file("plain/app.log") + "\" for writing: Not a directory");
+    CHECK(parse_error(sink_at(dir.file("plain/deeper/app.log"))) ==
+          "app.toml:3: sinks[0].path: cannot open \"" + dir.file("plain/deeper/app.log") +
+              "\" for writing: Not a directory");
+    CHECK(parse_error(sink_at(dir.file("a_directory"))) ==
+          "app.toml:3: sinks[0].path: cannot open \"" + dir.file("a_directory") + "\" for writing: Is a directory");
+    // Missing directories are fine: the sink creates them.
+    CHECK(file_options(Config::parse(sink_at(dir.file("new/dirs/app.log"))).sinks[0]).path ==
+          dir.file("new/dirs/app.log"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("new")));  // parsing creates nothing
+}
+
+TEST_CASE("load() reads a file and names it in errors", "[config]") {
+    const CleanEnv clean;
+    const TempDir dir;
+    const std::string path = dir.file("fieldlog.toml");
+    write_file(path, "level = \"error\"\n\n[[sinks]]\ntype = \"null\"\n");
+    const Config config = Config::load(path);
+    CHECK(config.level == Level::error);
+    CHECK(config.source == path);
+
+    write_file(path, "level = \"error\"\n\n[[sinks]]\ntype = \"nul\"\n");
+    CHECK(error_of([&] { (void)Config::load(path); }) ==
+          path + ":4: sinks[0].type: expected stdout, stderr, file, udp or null, got \"nul\"");
+    CHECK(error_of([&] { (void)Config::load(dir.file("missing.toml")); }) ==
+          dir.file("missing.toml") + ": cannot read the configuration file: No such file or directory");
+}
+
+TEST_CASE("the environment overrides the file, which overrides the code defaults", "[config][env]") {
+    const CleanEnv clean;
+    const TempDir dir;
+    const std::string path = dir.file("fieldlog.toml");
+    write_file(path,
+               "level = \"debug\"\nformat = \"logfmt\"\n[levels]\ndb = \"trace\"\ncache = \"warn\"\n"
+               "[[sinks]]\ntype = \"stdout\"\n[[sinks]]\ntype = \"stderr\"\nformat = \"json\"\n");
+
+    SECTION("the file alone") {
+        const Config config = Config::load(path);
+        CHECK(config.level == Level::debug);
+        CHECK(config.format == fieldlog::Format::logfmt);
+        CHECK(config.levels.at("db") == Level::trace);
+    }
+    SECTION("FIELDLOG_LEVEL sets the global level and per-logger levels") {
+        const ScopedEnv level("FIELDLOG_LEVEL", "error, db=info ,http.client = warn,,");
+        const Config config = Config::load(path);
+        CHECK(config.level == Level::error);
+        CHECK(config.levels == std::map<std::string, Level, std::less<>>{
+                                   {"db", Level::info}, {"cache", Level::warn}, {"http.client", Level::warn}});
+    }
+    SECTION("FIELDLOG_LEVEL with logger levels only keeps the file's global level") {
+        const ScopedEnv level("FIELDLOG_LEVEL", "db=off");
+        const Config config = Config::load(path);
+        CHECK(config.level == Level::debug);
+        CHECK(config.levels.at("db") == Level::off);
+    }
+    SECTION("FIELDLOG_FORMAT changes the default format, not a sink's own") {
+        const ScopedEnv format("FIELDLOG_FORMAT", "console");
+        const Config config = Config::load(path);
+        CHECK(config.format == fieldlog::Format::console);
+        CHECK_FALSE(config.sinks[0].format.has_value());
+        CHECK(config.sinks[1].format == fieldlog::Format::json);
+    }
+    SECTION("FIELDLOG_CONFIG names the file from_env() reads, under the other variables") {
+        const ScopedEnv file("FIELDLOG_CONFIG", path);
+        const ScopedEnv format("FIELDLOG_FORMAT", "json");
+        const Config config = Config::from_env();
+        CHECK(config.level == Level::debug);
+        CHECK(config.format == fieldlog::Format::json);
+        CHECK(config.source == path);
+        CHECK(config.sinks.size() == 2);
+    }
+    SECTION("without FIELDLOG_CONFIG, from_env() starts from the code defaults") {
+        const ScopedEnv level("FIELDLOG_LEVEL", "warn");
+        const Config config = Config::from_env();
+        CHECK(config.level == Level::warn);
+        CHECK(config.format == fieldlog::Format::json);
+        CHECK(config.sinks.size() == 1);
+    }
+    SECTION("apply_env() layers the environment over a configuration made in code") {
+        const ScopedEnv level("FIELDLOG_LEVEL", "trace");
+        Config config{.level = Level::error, .format = fieldlog::Format::logfmt};
+        config.apply_env();
+        CHECK(config.level == Level::trace);
+        CHECK(config.format == fieldlog::Format::logfmt);
+    }
+}
+
+TEST_CASE("a bad environment variable is rejected with its name and key", "[config][env]") {
+    const CleanEnv clean;
+    struct Case {
+        const char* name;
+        const char* value;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"FIELDLOG_LEVEL", "loud",
+         "FIELDLOG_LEVEL: level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
+        {"FIELDLOG_LEVEL", "info,db=loud",
+         "FIELDLOG_LEVEL: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
+        {"FIELDLOG_LEVEL", "info,db=", "FIELDLOG_LEVEL: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"\""},
+        {"FIELDLOG_LEVEL", "=debug", "FIELDLOG_LEVEL: \"=debug\": expected a logger name before '='"},
+        {"FIELDLOG_FORMAT", "xml", "FIELDLOG_FORMAT: format: expected json, logfmt or console, got \"xml\""},
+        {"FIELDLOG_CONFIG", "/nonexistent/fieldlog.toml",
+         "/nonexistent/fieldlog.toml: cannot read the configuration file: No such file or directory"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.name << "=" << c.value) {
+            const ScopedEnv variable(c.name, c.value);
+            CHECK(error_of([] { (void)Config::from_env(); }) == c.message);
+        }
+    }
+    SECTION("a bad entry changes nothing") {
+        const ScopedEnv variable("FIELDLOG_LEVEL", "debug,db=loud");
+        Config config;
+        CHECK_THROWS_AS(config.apply_env(), ConfigError);
+        CHECK(config.level == Level::info);
+        CHECK(config.levels.empty());
+    }
+}
+
+TEST_CASE("configure() with a sink it cannot make throws and keeps the running configuration", "[config]") {
+    const TempDir dir;
+    write_file(dir.file("plain"), "x");
+    auto running = std::make_shared<fieldlog::MemorySink>();
+    auto rejected = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = Level::info, .sinks = {{.target = running}}});
+    const fieldlog::Logger log = fieldlog::get("config.keep");
+    log.info("before");
+
+    const std::string bad_path = dir.file("plain/app.log");
+    const Config bad{.level = Level::error,
+                     .sinks = {{.target = rejected}, {.target = fieldlog::FileSinkOptions{.path = bad_path}}}};
+    CHECK(error_of([&] { fieldlog::configure(bad); }) ==
+          "sinks[1]: cannot open \"" + bad_path + "\" for writing: Not a directory");
+
+    log.info("after");  // still at level info, still to the running sink
+    CHECK(log.level() == Level::info);
+    const auto lines = running->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[1].find("\"msg\":\"after\"") != std::string::npos);
+    CHECK(rejected->lines().empty());
+
+    SECTION("a sink from a file names the file, line and key") {
+        // Reachable when parsed, gone by the time configure() opens it.
+        std::filesystem::create_directories(dir.file("gone"));
+        Config from_file = Config::parse("\n[[sinks]]\ntype = \"file\"\npath = \"" + dir.file("gone/app.log") + "\"\n",
+                                         "fieldlog.toml");
+        std::filesystem::remove(dir.file("gone"));
+        write_file(dir.file("gone"), "now a file");
+        CHECK(error_of([&] { fieldlog::configure(from_file); }) ==
+              "fieldlog.toml:4: sinks[0].path: cannot open \"" + dir.file("gone/app.log") +
+                  "\" for writing: Not a directory");
+        log.info("still");
+        CHECK(running->lines().size() == 3);
+    }
+    SECTION("an address that does not resolve") {
+        // A service name no /etc/services knows fails without asking DNS.
+        const Config unresolvable{
+            .sinks = {{.target = fieldlog::UdpSinkOptions{.address = "127.0.0.1:no-such-service"}}}};
+        const std::string error = error_of([&] { fieldlog::configure(unresolvable); });
+        CHECK(error.starts_with("sinks[0]: "));
+        log.info("still");
+        CHECK(running->lines().size() == 3);
+    }
+}
+
+TEST_CASE("reload() reads the file again and keeps the running set when it is bad", "[config]") {
+    const CleanEnv clean;
+    const TempDir dir;
+    const std::string path = dir.file("fieldlog.toml");
+    const auto file_sink = [&](const std::string& name) {
+        return "[[sinks]]\ntype = \"file\"\nflush_level = \"info\"\npath = \"" + dir.file(name) + "\"\n";
+    };
+    write_file(path, file_sink("one.log"));
+    fieldlog::configure(Config::load(path));
+    const fieldlog::Logger log = fieldlog::get("config.reload");
+    log.info("first");
+
+    write_file(path, "level = \"warn\"\n" + file_sink("two.log"));
+    fieldlog::reload();
+    log.info("hidden");
+    log.warn("second");
+
+    write_file(path, "level = \"info\"\n" + file_sink("three.log") + "colour = true\n");
+    CHECK(error_of([] { fieldlog::reload(); }) ==
+          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level path max_size "
+                 "rotate rotate_utc keep buffer flush_interval flush_level fsync reopen_check)");
+    log.info("hidden too");
+    log.warn("third");
+    fieldlog::flush();
+
+    const auto one = read_lines(dir.file("one.log"));
+    const auto two = read_lines(dir.file("two.log"));
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].find("\"msg\":\"first\"") != std::string::npos);
+    REQUIRE(two.size() == 2);
+    CHECK(two[0].find("\"msg\":\"second\"") != std::string::npos);
+    CHECK(two[1].find("\"msg\":\"third\"") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("three.log")));
+    fieldlog::configure({.sinks = {}});  // let go of the files before the directory goes
+}
+
+TEST_CASE("the example configuration parses, and so does its production section", "[config][example]") {
+    const CleanEnv clean;
+    const Config development = Config::load(example_path());
+    CHECK(development.level == Level::debug);
+    CHECK(development.format == fieldlog::Format::console);
+    CHECK(development.levels.at("db.pool") == Level::warn);
+    REQUIRE(development.sinks.size() == 1);
+    CHECK(std::holds_alternative<fieldlog::StdoutSinkOptions>(development.sinks[0].target));
+
+    // Uncomment the production section and drop the development sink, as the file says.
+    std::ifstream in(example_path());
+    std::stringstream production;
+    bool in_production = false;
+    bool skip_development_sink = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("# Production:")) {
+            in_production = true;
+        } else if (in_production) {
+            line = line == "#" ? std::string{} : line.starts_with("# ") ? line.substr(2) : line;
+        } else if (line == "[[sinks]]" || skip_development_sink) {
+            skip_development_sink = true;
+            continue;
+        }
+        production << line << '\n';
+    }
+    const TempDir dir;
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path());  // its file sink path is relative
+    std::optional<Config> parsed;
+    std::string error;
+    try {
+        parsed = Config::parse(production.str(), "fieldlog.toml (production)");
+    } catch (const ConfigError& e) {
+        error = e.what();
+    }
+    std::filesystem::current_path(cwd);
+    REQUIRE(error.empty());
+    REQUIRE(parsed->sinks.size() == 2);
+    const auto& file = file_options(parsed->sinks[0]);
+    CHECK(file.path == "logs/app.log");
+    CHECK(file.max_size == 100ULL * 1024 * 1024);
+    CHECK(file.rotate_every == fieldlog::RotateEvery::day);
+    CHECK(parsed->sinks[0].format == fieldlog::Format::json);
+    const auto& udp = std::get<fieldlog::UdpSinkOptions>(parsed->sinks[1].target);
+    CHECK(udp.address == "127.0.0.1:5140");
+    CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);
+    CHECK(parsed->sinks[1].format == fieldlog::Format::json);
+}

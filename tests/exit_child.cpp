@@ -1,0 +1,125 @@
+// A child process for tests/exit_paths_test.cpp: logs numbered records from a few threads
+// into a file and then ends the way it is told (return, exit(), std::terminate, a fault, a
+// signal). After each logging call returns it stores the count in a shared progress file, so
+// the parent knows exactly which records were accepted before the end.
+//
+//   fieldlog_exit_child <how> <log file> <progress file> <threads> <kill at> <async|sync>
+//   how: return | exit | terminate | sigterm | segv | abort | stack_overflow | writer_segv
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "fieldlog/fieldlog.hpp"
+
+namespace {
+
+constexpr std::uint64_t kEndless = 50'000'000;  // threads that log until the process dies
+constexpr std::uint64_t kFinite = 2'000;        // records per thread for the clean exits
+
+std::uint64_t* g_progress = nullptr;  // one counter per thread, in a file the parent reads
+
+void report(int thread, std::uint64_t accepted) {
+    std::atomic_ref<std::uint64_t>(g_progress[thread]).store(accepted, std::memory_order_release);
+}
+
+volatile int g_depth_limit = 1 << 30;  // never reached: the stack runs out first
+
+[[gnu::noinline]] int overflow_stack(int depth) {
+    volatile char frame[4096];
+    frame[0] = static_cast<char>(depth);
+    if (depth >= g_depth_limit) return frame[0];
+    return overflow_stack(depth + 1) + frame[0];
+}
+
+/// A sink that faults on the writer thread when it meets a record whose message is "boom".
+class TripwireSink final : public fieldlog::Sink {
+public:
+    void write(std::span<const char> record) override {
+        if (std::string_view(record.data(), record.size()).find("\"msg\":\"boom\"") != std::string_view::npos) {
+            *static_cast<volatile int*>(nullptr) = 1;
+        }
+    }
+    void flush() override {}
+};
+
+void end_the_way(std::string_view how) {
+    if (how == "segv") *static_cast<volatile int*>(nullptr) = 1;
+    if (how == "abort") std::abort();
+    if (how == "terminate") std::terminate();
+    if (how == "stack_overflow") std::printf("%d\n", overflow_stack(0));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 7) {
+        std::fprintf(stderr, "usage: %s how log progress threads kill_at async|sync\n", argv[0]);
+        return 2;
+    }
+    const std::string_view how = argv[1];
+    const std::string log_path = argv[2];
+    const int threads = std::atoi(argv[4]);
+    const std::uint64_t kill_at = std::strtoull(argv[5], nullptr, 10);
+    const bool async = std::string_view(argv[6]) == "async";
+
+    const rlimit no_core{0, 0};  // the parent checks the signal, not a core file
+    ::setrlimit(RLIMIT_CORE, &no_core);
+
+    const int fd = ::open(argv[3], O_RDWR);
+    if (fd < 0) return 3;
+    void* shared = ::mmap(nullptr, sizeof(std::uint64_t) * static_cast<std::size_t>(threads), PROT_READ | PROT_WRITE,
+                          MAP_SHARED, fd, 0);
+    if (shared == MAP_FAILED) return 4;
+    g_progress = static_cast<std::uint64_t*>(shared);
+
+    fieldlog::Config config;
+    config.level = fieldlog::Level::info;
+    config.async = fieldlog::AsyncConfig{.enabled = async, .queue_bytes = 256 * 1024,
+                                         .overflow = fieldlog::OverflowPolicy::block};
+    config.sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = log_path}}};
+    if (how == "writer_segv") config.sinks.push_back(fieldlog::SinkConfig{.target = std::make_shared<TripwireSink>()});
+    fieldlog::configure(config);
+    const bool clean = how == "return" || how == "exit";
+    if (!clean) fieldlog::install_signal_handlers();
+
+    const fieldlog::Logger log = fieldlog::get("child");
+    const std::string pad(64 + kill_at % 200, 'x');  // records of varying length
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            const std::uint64_t count = clean ? kFinite : kEndless;
+            for (std::uint64_t n = 0; n < count; ++n) {
+                if (t == 0 && n == kill_at) {
+                    if (how == "writer_segv") {
+                        log.info("boom", {{"t", t}, {"n", n}, {"pad", pad}});
+                        report(t, n + 1);
+                        continue;
+                    }
+                    end_the_way(how);
+                }
+                log.info("record", {{"t", t}, {"n", n}, {"pad", pad}});
+                report(t, n + 1);
+            }
+        });
+    }
+    for (std::thread& worker : workers) worker.join();
+    if (how == "exit") {
+        log.info("record", {{"t", 0}, {"n", kFinite}, {"pad", pad}});
+        report(0, kFinite + 1);
+        std::exit(7);
+    }
+    return 0;
+}

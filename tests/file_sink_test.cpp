@@ -1,0 +1,386 @@
+// The file sink: buffering and flush policy, rotation by size and time, reopening after a
+// rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
+#include <catch2/catch.hpp>
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog_test::jsonl_file_errors;
+using fieldlog_test::read_file;
+using fieldlog_test::read_lines;
+using fieldlog_test::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A JSON line numbered `n`, padded to about `size` bytes, with its '\n'.
+std::string numbered(int n, std::size_t size = 60) {
+    std::string line = "{\"n\":" + std::to_string(n) + ",\"pad\":\"";
+    line.append(size > line.size() + 3 ? size - line.size() - 3 : 0, 'x');
+    return line + "\"}\n";
+}
+
+fieldlog::RecordView view(const std::string& line, fieldlog::Level level = fieldlog::Level::info,
+                          fieldlog::Timestamp time = fieldlog::Timestamp(std::chrono::system_clock::now())) {
+    return fieldlog::RecordView{{line.data(), line.size()}, level, time};
+}
+
+/// The `n` of each line of `path`.
+std::vector<int> numbers_in(const std::string& path) {
+    std::vector<int> numbers;
+    for (const std::string& line : read_lines(path)) numbers.push_back(std::stoi(line.substr(5)));
+    return numbers;
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("a file sink buffers whole records until flush and counts them", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("logs/app.log");  // the directory is created
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms});
+    fieldlog::FileSink buffered({.path = dir.file("buffered.log")});
+
+    const std::string a = numbered(1), b = numbered(2);
+    buffered.write_record(view(a));
+    buffered.write_record(view(b));
+    CHECK(read_file(dir.file("buffered.log")).empty());  // still in the userspace buffer
+    CHECK(buffered.counters().records == 0);              // counted when written, not when buffered
+    buffered.flush();
+    CHECK(read_file(dir.file("buffered.log")) == a + b);
+    CHECK(buffered.counters().records == 2);
+    CHECK(buffered.counters().bytes == a.size() + b.size());
+
+    sink.write_record(view(a));  // flush_interval 0: every call reaches the file
+    CHECK(read_file(path) == a);
+}
+
+TEST_CASE("a record at flush_level or above reaches the file at once", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms, .flush_level = fieldlog::Level::warn});
+    const std::string info = numbered(1), warn = numbered(2);
+    sink.write_record(view(info, fieldlog::Level::info));
+    CHECK(read_file(path).empty());
+    sink.write_record(view(warn, fieldlog::Level::warn));
+    CHECK(read_file(path) == info + warn);
+}
+
+TEST_CASE("buffered records reach the file after flush_interval without another record", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 30ms});
+    const std::string line = numbered(1);
+    sink.write_record(view(line));
+    CHECK(wait_until([&] { return read_file(path) == line; }));
+    CHECK(sink.counters().records == 1);
+}
+
+TEST_CASE("size rotation keeps N files, each within the limit and on record boundaries", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    const std::uint64_t limit = 1000;
+    {
+        fieldlog::FileSink sink({.path = path, .buffer_size = 256, .max_size = limit, .keep = 3});
+        for (int n = 0; n < 200; ++n) sink.write_record(view(numbered(n, 40 + static_cast<std::size_t>(n % 7) * 9)));
+        sink.close();
+    }
+    CHECK_FALSE(std::filesystem::exists(path + ".4"));
+    CHECK_FALSE(std::filesystem::exists(path + ".rotating"));
+    std::vector<int> all;
+    for (const std::string& name : {path + ".3", path + ".2", path + ".1", path}) {
+        INFO(name);
+        REQUIRE(std::filesystem::exists(name));
+        const std::string text = read_file(name);
+        CHECK(text.size() <= limit);
+        if (name != path) CHECK(text.size() > limit - 100);  // rotated only when the next record did not fit
+        CHECK(text.back() == '\n');
+        CHECK(jsonl_file_errors(name).empty());
+        const std::vector<int> numbers = numbers_in(name);
+        all.insert(all.end(), numbers.begin(), numbers.end());
+    }
+    // The four files hold the newest records, in order, none twice.
+    REQUIRE_FALSE(all.empty());
+    CHECK(all.back() == 199);
+    for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i] == all[i - 1] + 1);
+}
+
+TEST_CASE("a record larger than max_size gets a file of its own", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 200, .keep = 2});
+    const std::string small = numbered(1), big = numbered(2, 500), after = numbered(3);
+    sink.write_record(view(small));
+    sink.write_record(view(big));
+    sink.write_record(view(after));
+    CHECK(read_file(path + ".2") == small);
+    CHECK(read_file(path + ".1") == big);
+    CHECK(read_file(path) == after);
+}
+
+TEST_CASE("keep = 0 starts a new file and drops the old one only after it opened", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 0});
+    sink.write_record(view(numbered(1, 80)));
+    sink.write_record(view(numbered(2, 80)));
+    CHECK(numbers_in(path) == std::vector<int>{2});
+    CHECK_FALSE(std::filesystem::exists(path + ".1"));
+}
+
+TEST_CASE("time rotation starts a new file at the next hour or day boundary", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    const auto now = fieldlog::Timestamp(std::chrono::system_clock::now());
+    const struct {
+        const char* name;
+        fieldlog::RotateEvery every;
+        bool utc;
+        std::int64_t step;
+    } cases[] = {{"hourly UTC", fieldlog::RotateEvery::hour, true, 3600},
+                 {"daily UTC", fieldlog::RotateEvery::day, true, 86400},
+                 {"hourly local", fieldlog::RotateEvery::hour, false, 3600},
+                 {"daily local", fieldlog::RotateEvery::day, false, 86400}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .rotate_every = c.every, .rotate_utc = c.utc});
+            const std::string first = numbered(1), second = numbered(2), third = numbered(3);
+            sink.write_record(view(first, fieldlog::Level::info, now));
+            sink.write_record(view(second, fieldlog::Level::info, now));  // same period: same file
+            sink.write_record(view(third, fieldlog::Level::info, {now.seconds + 2 * c.step, 0}));  // past the next boundary
+            CHECK(read_file(path + ".1") == first + second);
+            CHECK(read_file(path) == third);
+        }
+    }
+}
+
+TEST_CASE("reopen() lets go of a file logrotate renamed", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .reopen_check = 0ms});
+    const std::string before = numbered(1), between = numbered(2), after = numbered(3);
+    sink.write_record(view(before));
+    std::filesystem::rename(path, path + ".old");
+    sink.write_record(view(between));  // still buffered for the old file
+    sink.reopen();
+    sink.write_record(view(after));
+    sink.flush();
+    CHECK(read_file(path + ".old") == before + between);
+    CHECK(read_file(path) == after);
+}
+
+TEST_CASE("the background check reopens a replaced or deleted file", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .reopen_check = 10ms});
+    int n = 0;
+    sink.write_record(view(numbered(n++)));
+    bool replaced = false;
+    SECTION("replaced by a new file") {
+        std::filesystem::rename(path, path + ".1");
+        std::ofstream(path).close();
+        replaced = true;
+    }
+    SECTION("deleted") {
+        std::filesystem::remove(path);
+    }
+    // Records go to the old file until the check notices; then to the file at `path`.
+    REQUIRE(wait_until([&] {
+        sink.write_record(view(numbered(n++)));
+        return std::filesystem::exists(path) && !read_file(path).empty();
+    }));
+    const std::vector<int> in_new = numbers_in(path);
+    REQUIRE_FALSE(in_new.empty());
+    CHECK(in_new.back() == n - 1);
+    for (std::size_t i = 1; i < in_new.size(); ++i) CHECK(in_new[i] == in_new[i - 1] + 1);
+    if (replaced) {
+        std::vector<int> all = numbers_in(path + ".1");
+        all.insert(all.end(), in_new.begin(), in_new.end());
+        REQUIRE(all.size() == static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) CHECK(all[static_cast<std::size_t>(i)] == i);
+    }
+}
+
+TEST_CASE("a file whose last record was torn gets the next record on a fresh line", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    {
+        std::ofstream torn(path, std::ios::binary);
+        torn << numbered(1) << "{\"n\":2,\"pad\":\"xx";  // a crash mid-record
+    }
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms});
+    const std::string next = numbered(3);
+    sink.write_record(view(next));
+    const std::vector<std::string> lines = read_lines(path);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[2] + "\n" == next);
+}
+
+TEST_CASE("records logged from many threads through a rotating file are all there once", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .max_size = 64 * 1024, .keep = 50}}}});
+    constexpr int kThreads = 4, kPerThread = 5000;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([t] {
+            const auto log = fieldlog::get("rotating");
+            for (int i = 0; i < kPerThread; ++i) log.info("record", {{"thread", t}, {"seq", i}});
+        });
+    }
+    for (std::thread& thread : threads) thread.join();
+    fieldlog::shutdown();
+
+    std::map<int, int> next_seq;
+    int files = 0;
+    for (int n = 50; n >= 0; --n) {
+        const std::string name = n == 0 ? path : path + "." + std::to_string(n);
+        if (!std::filesystem::exists(name)) continue;
+        ++files;
+        INFO(name);
+        CHECK(read_file(name).back() == '\n');
+        CHECK(std::filesystem::file_size(name) <= 64 * 1024);
+        for (const std::string& line : read_lines(name)) {
+            const auto thread_at = line.find("\"thread\":"), seq_at = line.find("\"seq\":");
+            REQUIRE(thread_at != std::string::npos);
+            REQUIRE(seq_at != std::string::npos);
+            const int thread = std::stoi(line.substr(thread_at + 9)), seq = std::stoi(line.substr(seq_at + 6));
+            REQUIRE(seq == next_seq[thread]);  // none lost, none twice, in order
+            ++next_seq[thread];
+        }
+    }
+    CHECK(files > 5);
+    for (int t = 0; t < kThreads; ++t) CHECK(next_seq[t] == kPerThread);
+}
+
+TEST_CASE("reopen_files() reopens the running file sinks", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .reopen_check = 0ms}}}});
+    const auto log = fieldlog::get("reopen");
+    log.info("before");
+    std::filesystem::rename(path, path + ".1");
+    fieldlog::reopen_files();
+    log.info("after");
+    fieldlog::shutdown();
+    CHECK(read_lines(path + ".1").size() == 1);
+    REQUIRE(read_lines(path).size() == 1);
+    CHECK(read_lines(path)[0].find("\"msg\":\"after\"") != std::string::npos);
+}
+
+TEST_CASE("reload() reopens the file sinks the configuration keeps", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    const std::string config = dir.file("fieldlog.toml");
+    std::ofstream(config) << "level = \"info\"\n[[sinks]]\ntype = \"file\"\npath = \"" << path << "\"\n";
+    fieldlog::configure(fieldlog::Config::load(config));
+    const auto log = fieldlog::get("reload");
+    log.info("before");
+    std::filesystem::rename(path, path + ".1");
+    fieldlog::reload();
+    log.info("after");
+    fieldlog::shutdown();
+    CHECK(read_lines(path + ".1").size() == 1);
+    REQUIRE(read_lines(path).size() == 1);
+    CHECK(read_lines(path)[0].find("\"msg\":\"after\"") != std::string::npos);
+}
+
+TEST_CASE("the crash path writes the buffered records and one last record without the lock", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms});
+    const std::string a = numbered(1), b = numbered(2), last = numbered(3);
+    sink.write_record(view(a));
+    sink.write_record(view(b));
+    CHECK(read_file(path).empty());
+    sink.emergency_flush();
+    sink.emergency_write(last);
+    CHECK(read_file(path) == a + b + last);
+    sink.flush();  // nothing is written twice
+    CHECK(read_file(path) == a + b + last);
+}
+
+TEST_CASE("writing to /dev/full drops and counts records and never throws", "[file_sink]") {
+    fieldlog::FileSink sink({.path = "/dev/full", .reopen_check = 0ms});
+    for (int n = 0; n < 10; ++n) sink.write_record(view(numbered(n)));
+    sink.flush();
+    sink.write_record(view(numbered(10), fieldlog::Level::error));  // flushes at once
+    const fieldlog::SinkCounters counters = sink.counters();
+    CHECK(counters.records == 0);
+    CHECK(counters.dropped == 11);
+    CHECK(counters.errors == 2);
+}
+
+TEST_CASE("a full disk cuts the file back to the last whole record and logging resumes", "[file_sink][root]") {
+    if (::geteuid() != 0) {
+        WARN("skipped: mounting a 64 KiB tmpfs needs root");
+        return;
+    }
+    const TempDir dir;
+    const std::string mount_point = dir.file("tiny");
+    std::filesystem::create_directories(mount_point);
+    if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
+        WARN("skipped: cannot mount a tmpfs here: " << std::strerror(errno));
+        return;
+    }
+    struct Unmount {
+        std::string path;
+        ~Unmount() { ::umount(path.c_str()); }
+    } unmount{mount_point};
+
+    const std::string filler = mount_point + "/filler";
+    std::ofstream(filler, std::ios::binary) << std::string(24 * 1024, 'f');
+    const std::string path = mount_point + "/app.log";
+    fieldlog::FileSink sink({.path = path, .buffer_size = 4096, .flush_interval = 60000ms});
+
+    int n = 0;
+    while (sink.counters().dropped == 0 && n < 10000) {
+        sink.write_record(view(numbered(n++, 300)));
+    }
+    sink.flush();
+    const fieldlog::SinkCounters full = sink.counters();
+    REQUIRE(full.dropped > 0);
+    CHECK(full.errors > 0);
+    CHECK(full.records + full.dropped == static_cast<std::uint64_t>(n));
+    const std::string text = read_file(path);
+    CHECK(text.size() == full.bytes);
+    CHECK(text.back() == '\n');
+    CHECK(jsonl_file_errors(path).empty());
+    CHECK(numbers_in(path).size() == full.records);
+
+    std::filesystem::remove(filler);  // space returns
+    const int resumed_from = n;
+    for (int i = 0; i < 20; ++i) sink.write_record(view(numbered(n++, 300)));
+    sink.flush();
+    const fieldlog::SinkCounters after = sink.counters();
+    CHECK(after.dropped == full.dropped);
+    CHECK(after.records == full.records + 20);
+    CHECK(numbers_in(path).back() == resumed_from + 19);
+    CHECK(jsonl_file_errors(path).empty());
+    sink.close();
+}

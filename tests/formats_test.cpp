@@ -1,0 +1,447 @@
+// The three formats from the same record: exact golden lines for every value kind in json,
+// logfmt and console; logfmt quoting and key rules; console layout, colour and escaping; the
+// duplicate-key rule; user types (objects, scalars, ranges, maps, optionals, fmt-formattable,
+// unbalanced streams); fmt messages with fields; the nesting limit; a 1 MiB value.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "encode/console_encoder.hpp"
+#include "record/buffer.hpp"
+#include "record/thread_context.hpp"
+#include "support/test_support.hpp"
+
+using namespace std::chrono_literals;
+using fieldlog::Format;
+using fieldlog_test::capture;
+using fieldlog_test::jsonl_errors;
+
+namespace formats_test {
+
+struct Point {
+    int x;
+    int y;
+};
+
+/// Writes itself as an object.
+struct User {
+    std::string_view name;
+    int id;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const User& u) {
+    enc.value(fieldlog::Object{{"name", u.name}, {"id", u.id}});
+}
+
+/// Writes itself as a scalar.
+struct Celsius {
+    double degrees;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Celsius& c) { enc.value(c.degrees); }
+
+/// Streams an object key by key, repeating one.
+struct Streamed {};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Streamed&) {
+    enc.begin_object();
+    enc.key("a");
+    enc.value(1);
+    enc.key("b");
+    enc.begin_array();
+    enc.value(true);
+    enc.formatted("{}-{}", fmt::make_format_args("x", 2));
+    enc.end_array();
+    enc.key("a");
+    enc.value(3);
+    enc.end_object();
+}
+
+/// Forgets to close what it opens.
+struct Unclosed {};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Unclosed&) {
+    enc.begin_object();
+    enc.key("open");
+    enc.begin_array();
+    enc.value(1);
+}
+
+/// Closes more than it opens, and with the wrong kind.
+struct OverClosed {};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const OverClosed&) {
+    enc.begin_object();
+    enc.key("k");
+    enc.value(1);
+    enc.end_array();
+    enc.end_object();
+    enc.end_object();
+}
+
+/// A linked list far deeper than the nesting limit, written as nested arrays.
+struct Chain {
+    int remaining;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Chain& c) {
+    enc.begin_array();
+    enc.value(c.remaining);
+    if (c.remaining > 0) enc.value(Chain{c.remaining - 1});
+    enc.end_array();
+}
+
+}  // namespace formats_test
+
+template <>
+struct fmt::formatter<formats_test::Point> {
+    constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+    template <typename Context>
+    auto format(const formats_test::Point& p, Context& ctx) const {
+        return fmt::format_to(ctx.out(), "Point({}, {})", p.x, p.y);
+    }
+};
+
+namespace {
+
+using namespace formats_test;
+
+const std::string kTs = "2026-11-30T08:38:11.123456789Z";
+
+/// The one line a record with `fields` makes in `format`.
+std::string line_in(Format format, fieldlog::Fields fields, const fieldlog::Message& message = "m") {
+    auto sink = capture(format);
+    fieldlog::get("test").info(message, fields);
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    return lines[0];
+}
+
+std::string json_line(const std::string& members) {
+    return R"({"ts":")" + kTs + R"(","level":"info","logger":"test","msg":"m")" + members + "}";
+}
+std::string logfmt_line(const std::string& members) { return "ts=" + kTs + " level=info logger=test msg=m" + members; }
+/// "m" is one column wide; fields start at the message column.
+std::string console_line(const std::string& members) {
+    return kTs + " INFO  test: m" + std::string(fieldlog::detail::ConsoleEncoder::kMessageWidth - 1, ' ') + members;
+}
+
+}  // namespace
+
+TEST_CASE("every value kind has its exact form in json, logfmt and console", "[formats]") {
+    const std::error_code refused = std::make_error_code(std::errc::connection_refused);
+    const std::array<std::byte, 4> bytes{std::byte{'f'}, std::byte{'o'}, std::byte{'o'}, std::byte{0xFF}};
+    const std::vector<int> ints{1, 2, 3};
+    const std::map<std::string, int> map{{"a", 1}, {"b", 2}};
+    const std::optional<int> some = 5;
+    const std::optional<int> none;
+    const std::chrono::sys_time<std::chrono::nanoseconds> when{std::chrono::nanoseconds(1'700'000'000'000'000'001)};
+    const User user{"Jane Doe", 7};
+    const Celsius celsius{21.5};
+    const Point point{1, 2};
+    const Streamed streamed;
+    const fieldlog::Field object_fields[] = {{"name", "Jane Doe"}, {"id", 7}};
+    const fieldlog::Value array_values[] = {1, "two", nullptr};
+    struct Case {
+        const char* name;
+        fieldlog::Value value;
+        std::string json;
+        std::string logfmt;
+        std::string console;
+    };
+    const Case cases[] = {
+        {"null", nullptr, "null", "null", "null"},
+        {"bool", true, "true", "true", "true"},
+        {"int64", std::int64_t{-42}, "-42", "-42", "-42"},
+        {"uint64", std::numeric_limits<std::uint64_t>::max(), "18446744073709551615", "18446744073709551615",
+         "18446744073709551615"},
+        {"float64", 0.1, "0.1", "0.1", "0.1"},
+        {"NaN", std::nan(""), R"("NaN")", "NaN", "NaN"},
+        {"-Inf", -std::numeric_limits<double>::infinity(), R"("-Inf")", "-Inf", "-Inf"},
+        {"plain string", "plain", R"("plain")", "plain", "plain"},
+        {"string with a space", "two words", R"("two words")", R"("two words")", R"("two words")"},
+        {"string with = and quotes", R"(a="b")", R"("a=\"b\"")", R"("a=\"b\"")", R"("a=\"b\"")"},
+        {"string with a newline", "line\nbreak", R"("line\nbreak")", R"("line\nbreak")", R"("line\nbreak")"},
+        {"empty string", "", R"("")", R"("")", R"("")"},
+        {"invalid UTF-8", "a\xFF" "b", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\""},
+        {"C1 control", "\xC2\x9B", "\"\xC2\x9B\"", "\xC2\x9B", R"("\u009b")"},
+        {"escape", "\x1b[31m", R"("\u001b[31m")", R"("\u001b[31m")", R"("\u001b[31m")"},
+        {"duration", 1250us, R"("1.25ms")", "1.25ms", "1.25ms"},
+        {"time", when, R"("2023-11-14T22:13:20.000000001Z")", "2023-11-14T22:13:20.000000001Z",
+         "2023-11-14T22:13:20.000000001Z"},
+        {"error_code", refused, R"~("Connection refused (generic:111)")~", R"~("Connection refused (generic:111)")~",
+         R"~("Connection refused (generic:111)")~"},
+        {"bytes", fieldlog::Bytes{bytes}, R"("Zm9v/w==")", R"("Zm9v/w==")", R"("Zm9v/w==")"},
+        {"object", fieldlog::Object(std::span(object_fields)), R"({"name":"Jane Doe","id":7})",
+         R"("{\"name\":\"Jane Doe\",\"id\":7}")", R"({"name":"Jane Doe","id":7})"},
+        {"array", fieldlog::Array(std::span(array_values)), R"([1,"two",null])", R"("[1,\"two\",null]")",
+         R"([1,"two",null])"},
+        {"empty array", fieldlog::Array(std::span<const fieldlog::Value>()), "[]", "[]", "[]"},
+        {"container", ints, "[1,2,3]", "[1,2,3]", "[1,2,3]"},
+        {"map", map, R"({"a":1,"b":2})", R"("{\"a\":1,\"b\":2}")", R"({"a":1,"b":2})"},
+        {"optional with a value", some, "5", "5", "5"},
+        {"empty optional", none, "null", "null", "null"},
+        {"user type as object", user, R"({"name":"Jane Doe","id":7})", R"("{\"name\":\"Jane Doe\",\"id\":7}")",
+         R"({"name":"Jane Doe","id":7})"},
+        {"user type as scalar", celsius, "21.5", "21.5", "21.5"},
+        {"fmt-formattable type", point, R"~("Point(1, 2)")~", R"~("Point(1, 2)")~", R"~("Point(1, 2)")~"},
+        {"streamed user type", streamed, R"({"b":[true,"x-2"],"a":3})", R"("{\"b\":[true,\"x-2\"],\"a\":3}")",
+         R"({"b":[true,"x-2"],"a":3})"},
+    };
+    std::vector<std::string> json_lines;
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            const std::string json = line_in(Format::json, {{"v", c.value}});
+            CHECK(json == json_line(",\"v\":" + c.json));
+            CHECK(jsonl_errors({json}) == "");
+            CHECK(line_in(Format::logfmt, {{"v", c.value}}) == logfmt_line(" v=" + c.logfmt));
+            CHECK(line_in(Format::console, {{"v", c.value}}) == console_line(" v=" + c.console));
+        }
+    }
+}
+
+TEST_CASE("a record has the same members in every format, in order", "[formats]") {
+    struct Case {
+        Format format;
+        std::string line;
+    };
+    const Case cases[] = {
+        {Format::json, R"({"ts":")" + kTs + R"(","level":"warn","logger":"http","msg":"request done",)"
+                       R"("service":"checkout","status":200,"path":"/a b","ok":true})"},
+        {Format::logfmt, "ts=" + kTs + R"( level=warn logger=http msg="request done" service=checkout status=200 path="/a b" ok=true)"},
+        {Format::console, kTs + " WARN  http: request done" + std::string(28, ' ') +
+                              R"( service=checkout status=200 path="/a b" ok=true)"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(to_string(c.format)) {
+            auto sink = capture(c.format);
+            const auto log = fieldlog::get("http").with({{"service", "checkout"}});
+            log.warn("request done", {{"status", 200}, {"path", "/a b"}, {"ok", true}});
+            REQUIRE(sink->lines().size() == 1);
+            CHECK(sink->lines()[0] == c.line);
+        }
+    }
+}
+
+TEST_CASE("logfmt quotes the logger and message only when needed", "[formats][logfmt]") {
+    auto sink = capture(Format::logfmt);
+    fieldlog::get("").info("");
+    fieldlog::get("a b").info("x=y");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "ts=" + kTs + R"( level=info logger="" msg="")");
+    CHECK(lines[1] == "ts=" + kTs + R"( level=info logger="a b" msg="x=y")");
+}
+
+TEST_CASE("logfmt and console keys replace what would break them with '_'", "[formats][logfmt]") {
+    struct Case {
+        std::string key;
+        std::string written;
+    };
+    const Case cases[] = {
+        {"a b", "a_b"}, {"k=v", "k_v"}, {"say\"", "say_"}, {"", "_"}, {"tab\there", "tab_here"},
+        {"bad\xFF", "bad_"}, {"c1\xC2\x85", "c1_"}, {"caf\xC3\xA9", "caf\xC3\xA9"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.written) {
+            CHECK(line_in(Format::logfmt, {{c.key, 1}}) == logfmt_line(" " + c.written + "=1"));
+            CHECK(line_in(Format::console, {{c.key, 1}}) == console_line(" " + c.written + "=1"));
+        }
+    }
+}
+
+TEST_CASE("console escapes control characters in the message and pads it to the field column", "[formats][console]") {
+    auto sink = capture(Format::console);
+    fieldlog::get("esc").error("a\nb\x1b[2J\xC2\x9B \"quoted\" \\ caf\xC3\xA9\xFF");
+    fieldlog::get("").info("no fields, no padding");
+    fieldlog::get("wide").info("\xC3\xA9\xC3\xA9", {{"k", 1}});
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == kTs + " ERROR esc: a\\nb\\u001b[2J\\u009b \"quoted\" \\ caf\xC3\xA9\xEF\xBF\xBD");
+    CHECK(lines[1] == kTs + " INFO  no fields, no padding");
+    // Two code points (four bytes) of message: padded by columns, not bytes.
+    CHECK(lines[2] == kTs + " INFO  wide: \xC3\xA9\xC3\xA9" + std::string(38, ' ') + " k=1");
+}
+
+namespace {
+/// A memory sink that says it is a terminal, so console output gets colour.
+class TerminalSink final : public fieldlog::Sink {
+public:
+    void write(std::span<const char> record) override { lines.emplace_back(record.data(), record.size() - 1); }
+    void flush() override {}
+    [[nodiscard]] bool is_terminal() const noexcept override { return true; }
+    std::vector<std::string> lines;
+};
+}  // namespace
+
+TEST_CASE("console colours the level by severity on a terminal, and only the level", "[formats][console]") {
+    auto terminal = std::make_shared<TerminalSink>();
+    auto plain = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .format = Format::console,
+                         .sinks = {{.target = terminal}, {.target = plain}},
+                         .clock = &fieldlog_test::fixed_clock});
+    const auto log = fieldlog::get("c");
+    const struct {
+        fieldlog::Level level;
+        std::string coloured;
+    } cases[] = {
+        {fieldlog::Level::trace, "\x1b[90mTRACE\x1b[0m"}, {fieldlog::Level::debug, "\x1b[36mDEBUG\x1b[0m"},
+        {fieldlog::Level::info, "\x1b[32mINFO \x1b[0m"},  {fieldlog::Level::warn, "\x1b[33mWARN \x1b[0m"},
+        {fieldlog::Level::error, "\x1b[31mERROR\x1b[0m"}, {fieldlog::Level::fatal, "\x1b[1;31mFATAL\x1b[0m"},
+    };
+    for (const auto& c : cases) log.log(c.level, "m", {{"k", "v"}});
+    REQUIRE(terminal->lines.size() == std::size(cases));
+    REQUIRE(plain->lines().size() == std::size(cases));
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+        const std::string rest = " c: m" + std::string(39, ' ') + " k=v";
+        CHECK(terminal->lines[i] == kTs + " " + cases[i].coloured + rest);
+        const std::string name(to_string(cases[i].level));
+        std::string upper = name;
+        for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        upper.resize(5, ' ');
+        CHECK(plain->lines()[i] == kTs + " " + upper + rest);
+    }
+}
+
+TEST_CASE("user keys equal to ts, level, logger or msg are written as fields.<key>", "[formats][duplicates]") {
+    const fieldlog::Fields fields = {{"ts", 1}, {"level", 2}, {"logger", 3}, {"msg", 4}, {"message", 5}};
+    CHECK(line_in(Format::json, fields) ==
+          json_line(R"(,"fields.ts":1,"fields.level":2,"fields.logger":3,"fields.msg":4,"message":5)"));
+    CHECK(line_in(Format::logfmt, fields) ==
+          logfmt_line(" fields.ts=1 fields.level=2 fields.logger=3 fields.msg=4 message=5"));
+    CHECK(line_in(Format::console, fields) ==
+          console_line(" fields.ts=1 fields.level=2 fields.logger=3 fields.msg=4 message=5"));
+    // Nested objects have no reserved keys.
+    CHECK(line_in(Format::json, {{"o", fieldlog::Object{{"msg", 1}}}}) == json_line(R"(,"o":{"msg":1})"));
+}
+
+TEST_CASE("a repeated key replaces the earlier member, wherever the two come from", "[formats][duplicates]") {
+    struct Case {
+        const char* name;
+        std::string json;
+        std::string logfmt;
+    };
+    const Case cases[] = {
+        {"call repeats call", R"(,"b":2,"a":3)", " b=2 a=3"},
+        {"call repeats bound", R"(,"keep":1,"b":2,"a":3,"bound":"call")", " keep=1 b=2 a=3 bound=call"},
+        {"child repeats parent", R"(,"keep":1,"bound":"child")", " keep=1 bound=child"},
+        {"nested object repeats its first key", R"(,"o":{"y":2,"x":3})", " o=\"{\\\"y\\\":2,\\\"x\\\":3}\""},
+        {"nested object repeats its last key", R"(,"o":{"x":1,"y":3})", " o=\"{\\\"x\\\":1,\\\"y\\\":3}\""},
+        {"reserved after rename", R"(,"fields.msg":2)", " fields.msg=2"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            for (const Format format : {Format::json, Format::logfmt}) {
+                auto sink = capture(format);
+                const auto parent = fieldlog::get("test").with({{"keep", 1}, {"bound", "parent"}});
+                const std::string name = c.name;
+                if (name == "call repeats call") {
+                    fieldlog::get("test").info("m", {{"a", 1}, {"b", 2}, {"a", 3}});
+                } else if (name == "call repeats bound") {
+                    parent.info("m", {{"b", 2}, {"a", 3}, {"bound", "call"}});
+                } else if (name == "child repeats parent") {
+                    parent.with({{"bound", "child"}}).info("m");
+                } else if (name == "nested object repeats its first key") {
+                    fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"y", 2}, {"x", 3}}}});
+                } else if (name == "nested object repeats its last key") {
+                    fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"y", 2}, {"y", 3}}}});
+                } else {
+                    fieldlog::get("test").info("m", {{"msg", 1}, {"fields.msg", 2}});
+                }
+                const auto lines = sink->lines();
+                REQUIRE(lines.size() == 1);
+                if (format == Format::json) {
+                    CHECK(lines[0] == json_line(c.json));
+                    CHECK(jsonl_errors(lines) == "");
+                } else {
+                    CHECK(lines[0] == logfmt_line(c.logfmt));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("user types that leave containers open or close too many still make valid lines", "[formats][user-types]") {
+    const Unclosed unclosed;
+    const OverClosed over;
+    const std::string json = line_in(Format::json, {{"u", unclosed}, {"o", over}, {"after", 1}});
+    CHECK(json == json_line(R"(,"u":{"open":[1]},"o":{"k":1},"after":1)"));
+    CHECK(jsonl_errors({json}) == "");
+    CHECK(line_in(Format::logfmt, {{"u", unclosed}, {"o", over}, {"after", 1}}) ==
+          logfmt_line(R"( u="{\"open\":[1]}" o="{\"k\":1}" after=1)"));
+}
+
+TEST_CASE("nesting deeper than the limit writes a placeholder instead of recursing", "[formats][depth]") {
+    // 40 nested objects built bottom-up: {"d":{"d":…{"d":1}…}}.
+    std::vector<std::array<fieldlog::Field, 1>> levels(40);
+    levels[0][0] = {"d", 1};
+    for (std::size_t i = 1; i < levels.size(); ++i) levels[i][0] = {"d", fieldlog::Object(std::span<const fieldlog::Field>(levels[i - 1]))};
+    const std::string json = line_in(Format::json, {{"deep", fieldlog::Object(std::span<const fieldlog::Field>(levels.back()))}});
+    CHECK(jsonl_errors({json}) == "");
+    // The record is depth 0; objects 1–32 open, the 33rd is the placeholder.
+    std::string expected = ",\"deep\":";
+    for (int i = 0; i < 32; ++i) expected += "{\"d\":";
+    expected += "\"[depth limit]\"" + std::string(32, '}');
+    CHECK(json == json_line(expected));
+
+    // A user type recursing 100,000 times stops being asked once it is below the limit.
+    const std::string chain = line_in(Format::json, {{"chain", Chain{100'000}}});
+    CHECK(jsonl_errors({chain}) == "");
+    CHECK(chain.find("[depth limit]") != std::string::npos);
+    CHECK(line_in(Format::logfmt, {{"chain", Chain{100'000}}}).find("[depth limit]") != std::string::npos);
+}
+
+TEST_CASE("a fmt message combines with fields in every format", "[formats][message]") {
+    const std::string user = "jane";
+    const auto message = [&] { return fieldlog::format("user {} logged in after {} tries", user, 3); };
+    CHECK(line_in(Format::json, {{"ip", "10.0.0.1"}}, message()) ==
+          R"({"ts":")" + kTs + R"(","level":"info","logger":"test","msg":"user jane logged in after 3 tries","ip":"10.0.0.1"})");
+    CHECK(line_in(Format::logfmt, {{"ip", "10.0.0.1"}}, message()) ==
+          "ts=" + kTs + R"( level=info logger=test msg="user jane logged in after 3 tries" ip=10.0.0.1)");
+    CHECK(line_in(Format::console, {{"ip", "10.0.0.1"}}, message()) ==
+          kTs + " INFO  test: user jane logged in after 3 tries" + std::string(7, ' ') + " ip=10.0.0.1");
+    // The short form, fmt arguments and no fields, in logfmt.
+    auto sink = capture(Format::logfmt);
+    fieldlog::get("test").info("took {} ms", 12);
+    REQUIRE(sink->lines().size() == 1);
+    CHECK(sink->lines()[0] == "ts=" + kTs + R"( level=info logger=test msg="took 12 ms")");
+}
+
+TEST_CASE("a 1 MiB value is written whole and the thread's buffers shrink back", "[formats][large]") {
+    std::string big(1 << 20, 'x');
+    for (std::size_t i = 0; i < big.size(); i += 4096) big[i] = '"';  // some escaping on the way
+    for (const Format format : {Format::json, Format::logfmt, Format::console}) {
+        DYNAMIC_SECTION(to_string(format)) {
+            auto sink = capture(format);
+            fieldlog::get("test").info("big", {{"v", big}});
+            const auto lines = sink->lines();
+            REQUIRE(lines.size() == 1);
+            const std::size_t quotes = big.size() / 4096;
+            CHECK(lines[0].size() > big.size() + quotes);
+            CHECK(lines[0].find(std::string(4095, 'x')) != std::string::npos);
+            if (format == Format::json) CHECK(jsonl_errors(lines) == "");
+            const fieldlog::detail::ThreadContext* context = fieldlog::detail::this_thread_context();
+            REQUIRE(context != nullptr);
+            CHECK_FALSE(context->record.on_heap());
+            CHECK_FALSE(context->scratch.on_heap());
+        }
+    }
+}
+
+TEST_CASE("each sink gets the format it asked for from one call", "[formats]") {
+    auto json = std::make_shared<fieldlog::MemorySink>();
+    auto logfmt = std::make_shared<fieldlog::MemorySink>();
+    auto console = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .sinks = {{.target = json},
+                                   {.target = logfmt, .format = Format::logfmt},
+                                   {.target = console, .format = Format::console}},
+                         .clock = &fieldlog_test::fixed_clock});
+    fieldlog::get("test").info("m", {{"k", 1}});
+    CHECK(json->lines() == std::vector<std::string>{json_line(",\"k\":1")});
+    CHECK(logfmt->lines() == std::vector<std::string>{logfmt_line(" k=1")});
+    CHECK(console->lines() == std::vector<std::string>{console_line(" k=1")});
+}

@@ -1,0 +1,303 @@
+// libFuzzer target for the whole record path: the input picks a logger name, a message (plain
+// or fmt), bound fields of a child (and grandchild) logger, up to two nested scopes and the
+// call's fields, of every value kind, nested, with repeated and reserved keys, and user types
+// that stream random (even unbalanced) begin/end/key/value calls. One record is logged to a
+// json, a logfmt and a console sink. Invariants: each sink got exactly one line ending in '\n';
+// the JSON line passes a strict RFC 8259 check with no repeated member name at any depth, and
+// the logfmt line tokenizes with no repeated key; no line carries a raw control character;
+// the message and the string fields decode to the input with U+FFFD by maximal subpart, under
+// the duplicate-key rule (the last of a repeated key wins, reserved keys get "fields.").
+// Seeds: tests/fuzz/corpus/record/.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "encode/logfmt_encoder.hpp"
+#include "fieldlog/fieldlog.hpp"
+#include "fuzz_support.hpp"
+#include "record/buffer.hpp"
+
+namespace record_fuzz {
+
+class Reader {
+public:
+    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+    std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+    std::uint64_t u64() {
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) v = (v << 8) | byte();
+        return v;
+    }
+    std::string_view bytes(std::size_t max) {
+        const std::size_t n = std::min<std::size_t>(byte() % (max + 1), size_ - pos_);
+        const std::string_view s(reinterpret_cast<const char*>(data_ + pos_), n);
+        pos_ += n;
+        return s;
+    }
+
+private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t pos_ = 0;
+};
+
+/// A user type whose fieldlog_encode replays a script of encoder calls.
+struct Script {
+    std::string ops;
+};
+
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Script& script) {
+    static constexpr std::string_view keys[] = {"a", "b", "a", "msg", "x y", ""};
+    const std::string& ops = script.ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const auto op = static_cast<unsigned char>(ops[i]);
+        switch (op % 9) {
+            case 0: enc.begin_object(); break;
+            case 1: enc.end_object(); break;
+            case 2: enc.begin_array(); break;
+            case 3: enc.end_array(); break;
+            case 4: enc.key(keys[(op / 9) % std::size(keys)]); break;
+            case 5: enc.value(static_cast<int>(op)); break;
+            case 6: enc.value(std::string_view(ops).substr(i, 3)); break;
+            case 7: enc.formatted("<{}>", fmt::make_format_args(op)); break;
+            case 8: enc.value(Script{ops.substr(i + 1, ops.size() / 2)}); break;  // strictly shorter
+        }
+    }
+}
+
+/// Builds fields from the input; owns everything they refer to.
+class Builder {
+public:
+    explicit Builder(Reader& in) : in_(in) {}
+
+    std::vector<fieldlog::Field> fields(int max, int depth) {
+        std::vector<fieldlog::Field> out;
+        const int n = in_.byte() % (max + 1);
+        for (int i = 0; i < n; ++i) {
+            const std::string_view k = key();
+            out.push_back({k, value(depth)});
+        }
+        return out;
+    }
+    /// True when a top-level value was a user type (it may add top-level members itself).
+    bool top_level_script = false;
+
+private:
+    std::string_view keep(std::string_view s) { return *strings_.emplace_back(std::make_unique<std::string>(s)); }
+
+    std::string_view key() {
+        static constexpr std::string_view dictionary[] = {
+            "a", "b", "ts", "level", "logger", "msg", "fields.msg", "k", "key with space", "k=v", "", "\xFF", "\xC3",
+        };
+        const std::uint8_t pick = in_.byte();
+        if (pick < 200) return dictionary[pick % std::size(dictionary)];
+        return keep(in_.bytes(12));
+    }
+
+    fieldlog::Value value(int depth) {
+        const std::uint8_t kind = in_.byte() % 15;
+        switch (kind) {
+            case 0: return nullptr;
+            case 1: return (in_.byte() & 1) != 0;
+            case 2: return static_cast<std::int64_t>(in_.u64());
+            case 3: return in_.u64();
+            case 4: return std::bit_cast<double>(in_.u64());
+            case 5: return keep(in_.bytes(40));
+            case 6: return std::chrono::nanoseconds(static_cast<std::int64_t>(in_.u64()));
+            case 7: return fieldlog::Timestamp(static_cast<std::int64_t>(in_.u64()) >> 20, static_cast<std::uint32_t>(in_.u64() % 1'000'000'000));
+            case 8: {
+                auto& ec = *errors_.emplace_back(std::make_unique<std::error_code>(in_.byte(), std::generic_category()));
+                return ec;
+            }
+            case 9: {
+                const std::string_view raw = keep(in_.bytes(20));
+                return fieldlog::Bytes{std::as_bytes(std::span(raw.data(), raw.size()))};
+            }
+            case 10:
+                if (depth < 6) {
+                    auto& children = *objects_.emplace_back(std::make_unique<std::vector<fieldlog::Field>>(fields(4, depth + 1)));
+                    return fieldlog::Object(std::span<const fieldlog::Field>(children));
+                }
+                return 0;
+            case 11:
+                if (depth < 6) {
+                    auto& elements = *arrays_.emplace_back(std::make_unique<std::vector<fieldlog::Value>>());
+                    const int n = in_.byte() % 5;
+                    for (int i = 0; i < n; ++i) elements.push_back(value(depth + 1));
+                    return fieldlog::Array(std::span<const fieldlog::Value>(elements));
+                }
+                return 1;
+            case 12: {
+                if (depth == 0) top_level_script = true;
+                return *scripts_.emplace_back(std::make_unique<Script>(Script{std::string(in_.bytes(24))}));
+            }
+            case 13: {
+                // Deep nesting through Array values: beyond the limit, a placeholder.
+                auto& chain = *arrays_.emplace_back(std::make_unique<std::vector<fieldlog::Value>>(40));
+                for (std::size_t i = 1; i < chain.size(); ++i) chain[i] = fieldlog::Array(std::span(&chain[i - 1], 1));
+                return chain.back();
+            }
+            default: return std::chrono::microseconds(in_.byte());
+        }
+    }
+
+    Reader& in_;
+    std::vector<std::unique_ptr<std::string>> strings_;
+    std::vector<std::unique_ptr<std::error_code>> errors_;
+    std::vector<std::unique_ptr<std::vector<fieldlog::Field>>> objects_;
+    std::vector<std::unique_ptr<std::vector<fieldlog::Value>>> arrays_;
+    std::vector<std::unique_ptr<Script>> scripts_;
+};
+
+/// Keeps the last raw record (with its '\n') and how many arrived.
+class LastRecord final : public fieldlog::Sink {
+public:
+    void write(std::span<const char> record) override {
+        last.assign(record.data(), record.size());
+        ++count;
+    }
+    void flush() override {}
+    std::string last;
+    int count = 0;
+};
+
+bool is_reserved(std::string_view key) { return key == "ts" || key == "level" || key == "logger" || key == "msg"; }
+
+/// The keys a list of fields leaves at the top level under the duplicate-key rule, each with
+/// its field, given how a format writes a key.
+template <typename KeyText>
+std::vector<std::pair<std::string, const fieldlog::Field*>> expected_members(const std::vector<const fieldlog::Field*>& all,
+                                                                              KeyText key_text) {
+    std::vector<std::pair<std::string, const fieldlog::Field*>> members;
+    for (const fieldlog::Field* f : all) {
+        std::string key = key_text((is_reserved(f->key) ? "fields." : "") + std::string(f->key));
+        std::erase_if(members, [&](const auto& m) { return m.first == key; });
+        members.emplace_back(std::move(key), f);
+    }
+    return members;
+}
+
+}  // namespace record_fuzz
+
+using namespace record_fuzz;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const auto sinks = [] {
+        std::array<std::shared_ptr<LastRecord>, 3> made{std::make_shared<LastRecord>(), std::make_shared<LastRecord>(),
+                                                         std::make_shared<LastRecord>()};
+        fieldlog::configure({.level = fieldlog::Level::trace,
+                             .sinks = {{.target = made[0], .format = fieldlog::Format::json},
+                                       {.target = made[1], .format = fieldlog::Format::logfmt},
+                                       {.target = made[2], .format = fieldlog::Format::console}}});
+        return made;
+    }();
+    static const fieldlog::Logger loggers[] = {fieldlog::get("fuzz"), fieldlog::get(""), fieldlog::get("a b"),
+                                               fieldlog::get("\xFF\x1b[2J")};
+
+    Reader in(data, size);
+    Builder build(in);
+    const fieldlog::Logger& base = loggers[in.byte() % std::size(loggers)];
+    const auto bound_parent = build.fields(4, 0);
+    const auto bound_child = build.fields(3, 0);
+    const auto outer_scope = build.fields(4, 0);
+    const auto inner_scope = build.fields(3, 0);
+    const auto call = build.fields(8, 0);
+    const bool use_format = (in.byte() & 1) != 0;
+    const std::string message(in.bytes(60));
+    const int number = in.byte();
+
+    const fieldlog::Logger child = base.with(std::span<const fieldlog::Field>(bound_parent))
+                                       .with(std::span<const fieldlog::Field>(bound_child));
+    const std::uint64_t truncated_before = fieldlog::metrics().truncated_scopes;
+    std::optional<fieldlog::Scope> outer;
+    std::optional<fieldlog::Scope> inner;
+    if (!outer_scope.empty()) outer.emplace(std::span<const fieldlog::Field>(outer_scope));
+    if (!inner_scope.empty()) inner.emplace(std::span<const fieldlog::Field>(inner_scope));
+    const bool scope_cut = fieldlog::metrics().truncated_scopes != truncated_before;
+
+    for (const auto& sink : sinks) sink->count = 0;
+    const std::span<const fieldlog::Field> call_fields(call);
+    if (use_format) {
+        child.emit(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
+    } else {
+        child.emit(fieldlog::Level::info, message, call_fields);
+    }
+    const std::string expected_message = use_format ? fuzz::replaced(message) + "|" + std::to_string(number) : fuzz::replaced(message);
+
+    for (const auto& sink : sinks) {
+        if (sink->count != 1) fuzz::fail("a sink did not get exactly one record", sink->last);
+        const std::string_view line = sink->last;
+        if (line.empty() || line.back() != '\n' || line.find('\n') != line.size() - 1) fuzz::fail("a record is not one line", line);
+        if (!fuzz::valid_utf8(line)) fuzz::fail("a record is not UTF-8", line);
+        for (const std::uint32_t cp : fuzz::code_points(line.substr(0, line.size() - 1))) {
+            if (cp < 0x20 || cp == 0x7F) fuzz::fail("a raw control character in a record", line);
+        }
+    }
+
+    // Every field in writing order: bound (parent, child), scopes (outer, inner), call.
+    std::vector<const fieldlog::Field*> all;
+    for (const auto* list : {&bound_parent, &bound_child, &outer_scope, &inner_scope, &call}) {
+        for (const fieldlog::Field& f : *list) all.push_back(&f);
+    }
+    const bool model = !build.top_level_script && !scope_cut;
+
+    const std::string_view json_line = std::string_view(sinks[0]->last).substr(0, sinks[0]->last.size() - 1);
+    const auto members = fuzz::JsonParser(json_line).top_object();
+    if (members.size() < 4 || members[0].key != "ts" || members[1].key != "level" || members[2].key != "logger" ||
+        members[3].key != "msg") {
+        fuzz::fail("JSON line does not start with ts, level, logger, msg", json_line);
+    }
+    if (members[3].string_value != expected_message) fuzz::fail("msg does not round-trip", json_line);
+    if (members[2].string_value != fuzz::replaced(base.name())) fuzz::fail("logger does not round-trip", json_line);
+    if (model) {
+        const auto expected = expected_members(all, [](const std::string& k) { return fuzz::replaced(k); });
+        if (expected.size() != members.size() - 4) fuzz::fail("JSON members differ from the duplicate-key rule", json_line);
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            const auto& [key, field] = expected[i];
+            const auto& got = members[i + 4];
+            if (got.key != key) fuzz::fail("JSON member order or name differs", json_line);
+            if (field->value.kind() == fieldlog::Value::Kind::string &&
+                got.string_value != fuzz::replaced(field->value.as_string())) {
+                fuzz::fail("a string field does not round-trip", json_line);
+            }
+        }
+    }
+
+    const std::string_view logfmt_line = std::string_view(sinks[1]->last).substr(0, sinks[1]->last.size() - 1);
+    const auto pairs = fuzz::logfmt_pairs(logfmt_line);
+    if (pairs.size() < 4 || pairs[3].first != "msg" || pairs[3].second != expected_message) {
+        fuzz::fail("logfmt msg does not round-trip", logfmt_line);
+    }
+    if (model) {
+        fieldlog::detail::Buffer key_buffer;
+        const auto expected = expected_members(all, [&](const std::string& k) {
+            key_buffer.clear();
+            fieldlog::detail::append_logfmt_key(key_buffer, k);
+            return std::string(key_buffer.view());
+        });
+        if (expected.size() != pairs.size() - 4) fuzz::fail("logfmt pairs differ from the duplicate-key rule", logfmt_line);
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            const auto& [key, field] = expected[i];
+            if (pairs[i + 4].first != key) fuzz::fail("logfmt key order or name differs", logfmt_line);
+            if (field->value.kind() == fieldlog::Value::Kind::string &&
+                pairs[i + 4].second != fuzz::replaced(field->value.as_string())) {
+                fuzz::fail("a logfmt string field does not round-trip", logfmt_line);
+            }
+        }
+    }
+
+    const std::string_view console_line = sinks[2]->last;
+    for (const std::uint32_t cp : fuzz::code_points(console_line)) {
+        if (cp >= 0x80 && cp <= 0x9F) fuzz::fail("a C1 control in a console line", console_line);
+    }
+    return 0;
+}

@@ -1,0 +1,128 @@
+// A child process for the sink tests that need a second process or a real peer: two writers
+// on one pipe, a service that logrotate rotates and signals, a sender for rsyslog.
+//   sink_helper pipe-writer ID COUNT          records of varied size to stdout, in batches
+//   sink_helper file-logger PATH THREADS      logs until SIGTERM; SIGHUP → reopen_files();
+//                                             prints "thread N: COUNT" per thread at the end
+//   sink_helper syslog-sender ADDRESS COUNT EXPECTED
+//                                             RFC 5424 over UDP, the same lines to EXPECTED
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fieldlog/fieldlog.hpp"
+
+namespace {
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: sink_helper pipe-writer ID COUNT\n"
+                 "       sink_helper file-logger PATH THREADS\n"
+                 "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n");
+    return 2;
+}
+
+/// Writes COUNT records of 100 to ~4000 bytes (all ≤ PIPE_BUF) in batches of 16.
+int pipe_writer(const std::string& id, long count) {
+    fieldlog::StdoutSink sink(fieldlog::StdStream::out);
+    std::vector<std::string> lines;
+    std::vector<fieldlog::RecordView> batch;
+    for (long i = 0; i < count; ++i) {
+        const std::size_t padding = 100 + static_cast<std::size_t>((i * 7919) % 3900);
+        lines.push_back("{\"writer\":\"" + id + "\",\"seq\":" + std::to_string(i) + ",\"pad\":\"" +
+                        std::string(padding, id[0]) + "\"}\n");
+        if (lines.size() == 16 || i + 1 == count) {
+            batch.clear();
+            for (const std::string& line : lines) batch.push_back({{line.data(), line.size()}, fieldlog::Level::info, {}});
+            sink.write_batch(batch);
+            lines.clear();
+        }
+    }
+    const fieldlog::SinkCounters counters = sink.counters();
+    return counters.records == static_cast<std::uint64_t>(count) ? 0 : 1;
+}
+
+/// Logs numbered records from THREADS threads until SIGTERM. SIGHUP reopens the file, as a
+/// service without a config file would wire it.
+int file_logger(const std::string& path, int threads) {
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGHUP);
+    sigaddset(&handled, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &handled, nullptr);  // inherited by the threads below
+
+    fieldlog::configure(fieldlog::Config{
+        .level = fieldlog::Level::info,
+        .sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = path, .reopen_check = std::chrono::milliseconds(0)}}}});
+
+    std::atomic<bool> stop{false};
+    std::vector<long> written(static_cast<std::size_t>(threads), 0);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            const fieldlog::Logger log = fieldlog::get("rotate");
+            long seq = 0;
+            while (!stop.load(std::memory_order_relaxed)) {
+                log.info("record", {{"thread", t}, {"seq", seq}});
+                ++seq;
+                if (seq % 16 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            written[static_cast<std::size_t>(t)] = seq;
+        });
+    }
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (;;) {
+        int signal = 0;
+        sigwait(&handled, &signal);
+        if (signal == SIGHUP) {
+            fieldlog::reopen_files();
+            continue;
+        }
+        break;
+    }
+    stop.store(true);
+    for (std::thread& worker : workers) worker.join();
+    fieldlog::shutdown();
+    for (int t = 0; t < threads; ++t) std::printf("thread %d: %ld\n", t, written[static_cast<std::size_t>(t)]);
+    return 0;
+}
+
+/// Sends COUNT records framed as RFC 5424 to ADDRESS and writes the same JSON lines to EXPECTED.
+int syslog_sender(const std::string& address, long count, const std::string& expected) {
+    fieldlog::configure(fieldlog::Config{
+        .level = fieldlog::Level::trace,
+        .sinks = {fieldlog::SinkConfig{.target = fieldlog::UdpSinkOptions{.address = address,
+                                                                         .framing = fieldlog::UdpFraming::rfc5424,
+                                                                         .max_datagram = 8192,
+                                                                         .app_name = "fieldlog-test"}},
+                  fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = expected}}}});
+    const fieldlog::Logger log = fieldlog::get("syslog");
+    const fieldlog::Level levels[] = {fieldlog::Level::debug, fieldlog::Level::info, fieldlog::Level::warn,
+                                      fieldlog::Level::error};
+    for (long i = 0; i < count; ++i) {
+        log.log(levels[i % 4], "müde \"quoted\" Grüße ✓", {{"seq", i}, {"path", "/a b/c?d=e&f"}, {"ratio", 0.25 * static_cast<double>(i)}});
+        if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // rsyslog's default buffer is small
+    }
+    fieldlog::shutdown();
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) return usage();
+    const std::string mode = argv[1];
+    if (mode == "pipe-writer" && argc == 4) return pipe_writer(argv[2], std::atol(argv[3]));
+    if (mode == "file-logger" && argc == 4) return file_logger(argv[2], std::atoi(argv[3]));
+    if (mode == "syslog-sender" && argc == 5) return syslog_sender(argv[2], std::atol(argv[3]), argv[4]);
+    return usage();
+}

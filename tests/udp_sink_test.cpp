@@ -1,0 +1,339 @@
+// The UDP sink against an in-test receiver on loopback: framing (JSON, RFC 5424 headers),
+// batches, the oversize rule, a missing receiver, and 200,000 records from 4 threads over
+// IPv4 and IPv6 with every datagram byte-exact and every record accounted for.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog_test::jsonl_errors;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A UDP socket on a loopback address with a thread that keeps every datagram it receives.
+class Receiver {
+public:
+    explicit Receiver(int family, int port = 0) : family_(family) {
+        fd_ = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd_ < 0) return;
+        const int big = 64 * 1024 * 1024;  // hold a burst while the thread drains (root may exceed rmem_max)
+        if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0) {
+            ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+        }
+        sockaddr_storage address{};
+        socklen_t length = 0;
+        if (family == AF_INET) {
+            auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+            v4->sin_family = AF_INET;
+            v4->sin_port = htons(static_cast<std::uint16_t>(port));
+            v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            length = sizeof *v4;
+        } else {
+            auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+            v6->sin6_family = AF_INET6;
+            v6->sin6_port = htons(static_cast<std::uint16_t>(port));
+            v6->sin6_addr = in6addr_loopback;
+            length = sizeof *v6;
+        }
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0) {
+            ::close(fd_);
+            fd_ = -1;
+            return;
+        }
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+        port_ = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&address)->sin_port
+                                        : reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+        const timeval poll{0, 20000};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
+        thread_ = std::thread([this] { drain(); });
+    }
+    ~Receiver() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Receiver(const Receiver&) = delete;
+    Receiver& operator=(const Receiver&) = delete;
+
+    [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
+    [[nodiscard]] int port() const noexcept { return port_; }
+    [[nodiscard]] std::string address() const {
+        return (family_ == AF_INET ? "127.0.0.1:" : "[::1]:") + std::to_string(port_);
+    }
+    /// Waits until `count` datagrams arrived (or a quiet second passed) and returns them all.
+    std::vector<std::string> wait_for(std::size_t count) {
+        std::unique_lock lock(mutex_);
+        std::size_t seen = received_.size();
+        while (received_.size() < count) {
+            if (!arrived_.wait_for(lock, 1s, [&] { return received_.size() >= count; }) && received_.size() == seen) break;
+            seen = received_.size();
+        }
+        return received_;
+    }
+
+private:
+    void drain() {
+        constexpr std::size_t kBatch = 64, kSize = 65536;
+        std::vector<char> storage(kBatch * kSize);
+        std::vector<mmsghdr> messages(kBatch);
+        std::vector<iovec> iov(kBatch);
+        while (!stop_) {
+            for (std::size_t i = 0; i < kBatch; ++i) {
+                iov[i] = iovec{storage.data() + i * kSize, kSize};
+                messages[i] = mmsghdr{};
+                messages[i].msg_hdr.msg_iov = &iov[i];
+                messages[i].msg_hdr.msg_iovlen = 1;
+            }
+            const int n = ::recvmmsg(fd_, messages.data(), kBatch, MSG_WAITFORONE, nullptr);
+            if (n <= 0) continue;
+            const std::lock_guard lock(mutex_);
+            for (int i = 0; i < n; ++i) received_.emplace_back(storage.data() + static_cast<std::size_t>(i) * kSize, messages[static_cast<std::size_t>(i)].msg_len);
+            arrived_.notify_all();
+        }
+    }
+
+    int family_;
+    int fd_ = -1;
+    int port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+    std::mutex mutex_;
+    std::condition_variable arrived_;
+    std::vector<std::string> received_;
+};
+
+fieldlog::RecordView view(const std::string& line, fieldlog::Level level = fieldlog::Level::info,
+                          fieldlog::Timestamp time = fieldlog_test::fixed_clock()) {
+    return fieldlog::RecordView{{line.data(), line.size()}, level, time};
+}
+
+std::string json_line(const std::string& msg) {
+    return "{\"ts\":\"2026-11-30T08:38:11.123456789Z\",\"level\":\"info\",\"logger\":\"udp\",\"msg\":\"" + msg +
+           "\",\"status\":200,\"user\":{\"name\":\"bob\",\"tags\":[\"a\",\"b\"]}}\n";
+}
+
+}  // namespace
+
+TEST_CASE("json framing sends each record as one datagram without its newline", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    fieldlog::UdpSink sink({.address = receiver.address()});
+    const std::string a = json_line("one"), b = json_line("two");
+    sink.write_record(view(a));
+    sink.write(b);
+    const std::vector<std::string> got = receiver.wait_for(2);
+    REQUIRE(got.size() == 2);
+    CHECK(got[0] + "\n" == a);
+    CHECK(got[1] + "\n" == b);
+    CHECK(sink.counters().records == 2);
+    CHECK(sink.counters().bytes == a.size() + b.size() - 2);
+    CHECK(sink.counters().dropped == 0);
+}
+
+TEST_CASE("a batch goes out through sendmmsg and arrives whole and in order", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    fieldlog::UdpSink sink({.address = receiver.address()});
+    std::vector<std::string> lines;
+    for (int i = 0; i < 150; ++i) lines.push_back(json_line("batch " + std::to_string(i)));  // more than one sendmmsg
+    std::vector<fieldlog::RecordView> views;
+    for (const std::string& line : lines) views.push_back(view(line));
+    sink.write_batch(views);
+    const std::vector<std::string> got = receiver.wait_for(lines.size());
+    REQUIRE(got.size() == lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) CHECK(got[i] + "\n" == lines[i]);
+    CHECK(sink.counters().records == lines.size());
+}
+
+TEST_CASE("rfc5424 framing writes PRI by level, a floored 6-digit UTC time and clean header fields", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    fieldlog::UdpSink sink({.address = receiver.address(),
+                            .framing = fieldlog::UdpFraming::rfc5424,
+                            .facility = 16,
+                            .app_name = std::string(60, 'a'),
+                            .hostname = "web 01\x7f\xc3\xa4"});
+    const std::string header_tail = " web_01___ " + std::string(48, 'a') + " " + std::to_string(::getpid()) + " - - ";
+    const std::string line = json_line("syslog");
+    const std::string body = line.substr(0, line.size() - 1);
+    const struct {
+        fieldlog::Level level;
+        const char* pri;
+    } cases[] = {{fieldlog::Level::trace, "<135>"}, {fieldlog::Level::debug, "<135>"}, {fieldlog::Level::info, "<134>"},
+                 {fieldlog::Level::warn, "<132>"},  {fieldlog::Level::error, "<131>"}, {fieldlog::Level::fatal, "<130>"}};
+    for (const auto& c : cases) sink.write_record(view(line, c.level));
+    sink.write_record(view(line, fieldlog::Level::info, fieldlog::Timestamp(1796027891, 999999999)));
+    const std::vector<std::string> got = receiver.wait_for(7);
+    REQUIRE(got.size() == 7);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(got[i] == std::string(cases[i].pri) + "1 2026-11-30T08:38:11.123456Z" + header_tail + body);
+    }
+    CHECK(got[6] == "<134>1 2026-11-30T08:38:11.999999Z" + header_tail + body);  // floored, never rounded up
+}
+
+TEST_CASE("an oversized record is cut inside its longest string value and stays valid, marked JSON", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    std::string msg;
+    for (int i = 0; i < 40; ++i) msg += "ä✓😀 \\\"q\\\" \\\\ \\u0001 \\ud83d\\ude00 ";  // UTF-8 and escapes to cut between
+    const std::string line = json_line(msg);
+    const std::string marker = ",\"_truncated\":" + std::to_string(line.size() - 1) + "}";
+    for (const fieldlog::UdpFraming framing : {fieldlog::UdpFraming::json, fieldlog::UdpFraming::rfc5424}) {
+        for (std::size_t limit = 300; limit <= 1200; limit += 37) {
+            DYNAMIC_SECTION((framing == fieldlog::UdpFraming::json ? "json" : "rfc5424") << " max_datagram " << limit) {
+                fieldlog::UdpSink sink({.address = receiver.address(), .framing = framing, .max_datagram = limit});
+                const std::size_t before = receiver.wait_for(0).size();
+                sink.write_record(view(line));
+                const std::vector<std::string> got = receiver.wait_for(before + 1);
+                REQUIRE(got.size() == before + 1);
+                std::string datagram = got.back();
+                CHECK(datagram.size() <= limit);
+                CHECK(datagram.size() + 12 > limit);  // it used the room it had (the largest unit is 12 bytes)
+                if (framing == fieldlog::UdpFraming::rfc5424) datagram = datagram.substr(datagram.find(" - - ") + 5);
+                CHECK(jsonl_errors(std::vector<std::string>{datagram}).empty());
+                CHECK(datagram.ends_with(marker));
+                CHECK(datagram.find("…\",\"status\":200,\"user\":{\"name\":\"bob\"") != std::string::npos);
+                CHECK(datagram.starts_with(line.substr(0, line.find("\"msg\":\"") + 7)));
+                CHECK(sink.truncated() == 1);
+                CHECK(sink.counters().records == 1);
+            }
+        }
+    }
+}
+
+TEST_CASE("an oversized record that cannot be cut by the rule is dropped and counted", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    std::string many_short = "{\"ts\":\"2026-11-30T08:38:11.123456789Z\"";
+    for (int i = 0; i < 40; ++i) many_short += ",\"k" + std::to_string(i) + "\":\"v\"";
+    many_short += "}\n";
+    const struct {
+        const char* name;
+        std::string line;
+        fieldlog::OversizePolicy policy;
+    } cases[] = {{"no string long enough to free the room", many_short, fieldlog::OversizePolicy::truncate},
+                 {"not a JSON object (logfmt)", "level=info msg=" + std::string(300, 'x') + "\n", fieldlog::OversizePolicy::truncate},
+                 {"policy drop", json_line(std::string(300, 'x')), fieldlog::OversizePolicy::drop}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            fieldlog::UdpSink sink({.address = receiver.address(), .max_datagram = 200, .oversize = c.policy});
+            sink.write_record(view(c.line));
+            const std::string fits = json_line("fits");
+            sink.write_record(view(fits));
+            CHECK(receiver.wait_for(1).back() + "\n" == fits);
+            CHECK(sink.counters().dropped == 1);
+            CHECK(sink.counters().records == 1);
+            CHECK(sink.truncated() == 0);
+        }
+    }
+}
+
+TEST_CASE("a missing receiver costs counted drops, never an exception or a block", "[udp_sink]") {
+    int port = 0;
+    {
+        const Receiver gone(AF_INET);  // a port that was free a moment ago and has no reader now
+        REQUIRE(gone.ok());
+        port = gone.port();
+    }
+    fieldlog::UdpSink sink({.address = "127.0.0.1:" + std::to_string(port)});
+    const std::string line = json_line("nobody listens");
+    for (int i = 0; i < 200; ++i) {
+        sink.write_record(view(line));
+        std::this_thread::sleep_for(100us);  // give the ICMP answer time to come back
+    }
+    const fieldlog::SinkCounters counters = sink.counters();
+    CHECK(counters.records + counters.dropped == 200);
+    CHECK(counters.dropped > 0);  // ECONNREFUSED was seen and counted
+    CHECK(counters.errors == counters.dropped);
+}
+
+TEST_CASE("bad UDP addresses and options are rejected at construction", "[udp_sink]") {
+    const struct {
+        const char* name;
+        fieldlog::UdpSinkOptions options;
+    } cases[] = {{"no port", {.address = "127.0.0.1"}},
+                 {"IPv6 without brackets", {.address = "::1:5140"}},
+                 {"brackets without port", {.address = "[::1]"}},
+                 {"empty host", {.address = ":5140"}},
+                 {"datagram over 65507", {.address = "127.0.0.1:5140", .max_datagram = 70000}},
+                 {"datagram too small for the header", {.address = "127.0.0.1:5140", .framing = fieldlog::UdpFraming::rfc5424, .max_datagram = 80}},
+                 {"facility over 23", {.address = "127.0.0.1:5140", .facility = 24}}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) { CHECK_THROWS_AS(fieldlog::UdpSink(c.options), std::invalid_argument); }
+    }
+}
+
+TEST_CASE("a host name is resolved to an address the receiver listens on", "[udp_sink]") {
+    Receiver v4(AF_INET);
+    REQUIRE(v4.ok());
+    Receiver v6(AF_INET6, v4.port());  // wherever "localhost" points, someone listens
+    fieldlog::UdpSink sink({.address = "localhost:" + std::to_string(v4.port())});
+    const std::string line = json_line("by name");
+    sink.write_record(view(line));
+    const std::size_t got = v4.wait_for(1).size() + (v6.ok() ? v6.wait_for(0).size() : 0);
+    CHECK(got == 1);
+    CHECK(sink.counters().records == 1);
+}
+
+TEST_CASE("200,000 records from 4 threads arrive byte-exact: sent == received + counted drops", "[udp_sink]") {
+    for (const int family : {AF_INET, AF_INET6}) {
+        DYNAMIC_SECTION((family == AF_INET ? "IPv4 127.0.0.1" : "IPv6 ::1")) {
+            Receiver receiver(family);
+            if (!receiver.ok()) {
+                WARN("skipped: no loopback for this address family here");
+                continue;
+            }
+            auto sink = std::make_shared<fieldlog::UdpSink>(fieldlog::UdpSinkOptions{.address = receiver.address()});
+            fieldlog::configure({.level = fieldlog::Level::info,
+                                 .sinks = {{.target = std::shared_ptr<fieldlog::Sink>(sink)}},
+                                 .clock = &fieldlog_test::fixed_clock});
+            constexpr int kThreads = 4, kPerThread = 50000;
+            std::vector<std::thread> threads;
+            for (int t = 0; t < kThreads; ++t) {
+                threads.emplace_back([t] {
+                    const auto log = fieldlog::get("udp");
+                    for (int i = 0; i < kPerThread; ++i) log.info("record", {{"thread", t}, {"seq", i}});
+                });
+            }
+            for (std::thread& thread : threads) thread.join();
+            fieldlog::shutdown();
+
+            const fieldlog::SinkCounters counters = sink->counters();
+            const std::vector<std::string> got = receiver.wait_for(counters.records);
+            CHECK(counters.records + counters.dropped == kThreads * kPerThread);
+            CHECK(got.size() == counters.records);  // nothing vanished between socket and receiver
+            const std::string prefix = "{\"ts\":\"2026-11-30T08:38:11.123456789Z\",\"level\":\"info\",\"logger\":\"udp\",\"msg\":\"record\",\"thread\":";
+            std::set<std::pair<int, int>> seen;
+            std::size_t malformed = 0;
+            for (const std::string& datagram : got) {
+                const std::size_t seq_at = datagram.find(",\"seq\":");
+                if (!datagram.starts_with(prefix) || seq_at == std::string::npos) {
+                    ++malformed;
+                    continue;
+                }
+                const int thread = std::stoi(datagram.substr(prefix.size()));
+                const int seq = std::stoi(datagram.substr(seq_at + 7));
+                const std::string expected = prefix + std::to_string(thread) + ",\"seq\":" + std::to_string(seq) + "}";
+                if (datagram != expected || !seen.insert({thread, seq}).second) ++malformed;
+            }
+            CHECK(malformed == 0);
+            CHECK(seen.size() == got.size());
+            INFO("dropped " << counters.dropped);
+        }
+    }
+}
