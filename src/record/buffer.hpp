@@ -41,6 +41,7 @@ public:
     void commit(char* end) noexcept { size_ = static_cast<std::size_t>(end - data_); }
 
     void append(const char* p, std::size_t n) {
+        if (n == 0) return;  // an empty string_view may carry a null pointer, which memcpy forbids
         char* out = reserve(n);
         std::memcpy(out, p, n);
         size_ += n;
