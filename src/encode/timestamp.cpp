@@ -30,6 +30,7 @@ struct ZoneRule {
     std::array<char, 8> suffix{};     ///< "+hh:mm", padded so it is stored as one word
 };
 
+/// A loaded zone: its IANA name and offset history, shared by every thread for the program.
 struct ZoneData {
     std::string name;
     std::vector<ZoneRule> rules;  ///< ascending begin; the first covers everything before it
@@ -300,9 +301,11 @@ char* append_cached(char* out, std::uint32_t nanos, TimestampPrecision precision
     t.nanos %= nanos_per_second;
     return append_rfc3339(out, t, f);
 }
+
 // ---------------------------------------------------------------------------------------------
 // Zones (cold)
 
+/// "+hh:mm" for an offset in whole minutes ("+00:00" for zero).
 std::string offset_suffix(std::int32_t offset) {
     const std::uint32_t minutes = static_cast<std::uint32_t>(offset < 0 ? -offset : offset) / 60;
     std::string s = offset < 0 ? "-" : "+";
