@@ -302,6 +302,8 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"levels = \"debug\"", "app.toml:1: levels: expected a table of logger = \"level\", got \"debug\""},
         {"[levels]\ndb = \"loud\"",
          "app.toml:2: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
+        {"[levels]\n\ndb.pool = 4",
+         "app.toml:3: levels.db.pool: expected trace, debug, info, warn, error, fatal or off, got 4"},
         {"format = \"xml\"", "app.toml:1: format: expected json, logfmt or console, got \"xml\""},
         {"timestamp = \"iso8601\"",
          "app.toml:1: timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, "

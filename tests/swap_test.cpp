@@ -183,7 +183,7 @@ TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the
     }
     // Every thread logs at least this many records between two swaps, and keeps logging during
     // them: every swap happens with records in flight.
-    constexpr std::uint64_t records_per_phase = 25;
+    constexpr std::uint64_t records_per_phase = 10;
     std::vector<std::uint64_t> mark(thread_count, 0);
     const auto wait_for_progress = [&] {
         for (int t = 0; t < thread_count; ++t) {
@@ -192,20 +192,15 @@ TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the
             mark[i] = progress[i].load(std::memory_order_relaxed);
         }
     };
-    auto t0 = std::chrono::steady_clock::now();
-    auto ms = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(); };
     for (int i = 0; i < swap_count; ++i) {
         wait_for_progress();
         fieldlog::configure(*cycle[i % std::size(cycle)]);
     }
-    fprintf(stderr, "swaps done %ld ms\n", (long)ms());
     stop.store(true);
     for (std::thread& thread : threads) thread.join();
     fieldlog::configure(no_sinks);  // closes whatever the last swap left open
     const std::uint64_t accepted = info_records() - accepted_before;
-    fprintf(stderr, "joined %ld ms\n", (long)ms());
     receiver.finish();
-    fprintf(stderr, "received %ld ms\n", (long)ms());
 
     const std::vector<Destination> destinations = {
         {"file A", read_lines(dir.file("a.log"))},
@@ -213,8 +208,7 @@ TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the
         {"udp", receiver.datagrams()},
         {"memory", memory->lines()},
     };
-    CHECK(receiver.kernel_drops() == 0);
-    fprintf(stderr, "read+checked %ld ms; sizes %zu %zu %zu %zu\n", (long)ms(), destinations[0].lines.size(), destinations[1].lines.size(), destinations[2].lines.size(), destinations[3].lines.size());
+    CHECK(receiver.kernel_drops() == 0);  // else UDP itself lost records, not the swap
 
     std::vector<std::uint64_t> logged(thread_count);
     std::uint64_t total_logged = 0;
@@ -251,8 +245,7 @@ TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the
     CHECK(malformed == 0);
     CHECK(duplicates == 0);
     CHECK(landed == accepted);
-    CHECK(accepted < total_logged);
-    fprintf(stderr, "end %ld ms\n", (long)ms());  // some were logged while there were no sinks
+    CHECK(accepted < total_logged);  // some were logged while there were no sinks
 }
 
 TEST_CASE("swapping to an equal configuration keeps the sinks it had", "[swap]") {

@@ -309,15 +309,15 @@ public:
         return std::chrono::duration_cast<D>(*parsed);
     }
 
-    void levels(const toml::table& table, std::string_view parent, std::string_view prefix,
-                std::map<std::string, Level, std::less<>>& out) const {
+    /// [levels]: logger = "level"; `prefix` is the logger name of an enclosing dotted key.
+    void levels(const toml::table& table, std::string_view prefix, std::map<std::string, Level, std::less<>>& out) const {
         for (const auto& [key, node] : table) {
             const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
             // TOML's dotted keys (db.pool = "debug") arrive as nested tables: one logger name.
             if (const toml::table* nested = node.as_table()) {
-                levels(*nested, parent, name, out);
+                levels(*nested, name, out);
             } else {
-                out.insert_or_assign(name, level(node, path(parent, key.str())));
+                out.insert_or_assign(name, level(node, path("levels", name)));
             }
         }
     }
@@ -466,7 +466,7 @@ public:
             } else if (key == "levels") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of logger = \"level\"");
-                levels(*table, at, "", config.levels);
+                levels(*table, "", config.levels);
             } else if (key == "format") {
                 config.format = format(node, at);
             } else if (key == "timestamp") {
