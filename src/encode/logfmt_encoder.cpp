@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
@@ -19,6 +21,38 @@ constexpr std::array<bool, 128> kBreaksToken = [] {
 }();
 
 constexpr char kHex[] = "0123456789abcdef";
+
+/// Non-zero when one of the 8 bytes of `v` is not plain ASCII a bare token may hold (SWAR:
+/// each test is exact about "some byte matches").
+constexpr std::uint64_t token_breaks(std::uint64_t v) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    const auto zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+    return ((v - ones * 0x21) & ~v & highs)                             // space and controls
+           | zero_byte(v ^ (ones * '=')) | zero_byte(v ^ (ones * '"'))  // '=', '"'
+           | zero_byte(v ^ (ones * 0x7F)) | (v & highs);                 // DEL, non-ASCII
+}
+
+/// True when every byte of p[0, n) is plain ASCII a bare logfmt token may hold: whole words,
+/// the last one overlapping, so short keys and values need no byte loop.
+bool all_bare_ascii(const unsigned char* p, std::size_t n) noexcept {
+    const auto load = [p](std::size_t at, std::size_t size) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, p + at, size);
+        return v;
+    };
+    if (n >= 8) {
+        for (std::size_t i = 0; i + 8 < n; i += 8) {
+            if (token_breaks(load(i, 8)) != 0) return false;
+        }
+        return token_breaks(load(n - 8, 8)) == 0;
+    }
+    if (n >= 4) return token_breaks(load(0, 4) | (load(n - 4, 4) << 32)) == 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (p[i] >= 0x80 || kBreaksToken[p[i]]) return false;
+    }
+    return true;
+}
 
 bool is_c1(const unsigned char* p, std::size_t n) noexcept { return n >= 2 && p[0] == 0xC2 && p[1] <= 0x9F; }
 
@@ -39,6 +73,7 @@ bool logfmt_needs_quotes(std::string_view text, bool escape_c1) noexcept {
     if (text.empty()) return true;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const std::size_t n = text.size();
+    if (all_bare_ascii(p, n)) return false;
     for (std::size_t i = 0; i < n;) {
         if (p[i] < 0x80) {
             if (kBreaksToken[p[i]]) return true;
@@ -79,6 +114,10 @@ void append_logfmt_key(Buffer& out, std::string_view key) {
     }
     const auto* p = reinterpret_cast<const unsigned char*>(key.data());
     const std::size_t n = key.size();
+    if (all_bare_ascii(p, n)) {
+        out.append(key);
+        return;
+    }
     for (std::size_t i = 0; i < n;) {
         std::size_t run = i;
         while (run < n && p[run] < 0x80 && !kBreaksToken[p[run]]) ++run;

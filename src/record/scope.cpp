@@ -59,7 +59,20 @@ ScopeStack::Opened ScopeStack::open(const ScopeRuns& runs) noexcept {
         }
         raw.size = static_cast<std::uint16_t>(raw.size + bytes);
         raw.count = static_cast<std::uint16_t>(raw.count + kept);
-        rebuild(f);
+        ScopeRun& effective = effective_[f];
+        layer.appended[f] = (effective.mask & in.mask) == 0;
+        if (layer.appended[f]) {
+            std::memcpy(effective.bytes.data() + effective.size, in.bytes.data(), bytes);
+            for (std::size_t i = 0; i < kept; ++i) {
+                effective.members[effective.count + i] =
+                    SegmentMember{static_cast<std::uint32_t>(effective.size + in.members[i].start), in.members[i].key_len};
+            }
+            effective.size = static_cast<std::uint16_t>(effective.size + bytes);
+            effective.count = static_cast<std::uint16_t>(effective.count + kept);
+            effective.mask |= in.mask;
+        } else {
+            rebuild(f);
+        }
     }
     return opened;
 }
@@ -70,9 +83,11 @@ void ScopeStack::close(std::uint32_t id) noexcept {
     if (index < 0) return;
     const auto i = static_cast<std::size_t>(index);
     if (layers_[i].closing) --pending_;
+    const bool last = index + 1 == depth_;
+    std::array<std::size_t, format_count> removed_bytes{};
+    std::array<std::size_t, format_count> removed_members{};
     for (std::size_t f = 0; f < format_count; ++f) {
         ScopeRun& raw = raw_[f];
-        const bool last = index + 1 == depth_;
         const std::size_t first_byte = layers_[i].first_byte[f];
         const std::size_t end_byte = last ? raw.size : layers_[i + 1].first_byte[f];
         const std::size_t first_member = layers_[i].first_member[f];
@@ -85,14 +100,31 @@ void ScopeStack::close(std::uint32_t id) noexcept {
         }
         raw.size = static_cast<std::uint16_t>(raw.size - bytes);
         raw.count = static_cast<std::uint16_t>(raw.count - members);
+        removed_bytes[f] = bytes;
+        removed_members[f] = members;
         for (std::size_t j = i + 1; j < static_cast<std::size_t>(depth_); ++j) {
             layers_[j].first_byte[f] = static_cast<std::uint16_t>(layers_[j].first_byte[f] - bytes);
             layers_[j].first_member[f] = static_cast<std::uint16_t>(layers_[j].first_member[f] - members);
         }
     }
+    const Layer gone = layers_[i];
     for (std::size_t j = i + 1; j < static_cast<std::size_t>(depth_); ++j) layers_[j - 1] = layers_[j];
     --depth_;
-    for (std::size_t f = 0; f < format_count; ++f) rebuild(f);
+    for (std::size_t f = 0; f < format_count; ++f) {
+        if (last && gone.appended[f]) {  // its members are the tail of the effective run
+            ScopeRun& effective = effective_[f];
+            effective.size = static_cast<std::uint16_t>(effective.size - removed_bytes[f]);
+            effective.count = static_cast<std::uint16_t>(effective.count - removed_members[f]);
+            effective.mask = 0;
+            const std::size_t key_offset = segment_key_offset(static_cast<Format>(f));
+            for (std::size_t m = 0; m < effective.count; ++m) {
+                effective.mask |= key_bit(key_tag(effective.bytes.data() + effective.members[m].start + key_offset,
+                                                  effective.members[m].key_len));
+            }
+        } else {
+            rebuild(f);
+        }
+    }
 }
 
 void ScopeStack::close_later(std::uint32_t id) noexcept {
@@ -119,19 +151,21 @@ void ScopeStack::rebuild(std::size_t f) noexcept {
     auto key = [&](std::size_t i) {
         return std::string_view(raw.bytes.data() + raw.members[i].start + key_offset, raw.members[i].key_len);
     };
+    std::array<std::uint64_t, Scope::max_fields> tags;
+    for (std::size_t i = 0; i < raw.count; ++i) tags[i] = key_tag(key(i).data(), key(i).size());
     effective.size = 0;
     effective.count = 0;
     effective.mask = 0;
     for (std::size_t i = 0; i < raw.count; ++i) {
         // A later layer's member with the same key replaces this one.
         bool replaced = false;
-        for (std::size_t j = i + 1; j < raw.count && !replaced; ++j) replaced = key(j) == key(i);
+        for (std::size_t j = i + 1; j < raw.count && !replaced; ++j) replaced = tags[j] == tags[i] && key(j) == key(i);
         if (replaced) continue;
         const std::string_view member = raw.member(i);
         std::memcpy(effective.bytes.data() + effective.size, member.data(), member.size());
         effective.members[effective.count++] = SegmentMember{effective.size, raw.members[i].key_len};
         effective.size = static_cast<std::uint16_t>(effective.size + member.size());
-        effective.mask |= key_bit(key_tag(key(i).data(), key(i).size()));
+        effective.mask |= key_bit(tags[i]);
     }
 }
 

@@ -1,7 +1,8 @@
 // The per-thread state behind fieldlog::Scope: the encoded fields of every open scope, in
-// every format, in fixed storage inside the ThreadContext. Opening or closing a scope rebuilds
-// the "effective" run (all layers, a later key replacing an earlier one), so the record path
-// only takes a view of it: Logger::emit passes segment(format) to the encoder.
+// every format, in fixed storage inside the ThreadContext. Opening or closing a scope updates
+// the "effective" run (all layers, a later key replacing an earlier one) — by appending or
+// truncating when no key repeats, else by rebuilding it — so the record path only takes a view
+// of it: Logger::emit passes segment(format) to the encoder.
 #pragma once
 
 #include <array>
@@ -63,6 +64,9 @@ private:
     struct Layer {
         std::uint32_t id;
         bool closing;
+        /// Per format: its members were appended to the effective run as they are (no key of
+        /// it repeats an outer one), so closing it, when on top, just truncates.
+        std::array<bool, format_count> appended;
         std::array<std::uint16_t, format_count> first_byte;
         std::array<std::uint16_t, format_count> first_member;
     };
