@@ -101,6 +101,7 @@ inline bool valid_utf8(std::string_view s) { return replaced(s) == s; }
 /// unique; strings are decoded to UTF-8.
 class JsonParser {
 public:
+    /// Keeps its own copy: callers pass temporaries such as "{\"v\":" + quoted + "}".
     explicit JsonParser(std::string_view text) : text_(text) {}
 
     struct Member {
@@ -299,7 +300,7 @@ private:
         }
     }
 
-    std::string_view text_;
+    std::string text_;
     std::size_t pos_ = 0;
 };
 
