@@ -144,6 +144,7 @@ TEST_CASE("every value kind has its exact form in json, logfmt and console", "[f
     const Streamed streamed;
     const fieldlog::Field object_fields[] = {{"name", "Jane Doe"}, {"id", 7}};
     const fieldlog::Value array_values[] = {1, "two", nullptr};
+    const fieldlog::Value controls[] = {"\x7F\xC2\x85"};
     struct Case {
         const char* name;
         fieldlog::Value value;
@@ -167,6 +168,11 @@ TEST_CASE("every value kind has its exact form in json, logfmt and console", "[f
         {"empty string", "", R"("")", R"("")", R"("")"},
         {"invalid UTF-8", "a\xFF" "b", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\""},
         {"C1 control", "\xC2\x9B", "\"\xC2\x9B\"", "\xC2\x9B", R"("\u009b")"},
+        {"lead byte of a C1 control before ASCII", "\xC2J", "\"\xEF\xBF\xBDJ\"", "\"\xEF\xBF\xBDJ\"",
+         "\"\xEF\xBF\xBDJ\""},
+        {"DEL", "a\x7F", "\"a\x7F\"", "\"a\x7F\"", R"("a\u007f")"},
+        {"DEL and C1 in an array", fieldlog::Array(std::span(controls)), "[\"\x7F\xC2\x85\"]",
+         "\"[\\\"\x7F\xC2\x85\\\"]\"", R"(["\u007f\u0085"])"},
         {"escape", "\x1b[31m", R"("\u001b[31m")", R"("\u001b[31m")", R"("\u001b[31m")"},
         {"duration", 1250us, R"("1.25ms")", "1.25ms", "1.25ms"},
         {"time", when, R"("2023-11-14T22:13:20.000000001Z")", "2023-11-14T22:13:20.000000001Z",

@@ -54,17 +54,40 @@ bool all_bare_ascii(const unsigned char* p, std::size_t n) noexcept {
     return true;
 }
 
-bool is_c1(const unsigned char* p, std::size_t n) noexcept { return n >= 2 && p[0] == 0xC2 && p[1] <= 0x9F; }
+bool is_c1(const unsigned char* p, std::size_t n) noexcept {
+    return n >= 2 && p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F;
+}
 
-void append_c1_escape(Buffer& out, unsigned char second) {
+/// `\u00XX` for a control code point XX (DEL or C1).
+void append_control_escape(Buffer& out, unsigned char code) {
     char* o = out.reserve(6);
     *o++ = '\\';
     *o++ = 'u';
     *o++ = '0';
     *o++ = '0';
-    *o++ = kHex[second >> 4];
-    *o++ = kHex[second & 0xF];
+    *o++ = kHex[code >> 4];
+    *o++ = kHex[code & 0xF];
     out.commit(o);
+}
+
+/// For a terminal, DEL and the C1 controls are escaped as `\u00XX` too (JSON leaves them as
+/// they are). Calls `append_run(from, to)` for each stretch of `text` between them. Neither
+/// 0x7F nor 0xC2 ever continues a UTF-8 sequence, so cutting there keeps the replacement of
+/// invalid sequences exactly as for the whole text.
+template <class AppendRun>
+void for_each_terminal_run(Buffer& out, std::string_view text, AppendRun append_run) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const bool del = p[i] == 0x7F;
+        if (del || is_c1(p + i, text.size() - i)) {
+            append_run(from, i);
+            append_control_escape(out, del ? p[i] : p[i + 1]);
+            if (!del) ++i;
+            from = i + 1;
+        }
+    }
+    append_run(from, text.size());
 }
 
 }  // namespace
@@ -92,19 +115,9 @@ void append_escaped(Buffer& out, std::string_view text, bool escape_c1) {
         append_json_escaped(out, text);
         return;
     }
-    // 0xC2 never continues a sequence, so cutting the text before each one keeps the
-    // replacement of invalid sequences exactly as for the whole text.
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    std::size_t from = 0;
-    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-        if (is_c1(p + i, text.size() - i)) {
-            append_json_escaped(out, text.substr(from, i - from));
-            append_c1_escape(out, p[i + 1]);
-            from = i + 2;
-            ++i;
-        }
-    }
-    append_json_escaped(out, text.substr(from));
+    for_each_terminal_run(out, text, [&out, text](std::size_t from, std::size_t to) {
+        append_json_escaped(out, text.substr(from, to - from));
+    });
 }
 
 void append_logfmt_key(Buffer& out, std::string_view key) {
@@ -217,24 +230,16 @@ void KeyValueEncoder::end_nested() {
     const std::string_view json(out_.data() + nested_start_, length);
     if (nested_keyless_) {
         out_.truncate(nested_start_);
-    } else if (!console_ ? logfmt_needs_quotes(json, false) : json.find('\xC2') != std::string_view::npos) {
-        // logfmt: the JSON becomes one quoted value. console: it stays bare, but C1 controls
-        // (only ever inside its strings) are escaped for the terminal.
+    } else if (!console_ ? logfmt_needs_quotes(json, false) : json.find_first_of("\x7F\xC2") != std::string_view::npos) {
+        // logfmt: the JSON becomes one quoted value. console: it stays bare, but DEL and C1
+        // controls (only ever inside its strings) are escaped for the terminal.
         scratch_.clear();
         scratch_.append(json);
         out_.truncate(nested_start_);
         if (console_) {
-            const auto* p = reinterpret_cast<const unsigned char*>(scratch_.data());
-            std::size_t from = 0;
-            for (std::size_t i = 0; i + 1 < length; ++i) {
-                if (is_c1(p + i, length - i)) {
-                    out_.append(scratch_.data() + from, i - from);
-                    append_c1_escape(out_, p[i + 1]);
-                    from = i + 2;
-                    ++i;
-                }
-            }
-            out_.append(scratch_.data() + from, length - from);
+            for_each_terminal_run(out_, scratch_.view(), [this](std::size_t from, std::size_t to) {
+                out_.append(scratch_.data() + from, to - from);
+            });
         } else {
             out_.push_back('"');
             append_json_escaped(out_, scratch_.view());
