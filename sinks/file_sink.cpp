@@ -245,9 +245,6 @@ bool FileSink::State::write_out(const char* data, std::size_t size, std::uint64_
 }
 
 void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
-    if (options.rotate_every != RotateEvery::never) {
-        next_rotation = next_boundary(now_seconds, options.rotate_every, options.rotate_utc);
-    }
     const Clock::time_point now = Clock::now();
     if (now < retry_after) return;
     flush_locked();
@@ -285,6 +282,10 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
     file_size = 0;
     need_newline = false;
     unsynced = false;
+    // Only now: a rotation that failed is tried again (after retry_after) by the next record.
+    if (options.rotate_every != RotateEvery::never) {
+        next_rotation = next_boundary(now_seconds, options.rotate_every, options.rotate_utc);
+    }
 }
 
 void FileSink::State::tick(Clock::time_point now) noexcept {

@@ -2,6 +2,7 @@
 // rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,6 +47,25 @@ std::vector<int> numbers_in(const std::string& path) {
     for (const std::string& line : read_lines(path)) numbers.push_back(std::stoi(line.substr(5)));
     return numbers;
 }
+
+/// Points stderr at a file (default /dev/null) while alive: sinks report failures there.
+class StderrTo {
+public:
+    explicit StderrTo(const std::string& path = "/dev/null") : saved_(::dup(STDERR_FILENO)) {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(fd, STDERR_FILENO);
+        ::close(fd);
+    }
+    ~StderrTo() {
+        ::dup2(saved_, STDERR_FILENO);
+        ::close(saved_);
+    }
+    StderrTo(const StderrTo&) = delete;
+    StderrTo& operator=(const StderrTo&) = delete;
+
+private:
+    int saved_;
+};
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -139,6 +159,28 @@ TEST_CASE("a record larger than max_size gets a file of its own", "[file_sink]")
     CHECK(read_file(path + ".2") == small);
     CHECK(read_file(path + ".1") == big);
     CHECK(read_file(path) == after);
+}
+
+TEST_CASE("a rotation that cannot open the new file keeps every old file and retries later", "[file_sink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    std::filesystem::create_directory(path + ".rotating");  // open() of the new file fails: EISDIR
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 2});
+    {
+        const StderrTo quiet;  // the failure is reported there
+        sink.write_record(view(numbered(1, 80)));
+        sink.write_record(view(numbered(2, 80)));  // would rotate: cannot, so it stays in app.log
+    }
+    CHECK(numbers_in(path) == std::vector<int>{1, 2});
+    CHECK_FALSE(std::filesystem::exists(path + ".1"));
+    CHECK(sink.counters().errors == 1);
+    CHECK(sink.counters().records == 2);
+
+    std::filesystem::remove(path + ".rotating");
+    std::this_thread::sleep_for(1100ms);  // failed rotations are retried after a second
+    sink.write_record(view(numbered(3, 80)));
+    CHECK(numbers_in(path + ".1") == std::vector<int>{1, 2});
+    CHECK(numbers_in(path) == std::vector<int>{3});
 }
 
 TEST_CASE("keep = 0 starts a new file and drops the old one only after it opened", "[file_sink]") {
@@ -239,7 +281,7 @@ TEST_CASE("a file whose last record was torn gets the next record on a fresh lin
     CHECK(lines[2] + "\n" == next);
 }
 
-TEST_CASE("records logged from many threads through a rotating file are all there once", "[file_sink]") {
+TEST_CASE("records logged from many threads through a rotating file are all there once", "[file_sink][concurrent]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
     fieldlog::configure({.level = fieldlog::Level::info,
@@ -325,15 +367,22 @@ TEST_CASE("the crash path writes the buffered records and one last record withou
     CHECK(read_file(path) == a + b + last);
 }
 
-TEST_CASE("writing to /dev/full drops and counts records and never throws", "[file_sink]") {
+TEST_CASE("writing to /dev/full drops and counts records and reports once a second", "[file_sink]") {
+    const TempDir dir;
+    const std::string report = dir.file("stderr.txt");
     fieldlog::FileSink sink({.path = "/dev/full", .reopen_check = 0ms});
-    for (int n = 0; n < 10; ++n) sink.write_record(view(numbered(n)));
-    sink.flush();
-    sink.write_record(view(numbered(10), fieldlog::Level::error));  // flushes at once
+    {
+        const StderrTo capture(report);
+        for (int n = 0; n < 10; ++n) sink.write_record(view(numbered(n)));
+        sink.flush();
+        sink.write_record(view(numbered(10), fieldlog::Level::error));  // flushes at once: fails again
+    }
     const fieldlog::SinkCounters counters = sink.counters();
     CHECK(counters.records == 0);
     CHECK(counters.dropped == 11);
     CHECK(counters.errors == 2);
+    // Two failures within a second: one line, with the errno text.
+    CHECK(read_file(report) == "fieldlog: file sink /dev/full: write: No space left on device\n");
 }
 
 TEST_CASE("a full disk cuts the file back to the last whole record and logging resumes", "[file_sink][root]") {
@@ -358,6 +407,7 @@ TEST_CASE("a full disk cuts the file back to the last whole record and logging r
     const std::string path = mount_point + "/app.log";
     fieldlog::FileSink sink({.path = path, .buffer_size = 4096, .flush_interval = 60000ms});
 
+    const StderrTo quiet;  // the sink reports the full disk there
     int n = 0;
     while (sink.counters().dropped == 0 && n < 10000) {
         sink.write_record(view(numbered(n++, 300)));
