@@ -435,6 +435,31 @@ TEST_CASE("a 1 MiB value is written whole and the thread's buffers shrink back",
             CHECK_FALSE(context->scratch.on_heap());
         }
     }
+    // What a thread keeps between records, as README.md states it: its fixed context only.
+    STATIC_REQUIRE(sizeof(fieldlog::detail::ThreadContext) <= 40 * 1024);
+}
+
+TEST_CASE("a record with more members than the inline key table still has unique keys", "[formats][duplicates]") {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 200; ++i) keys.push_back(fmt::format("k{}", i));
+    std::vector<fieldlog::Field> fields;
+    for (const std::string& key : keys) fields.push_back({key, 1});
+    fields.push_back({"k0", 2});    // repeats the first
+    fields.push_back({"k199", 3});  // repeats the last
+    for (const Format format : {Format::json, Format::logfmt}) {
+        auto sink = capture(format);
+        fieldlog::get("test").emit(fieldlog::Level::info, "m", fields);
+        const auto lines = sink->lines();
+        REQUIRE(lines.size() == 1);
+        if (format == Format::json) {
+            CHECK(jsonl_errors(lines) == "");
+            CHECK(lines[0].find(R"("k0":1)") == std::string::npos);
+            CHECK(lines[0].ends_with(R"("k198":1,"k0":2,"k199":3})"));
+        } else {
+            CHECK(lines[0].find(" k0=1 ") == std::string::npos);
+            CHECK(lines[0].ends_with(" k198=1 k0=2 k199=3"));
+        }
+    }
 }
 
 TEST_CASE("each sink gets the format it asked for from one call", "[formats]") {

@@ -121,7 +121,7 @@ private:
     int segment_count_ = 0;
     // Members of the open objects of one record held without heap; beyond, the table moves to
     // the heap for that record (like the record buffer).
-    static constexpr std::size_t kInlineEntries = 128;
+    static constexpr std::size_t kInlineEntries = 64;
     Entry inline_[kInlineEntries];
     Entry* entries_ = inline_;
     std::size_t count_ = 0;
