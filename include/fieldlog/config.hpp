@@ -44,8 +44,23 @@ struct SinkConfig {
     std::string defined_at{};
 };
 
-enum class OverflowPolicy : std::uint8_t { block, drop };
+/// What a caller does when the async queue is full.
+enum class OverflowPolicy : std::uint8_t {
+    block,  ///< wait for room: no record is lost (the time waited is counted)
+    drop,   ///< drop the record and count it: the caller never waits
+};
 
+/// Async mode: the caller encodes its record and copies it into one bounded, lock-free byte
+/// queue; one writer thread hands the sinks what it finds there, in batches.
+/// - Memory: the queue is allocated once, queue_bytes rounded down to a power of two (4 KiB to
+///   1 GiB); each record takes its size plus 32 bytes, rounded up to 8.
+/// - Order: a thread's records stay in order. Across threads the writer sorts what it finds
+///   in the queue at one look by timestamp; a record that arrives after that look is written
+///   later, even with an earlier timestamp.
+/// - A record larger than half the queue is never queued: with `block` the caller writes it
+///   to the sinks itself, after its earlier records; with `drop` it is dropped and counted.
+/// - flush() and shutdown() (and so normal exit: return from main, exit()) write every record
+///   accepted before them. _exit() and quick_exit() lose what is still queued.
 struct AsyncConfig {
     bool enabled = false;
     std::size_t queue_bytes = 4 * 1024 * 1024;
@@ -106,15 +121,27 @@ void reload();
 /// no config file wires to SIGHUP after logrotate. Errors are counted per sink, never thrown.
 void reopen_files();
 
-/// Flushes every sink (and, in async mode, waits until all accepted records are written).
+/// Flushes every sink; in async mode first waits until every record logged before the call
+/// has been handed to the sinks.
 void flush();
 
 /// Flushes every sink and closes those configure() made; later records are dropped. Runs at
 /// normal exit too.
 void shutdown();
 
-/// Opt-in: SIGHUP reloads, SIGTERM/SIGINT flush then re-raise, fatal signals flush what they
-/// can, write a last `fatal` record and re-raise.
+/// Opt-in signal handling for the whole process (call it again in a forked child):
+/// - SIGHUP: reload() when a configuration file was loaded, else reopen_files(); done on a
+///   helper thread, never in the handler.
+/// - SIGTERM, SIGINT: flush() on the helper thread, then the signal again with its default
+///   action (the process ends as it would have).
+/// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL: every accepted record is
+///   written (by the async writer thread, or from the handler with async-signal-safe calls
+///   only), then one `fatal` record naming the signal; then the signal again, so the exit
+///   status and core dump are the original's. An alternate signal stack is set up for each
+///   thread that logs, so a stack overflow is handled too.
+/// Once either path has begun, logging calls on other threads no longer return (a call that
+/// returned was written). Both paths are bounded by alarm(3): if the sinks hang, the process
+/// still ends by the original signal. Handlers installed before are replaced, not chained.
 void install_signal_handlers();
 
 }  // namespace fieldlog
