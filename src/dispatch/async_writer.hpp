@@ -119,13 +119,14 @@ private:
     const OverflowPolicy overflow_;
     std::unique_ptr<std::uint32_t[]> ring_;  // capacity_ bytes, zero where nothing is committed
 
-    // Caller side.
+    // Cache lines by who writes them: callers (head_), the writer at every release (tail_,
+    // progress_), rarely anyone (the rest, which callers read).
     alignas(64) std::atomic<std::uint64_t> head_{0};  // bytes ever reserved
     alignas(64) std::atomic<std::uint64_t> tail_{0};  // bytes ever released by the writer
+    std::atomic<std::uint32_t> progress_{0};          // futex word: bumped at every release
+    std::atomic<std::uint32_t> waiters_{0};           // callers sleeping on progress_
     alignas(64) std::atomic<std::uint32_t> wake_{0};  // futex word the writer sleeps on
     std::atomic<bool> writer_sleeping_{false};
-    std::atomic<std::uint32_t> progress_{0};  // futex word: bumped at every release
-    std::atomic<std::uint32_t> waiters_{0};   // callers sleeping on progress_
     std::atomic<ThreadState> thread_state_{ThreadState::not_started};
     std::atomic<bool> stopping_{false};
     std::atomic<std::uint64_t> dropped_{0};
