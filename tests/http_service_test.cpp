@@ -127,17 +127,19 @@ public:
         std::ifstream(port_file) >> port_;
         REQUIRE(port_ > 0);
     }
-    ~ServiceProcess() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-    }
+    ~ServiceProcess() { kill(); }
     ServiceProcess(const ServiceProcess&) = delete;
     ServiceProcess& operator=(const ServiceProcess&) = delete;
 
     [[nodiscard]] int port() const noexcept { return port_; }
     void signal(int signo) const { REQUIRE(::kill(pid_, signo) == 0); }
+    /// SIGKILL, when a test gives up on it.
+    void kill() noexcept {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
 
     /// Waits (at most 60 s) for the process to end; returns its wait status.
     int wait() {
@@ -255,6 +257,37 @@ void wait_until(const std::atomic<int>& counter, int target) {
         std::this_thread::sleep_for(5ms);
     }
 }
+
+/// 8 clients sending from a background thread until the service stops answering. When a test
+/// fails before finish(), the service is killed so that the clients stop and can be joined.
+class BackgroundLoad {
+public:
+    explicit BackgroundLoad(ServiceProcess& service)
+        : service_(service), thread_([this] { exchanges_ = load(service_.port(), 0, true, &answered_); }) {}
+    ~BackgroundLoad() {
+        if (thread_.joinable()) {
+            service_.kill();
+            thread_.join();
+        }
+    }
+    BackgroundLoad(const BackgroundLoad&) = delete;
+    BackgroundLoad& operator=(const BackgroundLoad&) = delete;
+
+    /// Waits until `n` requests in all were answered.
+    void wait_for(int n) const { wait_until(answered_, n); }
+    [[nodiscard]] int answered() const noexcept { return answered_.load(); }
+    /// Joins the clients (after the service stopped) and returns what they did.
+    std::vector<Exchange> finish() {
+        thread_.join();
+        return std::move(exchanges_);
+    }
+
+private:
+    ServiceProcess& service_;
+    std::atomic<int> answered_{0};
+    std::vector<Exchange> exchanges_;
+    std::thread thread_;
+};
 
 // ---- checking records against exchanges ------------------------------------------------------
 
@@ -519,12 +552,10 @@ TEST_CASE("SIGTERM during load: every answered request's records are on disk aft
             write_file(dir.file("fieldlog.toml"), file_config(log_path));
             ServiceProcess service(dir, {"--logger=" + logger, "--config=" + dir.file("fieldlog.toml"),
                                          "--log-file=" + log_path});
-            std::atomic<int> answered{0};
-            std::vector<Exchange> exchanges;
-            std::thread clients([&] { exchanges = load(service.port(), 0, true, &answered); });
-            wait_until(answered, 400);
+            BackgroundLoad clients(service);
+            clients.wait_for(400);
             service.terminate();  // while the clients are still sending
-            clients.join();
+            const std::vector<Exchange> exchanges = clients.finish();
 
             check_log(exchanges, read_records(log_path), true);
         }
@@ -540,10 +571,8 @@ TEST_CASE("SIGHUP with a changed configuration moves the records to the new sink
     write_file(config, file_config(first));
     ServiceProcess service(dir, {"--config=" + config});
 
-    std::atomic<int> answered{0};
-    std::vector<Exchange> exchanges;
-    std::thread clients([&] { exchanges = load(service.port(), 0, true, &answered); });
-    wait_until(answered, 300);
+    BackgroundLoad clients(service);
+    clients.wait_for(300);
     write_file(config, file_config(second));
     service.signal(SIGHUP);
     const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -551,10 +580,9 @@ TEST_CASE("SIGHUP with a changed configuration moves the records to the new sink
         REQUIRE(std::chrono::steady_clock::now() < deadline);
         std::this_thread::sleep_for(5ms);
     }
-    const int at_switch = answered.load();
-    wait_until(answered, at_switch + 300);
+    clients.wait_for(clients.answered() + 300);
     service.terminate();
-    clients.join();
+    const std::vector<Exchange> exchanges = clients.finish();
 
     std::vector<Record> records = read_records(first);
     const std::size_t in_first = records.size();
