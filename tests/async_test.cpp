@@ -187,7 +187,7 @@ fieldlog::Timestamp thread_clock() noexcept { return t_now; }
 
 }  // namespace
 
-TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in its thread's order", "[async]") {
+TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in its thread's order", "[async][concurrent]") {
     const ResetAfter reset;
     const std::uint64_t records = 200'000 / kScale;
     for (const std::size_t threads : {1, 2, 4, 16}) {
@@ -207,7 +207,7 @@ TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in 
     }
 }
 
-TEST_CASE("With policy drop, delivered plus dropped equals sent and callers never wait", "[async]") {
+TEST_CASE("With policy drop, delivered plus dropped equals sent and callers never wait", "[async][concurrent]") {
     const ResetAfter reset;
     const std::uint64_t records = 50'000 / kScale;
     const std::size_t threads = 4;
@@ -225,7 +225,7 @@ TEST_CASE("With policy drop, delivered plus dropped equals sent and callers neve
     CHECK(after.async.blocked_nanos == before.async.blocked_nanos);
 }
 
-TEST_CASE("flush() returns only after every record logged before it is written", "[async]") {
+TEST_CASE("flush() returns only after every record logged before it is written", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<SequenceSink>(1, false);
     sink->slow_down(8);
@@ -241,7 +241,7 @@ TEST_CASE("flush() returns only after every record logged before it is written",
     CHECK(sink->bad() == 0);
 }
 
-TEST_CASE("shutdown() writes every queued record before it closes the sinks", "[async]") {
+TEST_CASE("shutdown() writes every queued record before it closes the sinks", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<SequenceSink>(2, false);
     sink->slow_down(4);
@@ -283,7 +283,7 @@ TEST_CASE("A record larger than half the queue is written by its caller, after t
     }
 }
 
-TEST_CASE("Records of one batch are written in timestamp order; a thread's own order always holds", "[async]") {
+TEST_CASE("Records of one batch are written in timestamp order; a thread's own order always holds", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<GateSink>();
     fieldlog::Config config = async_config(sink, 64 * 1024);
@@ -354,7 +354,7 @@ TEST_CASE("Metrics report capacity, high water, accepted records and the time ca
 }
 
 TEST_CASE("Reconfiguring while threads log keeps each thread's order in a sink both pipelines share",
-          "[async]") {
+          "[async][concurrent]") {
     const ResetAfter reset;
     const std::uint64_t records = 40'000 / kScale;
     auto sink = std::make_shared<SequenceSink>(2, false);

@@ -64,7 +64,7 @@ TEST_CASE("the macros do not evaluate their arguments when the level is off", "[
     log.set_level(fieldlog::Level::trace);
 }
 
-TEST_CASE("set_level is seen by every handle of the same name", "[logger]") {
+TEST_CASE("set_level is seen by every handle of the same name", "[logger][concurrent]") {
     capture();
     const auto a = fieldlog::get("shared.name");
     const auto b = fieldlog::get("shared.name");

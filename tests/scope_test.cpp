@@ -238,7 +238,7 @@ TEST_CASE("fields beyond the stated capacity are left out whole and counted", "[
     }
 }
 
-TEST_CASE("a captured scope re-opens on another thread, inside that thread's own scopes", "[scope][capture]") {
+TEST_CASE("a captured scope re-opens on another thread, inside that thread's own scopes", "[scope][capture][concurrent]") {
     auto sink = capture();
     const auto log = fieldlog::get("svc");
     fieldlog::ScopeContext context;
@@ -270,7 +270,7 @@ TEST_CASE("a captured scope re-opens on another thread, inside that thread's own
     CHECK(sink->lines().back() == json_line("empty", ""));
 }
 
-TEST_CASE("captured scopes handed through a thread pool tag every record with their origin", "[scope][capture][threads]") {
+TEST_CASE("captured scopes handed through a thread pool tag every record with their origin", "[scope][capture][threads][concurrent]") {
     auto sink = capture();
     const auto log = fieldlog::get("svc");
     std::mutex mutex;

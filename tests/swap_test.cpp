@@ -147,7 +147,7 @@ public:
 
 }  // namespace
 
-TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the set that took them", "[swap]") {
+TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the set that took them", "[swap][concurrent]") {
     constexpr int thread_count = 4;
     constexpr int swap_count = 1000;
     const TempDir dir;
@@ -280,7 +280,7 @@ TEST_CASE("a sink the program made is flushed, not closed, when a swap drops it"
     CHECK(sink->closes.load() == 0);
 }
 
-TEST_CASE("no thread writes to a sink after the configure() that dropped it returned", "[swap]") {
+TEST_CASE("no thread writes to a sink after the configure() that dropped it returned", "[swap][concurrent]") {
     constexpr int thread_count = 4;
     std::atomic<bool> stop{false};
     std::vector<std::thread> threads;

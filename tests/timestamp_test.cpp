@@ -699,7 +699,7 @@ TEST_CASE("One thread alternating zones and layouts in one second gets each righ
     }
 }
 
-TEST_CASE("Threads writing at once each get their own zone's text", "[timestamp]") {
+TEST_CASE("Threads writing at once each get their own zone's text", "[timestamp][concurrent]") {
     std::vector<std::thread> threads;
     std::vector<int> failures(test_zones().size());
     for (std::size_t z = 0; z < test_zones().size(); ++z) {

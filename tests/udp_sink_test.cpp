@@ -290,7 +290,7 @@ TEST_CASE("a host name is resolved to an address the receiver listens on", "[udp
     CHECK(sink.counters().records == 1);
 }
 
-TEST_CASE("200,000 records from 4 threads arrive byte-exact: sent == received + counted drops", "[udp_sink]") {
+TEST_CASE("200,000 records from 4 threads arrive byte-exact: sent == received + counted drops", "[udp_sink][concurrent]") {
     for (const int family : {AF_INET, AF_INET6}) {
         DYNAMIC_SECTION((family == AF_INET ? "IPv4 127.0.0.1" : "IPv6 ::1")) {
             Receiver receiver(family);
