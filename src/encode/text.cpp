@@ -126,6 +126,26 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
 
 constexpr std::size_t kShort = 16;
 
+#if defined(__SSE2__)
+/// For n > 16: copies p[0, n) to `o` 16 bytes at a time while checking them, and returns how
+/// many leading bytes are JSON-safe (all of them are copied; bytes after that count may have
+/// been written too, and are overwritten by the caller). One pass, no library call.
+std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), v);
+        if (const unsigned mask = unsafe_mask(v); mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+    if (i == n) return n;
+    // The tail: the last 16 bytes, overlapping bytes already known to be safe.
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + n - 16), v);
+    const unsigned mask = unsafe_mask(v);
+    return mask != 0 ? n - 16 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
+}
+#endif
+
 }  // namespace
 
 int utf8_sequence(const unsigned char* p, std::size_t n) noexcept {
@@ -213,7 +233,16 @@ void append_json_escaped(Buffer& out, std::string_view s) {
             out.commit(o + n);
             return;
         }
+        append_escaped_loop(out, s);
+        return;
     }
+#if defined(__SSE2__)
+    char* o = out.reserve(n);
+    const std::size_t safe = copy_safe_prefix(o, p, n);
+    out.commit(o + safe);
+    if (safe == n) return;
+    s.remove_prefix(safe);
+#endif
     append_escaped_loop(out, s);
 }
 
