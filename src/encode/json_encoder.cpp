@@ -1,19 +1,45 @@
 #include "encode/json_encoder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
+namespace {
+
+/// `,"level":"<name>","logger":` for each level, padded to a fixed block so that the record
+/// header is written with fixed-size copies and no length-dependent library call.
+struct LevelMember {
+    char text[32];
+    std::size_t size;
+};
+constexpr std::array<LevelMember, level_count + 1> kLevelMembers = [] {
+    std::array<LevelMember, level_count + 1> table{};
+    for (int i = 0; i <= level_count; ++i) {  // the last entry is for an invalid level
+        const std::string_view parts[] = {",\"level\":\"", to_string(static_cast<Level>(i)), "\",\"logger\":"};
+        LevelMember& member = table[static_cast<std::size_t>(i)];
+        for (const std::string_view part : parts) {
+            for (const char c : part) member.text[member.size++] = c;
+        }
+    }
+    return table;
+}();
+
+}  // namespace
 
 void JsonEncoder::record(const RecordInput& r) {
-    out_.append("{\"ts\":");
-    write_timestamp(r.time);
-    out_.append(",\"level\":\"");
-    out_.append(to_string(r.level));
-    out_.append("\",\"logger\":");
+    // `{"ts":<time>,"level":"<level>","logger":` with one reservation.
+    char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text));
+    std::memcpy(o, "{\"ts\":", 6);
+    o = write_timestamp(o + 6, r.time);
+    const LevelMember& level =
+        kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
+    std::memcpy(o, level.text, sizeof level.text);
+    out_.commit(o + level.size);
     append_json_string(out_, r.logger);
     out_.append(",\"msg\":\"");
     if (r.message.formatted()) {
@@ -160,13 +186,16 @@ void JsonEncoder::formatted(fmt::string_view format, fmt::format_args args) {
     scratch_.shrink();
 }
 
-void JsonEncoder::write_timestamp(Timestamp t) {
+char* JsonEncoder::write_timestamp(char* o, Timestamp t) const noexcept {
     const bool quoted = !options_.timestamp.is_numeric();
-    char* o = out_.reserve(max_rfc3339_size + 2);
     if (quoted) *o++ = '"';
     o = append_rfc3339(o, t, options_.timestamp);
     if (quoted) *o++ = '"';
-    out_.commit(o);
+    return o;
+}
+
+void JsonEncoder::write_timestamp(Timestamp t) {
+    out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), t));
 }
 
 void JsonEncoder::write_value(const Value& v) {

@@ -59,6 +59,8 @@ private:
     void close();
     void end_container();
     void write_timestamp(Timestamp t);
+    /// Writes the timestamp (quoted unless numeric) at `o`, which has room for it; returns the end.
+    char* write_timestamp(char* o, Timestamp t) const noexcept;
 
     Buffer& out_;
     Buffer& scratch_;
