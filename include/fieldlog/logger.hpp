@@ -107,13 +107,23 @@ public:
 
     /// Logs one record when `level` is enabled. Fields are encoded before the call returns.
     void log(Level level, const Message& message, Fields fields = {}) const {
-        if (enabled(level)) emit(level, message, std::span<const Field>(fields.begin(), fields.size()));
+        if (enabled(level)) log_enabled(level, message, fields);
     }
     /// Logs with a compile-time checked fmt message: log.info("took {} ms", ms).
     template <typename... Args>
         requires(sizeof...(Args) > 0)
     void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
-        if (!enabled(level)) return;
+        if (enabled(level)) log_enabled(level, format, std::forward<Args>(args)...);
+    }
+
+    /// log() for a caller that has just checked enabled(level) (the FIELDLOG_* macros): the
+    /// level is not loaded a second time.
+    void log_enabled(Level level, const Message& message, Fields fields = {}) const {
+        emit(level, message, std::span<const Field>(fields.begin(), fields.size()));
+    }
+    template <typename... Args>
+        requires(sizeof...(Args) > 0)
+    void log_enabled(Level level, fmt::format_string<Args...> format, Args&&... args) const {
         const auto store = fmt::make_format_args(args...);
         emit(level, Message(fmt::string_view(format), store), {});
     }
@@ -162,12 +172,12 @@ Logger get(std::string_view name);
 /// FIELDLOG_ACTIVE_LEVEL vanish at compile time.
 ///   FIELDLOG_INFO(log, "request done", {{"status", 200}});
 ///   FIELDLOG_DEBUG(log, "took {} ms", ms);
-#define FIELDLOG_LOG(logger, level, ...)                                                      \
-    do {                                                                                     \
-        if (::fieldlog::detail::compiled_in<FIELDLOG_ACTIVE_LEVEL>(level)) {                    \
-            const ::fieldlog::Logger& fieldlog_logger_ = (logger);                           \
-            if (fieldlog_logger_.enabled(level)) fieldlog_logger_.log((level), __VA_ARGS__); \
-        }                                                                                    \
+#define FIELDLOG_LOG(logger, level, ...)                                                             \
+    do {                                                                                             \
+        if (::fieldlog::detail::compiled_in<FIELDLOG_ACTIVE_LEVEL>(level)) {                         \
+            const ::fieldlog::Logger& fieldlog_logger_ = (logger);                                   \
+            if (fieldlog_logger_.enabled(level)) fieldlog_logger_.log_enabled((level), __VA_ARGS__); \
+        }                                                                                            \
     } while (false)
 #define FIELDLOG_TRACE(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::trace, __VA_ARGS__)
 #define FIELDLOG_DEBUG(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::debug, __VA_ARGS__)
