@@ -160,8 +160,10 @@ TEST_CASE("records logged during 1,000 swaps land exactly once, in order, in the
     const Config udp{.sinks = {{.target = fieldlog::UdpSinkOptions{.address = receiver.address()}}}};
     const Config in_memory{.sinks = {{.target = memory}}};
     const Config no_sinks{.sinks = {}};
-    // A → A again (the same sink, kept) → B → UDP → memory → nothing → A …
-    const Config* const cycle[] = {&file_a, &file_a, &file_b, &udp, &in_memory, &no_sinks};
+    // A → A again (the same sink, kept) → B → UDP → memory → nothing, and back: memory → UDP →
+    // B → A …
+    const Config* const cycle[] = {&file_a, &file_a,    &file_b, &udp,   &in_memory,
+                                   &no_sinks, &in_memory, &udp,    &file_b};
 
     fieldlog::configure(no_sinks);
     const std::uint64_t accepted_before = info_records();
