@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +26,7 @@
 
 #include "async_workloads.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "ticks.hpp"
 
 namespace {
 
@@ -41,30 +38,6 @@ struct Options {
     int pause_us = 100;  // sleep between bursts
     bool markdown = false;
 };
-
-/// A timestamp counter read: the TSC (fenced, so the call is what lies between two reads), or
-/// steady_clock nanoseconds where there is no TSC.
-inline std::uint64_t ticks() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_lfence();
-    const std::uint64_t t = __rdtsc();
-    _mm_lfence();
-    return t;
-#else
-    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
-/// Nanoseconds per tick, measured against steady_clock over 200 ms.
-double nanos_per_tick() {
-    const auto wall_start = std::chrono::steady_clock::now();
-    const std::uint64_t start = ticks();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const std::uint64_t end = ticks();
-    const auto wall = std::chrono::steady_clock::now() - wall_start;
-    return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()) /
-           static_cast<double>(end - start);
-}
 
 void pause_for(int micros) {
     const timespec t{0, static_cast<long>(micros) * 1000};

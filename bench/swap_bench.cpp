@@ -10,10 +10,6 @@
 //                                         every call timed with the TSC: p50/p99/p99.9/max
 #include <benchmark/benchmark.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,6 +29,7 @@
 #include "fieldlog/fieldlog.hpp"
 #include "record/bound_fields.hpp"
 #include "record/thread_context.hpp"
+#include "ticks.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -201,32 +198,6 @@ void during_swap(benchmark::State& state) {
         static_cast<double>(total > swapping ? total - swapping : 0) / static_cast<double>(state.iterations());
     state.counters["swaps"] = static_cast<double>(swaps);
     configure_no_sinks();
-}
-
-/// A TSC read fenced on both sides, so that what lies between two reads is the call.
-inline std::uint64_t ticks() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_lfence();
-    const std::uint64_t t = __rdtsc();
-    _mm_lfence();
-    return t;
-#else
-    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
-/// Nanoseconds per tick, measured once against steady_clock over 100 ms.
-double nanos_per_tick() {
-    static const double value = [] {
-        const auto wall_start = std::chrono::steady_clock::now();
-        const std::uint64_t start = ticks();
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        const std::uint64_t end = ticks();
-        const auto wall = std::chrono::steady_clock::now() - wall_start;
-        return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count()) /
-               static_cast<double>(end - start);
-    }();
-    return value;
 }
 
 /// Times every call; reports p50/p99/p99.9/max in ns (each includes the two TSC reads).
