@@ -453,10 +453,10 @@ bool AsyncWriter::on_writer_thread() const noexcept {
 }
 
 bool AsyncWriter::request_final(const FinalNote& note) noexcept {
-    if (thread_state_.load(std::memory_order_acquire) != ThreadState::running ||
-        writer_tid_.load(std::memory_order_acquire) == 0) {
-        return false;
-    }
+    // A writer that is still starting (no tid yet) takes the request too: its loop looks at
+    // final_request_ before it writes anything. Draining from the handler instead would race
+    // with that thread and write the queued records twice.
+    if (thread_state_.load(std::memory_order_acquire) != ThreadState::running) return false;
     final_request_.store(&note, std::memory_order_seq_cst);
     wake_.fetch_add(1, std::memory_order_release);
     futex_wake_all(wake_);
