@@ -103,7 +103,7 @@ private:
     void ensure_running() noexcept;
     Enqueued wait_for_space(std::uint64_t total) noexcept;
     void wake_writer() noexcept;
-    void idle_wait(unsigned& idle_rounds) noexcept;
+    void idle_wait() noexcept;
     bool write_some() noexcept;
     std::size_t collect(std::uint64_t limit) noexcept;
     void write_batch(std::size_t count) noexcept;
