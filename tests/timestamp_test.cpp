@@ -5,6 +5,8 @@
 // zone API and the per-thread cache. Zero allocations are proven in alloc/timestamp_alloc_test.cpp.
 #include "fieldlog/timestamp.hpp"
 
+#include "encode/text.hpp"
+
 #include <catch2/catch.hpp>
 #include <date/date.h>
 #include <date/tz.h>
@@ -696,6 +698,30 @@ TEST_CASE("One thread alternating zones and layouts in one second gets each righ
         // A clamped instant in between must not leave its state behind.
         CHECK(text({std::numeric_limits<std::int64_t>::max(), 0}, Precision::seconds, test_zones()[1].ours) ==
               "9999-12-31T23:59:59+01:00");
+    }
+}
+
+TEST_CASE("The record's clock and time values in fields keep separate caches, each right", "[timestamp]") {
+    // Interleaved as in a record: its time, then field times on other days, in other zones.
+    const Timestamp now = at(date::sys_days{date::year{2026} / 11 / 30}, 8h + 38min + 11s, 123456789);
+    const Timestamp values[] = {at(date::sys_days{date::year{1970} / 1 / 1}, 3s), at(date::sys_days{date::year{1970} / 1 / 1}, 4s, 7),
+                                at(date::sys_days{date::year{1980} / 1 / 1}, 12h), at(date::sys_days{date::year{2026} / 3 / 29}, 1h)};
+    const auto value_text = [](Timestamp t, Precision p, TimeZone zone) {
+        char buf[fieldlog::max_rfc3339_size];
+        return std::string(buf, fieldlog::detail::append_rfc3339_value(buf, t, {p, zone}));
+    };
+    for (int round = 0; round < 3; ++round) {
+        for (const TestZone& zone : test_zones()) {
+            const auto now_expected = date_reference(now, zone.theirs);
+            for (const Timestamp& value : values) {
+                const auto value_expected = date_reference(value, zone.theirs);
+                for (std::size_t p = 0; p < precision_count; ++p) {
+                    REQUIRE(text(now, all_precisions[p], zone.ours) == now_expected[p]);
+                    REQUIRE(value_text(value, all_precisions[p], zone.ours) == value_expected[p]);
+                    REQUIRE(text(now, all_precisions[p], zone.ours) == now_expected[p]);
+                }
+            }
+        }
     }
 }
 

@@ -35,7 +35,7 @@ void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":` with one reservation.
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text));
     std::memcpy(o, "{\"ts\":", 6);
-    o = write_timestamp(o + 6, r.time);
+    o = write_timestamp(o + 6, r.time, append_rfc3339);
     const LevelMember& level =
         kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
     std::memcpy(o, level.text, sizeof level.text);
@@ -186,16 +186,12 @@ void JsonEncoder::formatted(fmt::string_view format, fmt::format_args args) {
     scratch_.shrink();
 }
 
-char* JsonEncoder::write_timestamp(char* o, Timestamp t) const noexcept {
+char* JsonEncoder::write_timestamp(char* o, Timestamp t, AppendTime append) const noexcept {
     const bool quoted = !options_.timestamp.is_numeric();
     if (quoted) *o++ = '"';
-    o = append_rfc3339(o, t, options_.timestamp);
+    o = append(o, t, options_.timestamp);
     if (quoted) *o++ = '"';
     return o;
-}
-
-void JsonEncoder::write_timestamp(Timestamp t) {
-    out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), t));
 }
 
 void JsonEncoder::write_value(const Value& v) {
@@ -229,7 +225,9 @@ void JsonEncoder::write_value(const Value& v) {
                     break;
             }
             break;
-        case Value::Kind::time: write_timestamp(v.as_time()); break;
+        case Value::Kind::time:
+            out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), v.as_time(), append_rfc3339_value));
+            break;
         case Value::Kind::error_code:
             out_.push_back('"');
             {

@@ -58,9 +58,10 @@ private:
     bool open(char bracket, bool is_array);
     void close();
     void end_container();
-    void write_timestamp(Timestamp t);
-    /// Writes the timestamp (quoted unless numeric) at `o`, which has room for it; returns the end.
-    char* write_timestamp(char* o, Timestamp t) const noexcept;
+    using AppendTime = char* (*)(char*, Timestamp, const TimestampFormat&) noexcept;
+    /// Writes a time (quoted unless numeric) at `o`, which has room for it, through `append`
+    /// (append_rfc3339 for the record's time, append_rfc3339_value for fields); returns the end.
+    char* write_timestamp(char* o, Timestamp t, AppendTime append) const noexcept;
 
     Buffer& out_;
     Buffer& scratch_;

@@ -296,6 +296,11 @@ void KeyValueEncoder::write_timestamp(Timestamp t) {
     out_.commit(append_rfc3339(o, t, options_.timestamp));
 }
 
+void KeyValueEncoder::write_time_value(Timestamp t) {
+    char* o = out_.reserve(max_rfc3339_size);
+    out_.commit(append_rfc3339_value(o, t, options_.timestamp));
+}
+
 void KeyValueEncoder::write_scalar(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::null: out_.append("null"); break;
@@ -323,7 +328,7 @@ void KeyValueEncoder::write_scalar(const Value& v) {
                     break;
             }
             break;
-        case Value::Kind::time: write_timestamp(v.as_time()); break;
+        case Value::Kind::time: write_time_value(v.as_time()); break;
         case Value::Kind::error_code:
         case Value::Kind::bytes:
             scratch_.clear();

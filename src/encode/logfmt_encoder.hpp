@@ -47,7 +47,10 @@ protected:
     void record_fields(const RecordInput& record);
     /// Writes `text` bare, or quoted and escaped when the logfmt convention needs quotes.
     void text_value(std::string_view text);
+    /// The record's own time (the thread's clock cache).
     void write_timestamp(Timestamp t);
+    /// A time value in a field (the thread's field-value cache).
+    void write_time_value(Timestamp t);
 
     Buffer& out_;
     Buffer& scratch_;

@@ -1,6 +1,6 @@
 // Text helpers shared by every encoder: UTF-8 validation with U+FFFD substitution by maximal
 // subpart (what Python's bytes.decode('utf-8', 'replace') does), JSON string escaping, and
-// the textual forms of durations, bytes and error codes.
+// the textual forms of durations, bytes, error codes and time values.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "fieldlog/timestamp.hpp"
 #include "record/buffer.hpp"
 
 namespace fieldlog::detail {
@@ -35,6 +36,11 @@ void append_base64(Buffer& out, std::span<const std::byte> bytes);
 /// "Connection refused (system:111)". For the generic and system categories the message comes
 /// from a static table (no heap); other categories call message(), which may allocate.
 void append_error_code(Buffer& out, const std::error_code& ec);
+
+/// append_rfc3339 for a time value in a field: the same text through a second per-thread
+/// cache, so that field times (often days or years from now) and the record's own time do not
+/// evict each other's cached second.
+char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noexcept;
 
 /// Appends a signed/unsigned integer or a shortest-round-trip double.
 void append_int(Buffer& out, std::int64_t v);

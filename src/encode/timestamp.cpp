@@ -1,8 +1,10 @@
 // Timestamps, cold then hot. TimeZone::named reads a zone's offset history from date's tz
 // database once into a never-freed registry; append_rfc3339 then writes from a per-thread cache
-// of the current second's `YYYY-MM-DDTHH:MM:SS` and offset, recomputing a new second with
+// (two: the record's clock and field values) of the current second's `YYYY-MM-DDTHH:MM:SS` and offset, recomputing a new second with
 // Hinnant's civil-from-days integer arithmetic. The only file that includes date/tz.h.
 #include "fieldlog/timestamp.hpp"
+
+#include "encode/text.hpp"
 
 #include <date/date.h>
 #include <date/tz.h>
@@ -165,10 +167,15 @@ struct ThreadCache {
     std::int64_t rule_end = 0;
 };
 
+/// Which of a thread's two caches a call uses: the record's own time (the clock, the same
+/// second for many records in a row) or a time value in a field (often days or years from
+/// now: sharing one cache, the clock and the field would evict each other on every record).
+enum class Slot { clock, field };
+
 // initial-exec: one %fs-relative load even though the library is built position-independent,
 // where the default model is a call to __tls_get_addr (and a stack frame around it). The cost
-// is ~80 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
-[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache cache;
+// is ~180 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache thread_caches[2];
 
 constexpr std::uint64_t utc_suffix = 'Z';
 
@@ -181,7 +188,7 @@ std::uint64_t suffix_word(const ZoneRule& rule) noexcept {
 }
 
 /// The rule of `zone` in force at UTC second `s`, through the thread's cached rule.
-const ZoneRule& rule_at(const ZoneData& zone, std::int64_t s) noexcept {
+const ZoneRule& rule_at(ThreadCache& cache, const ZoneData& zone, std::int64_t s) noexcept {
     if (cache.rule_zone != &zone || s < cache.rule->begin || s >= cache.rule_end) {
         const auto next = std::upper_bound(zone.rules.begin() + 1, zone.rules.end(), s,
                                            [](std::int64_t v, const ZoneRule& r) { return v < r.begin; });
@@ -216,10 +223,10 @@ char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std
 }
 
 /// Recomputes the cache for UTC second `s` in `zone`; false when the wall time is out of range.
-bool refresh(std::int64_t s, const ZoneData* zone) noexcept {
+bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept {
     std::int64_t offset = 0;
     if (zone != nullptr) {
-        const ZoneRule& rule = rule_at(*zone, s);
+        const ZoneRule& rule = rule_at(cache, *zone, s);
         offset = rule.offset;
         cache.suffix = suffix_word(rule);
         cache.suffix_len = 6;
@@ -249,21 +256,22 @@ bool refresh(std::int64_t s, const ZoneData* zone) noexcept {
 }
 
 /// The stated policy for wall times outside years 0000–9999: the nearest bound, same offset.
-[[gnu::noinline, gnu::cold]] char* write_clamped(char* out, Timestamp t, TimestampPrecision precision) noexcept {
+[[gnu::noinline, gnu::cold]] char* write_clamped(const ThreadCache& cache, char* out, Timestamp t,
+                                                 TimestampPrecision precision) noexcept {
     const bool high = t.seconds > 0;
     std::memcpy(out, high ? "9999-12-31T23:59:59." : "0000-01-01T00:00:00.", 20);
     return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
 }
 
 /// The thread's cached second, with this call's fraction.
-char* append_cached(char* out, std::uint32_t nanos, TimestampPrecision precision) noexcept {
+char* append_cached(const ThreadCache& cache, char* out, std::uint32_t nanos, TimestampPrecision precision) noexcept {
     std::memcpy(out, cache.prefix, sizeof cache.prefix);
     return write_tail(out, nanos, precision, cache.suffix, cache.suffix_len);
 }
 
-[[gnu::noinline]] char* append_uncached(char* out, Timestamp t, const TimestampFormat& f) noexcept {
-    if (!refresh(t.seconds, f.zone.data())) return write_clamped(out, t, f.precision);
-    return append_cached(out, t.nanos, f.precision);
+[[gnu::noinline]] char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    if (!refresh(cache, t.seconds, f.zone.data())) return write_clamped(cache, out, t, f.precision);
+    return append_cached(cache, out, t.nanos, f.precision);
 }
 
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
@@ -293,13 +301,28 @@ char* append_cached(char* out, std::uint32_t nanos, TimestampPrecision precision
     return out + 9;
 }
 
+template <Slot S>
+char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept;
+
 /// A Timestamp with nanos ≥ 1e9: carried into the seconds (saturating) and written.
+template <Slot S>
 [[gnu::noinline, gnu::cold]] char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     const std::int64_t carry = t.nanos / nanos_per_second;
     t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
                                                                               : t.seconds + carry;
     t.nanos %= nanos_per_second;
-    return append_rfc3339(out, t, f);
+    return append_in<S>(out, t, f);
+}
+
+template <Slot S>
+char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    // Every slow path leaves by a tail call, so the cached path stays a leaf without a frame.
+    if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried<S>(out, t, f);
+    if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
+    ThreadCache& cache = thread_caches[static_cast<int>(S)];
+    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
+        return append_uncached(cache, out, t, f);
+    return append_cached(cache, out, t.nanos, f.precision);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -394,14 +417,13 @@ TimeZone TimeZone::parse(std::string_view name) {
 
 std::string_view TimeZone::name() const noexcept { return zone_ == nullptr ? "UTC" : std::string_view(zone_->name); }
 
-char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f) noexcept {
-    // Every slow path leaves by a tail call, so the cached path stays a leaf without a frame.
-    if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried(out, t, f);
-    if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
-    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
-        return append_uncached(out, t, f);
-    return append_cached(out, t.nanos, f.precision);
+char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f) noexcept { return append_in<Slot::clock>(out, t, f); }
+
+namespace detail {
+char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    return append_in<Slot::field>(out, t, f);
 }
+}  // namespace detail
 
 bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept {
     struct Entry {
