@@ -76,37 +76,32 @@ void JsonEncoder::write_fields(std::span<const Field> fields) {
     }
 }
 
-bool JsonEncoder::begin_value() {
-    if (ignored_ > 0) return false;
-    if (is_array_[depth_]) {
-        if (has_items_[depth_]) out_.push_back(',');
-        has_items_[depth_] = true;
-        return true;
-    }
-    if (!after_key_) return false;  // in an object a value needs a key first
-    after_key_ = false;
-    return true;
-}
-
 void JsonEncoder::key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
     const std::size_t start = out_.size();
     const std::size_t separator = has_items_[depth_] ? 1 : 0;
     has_items_[depth_] = true;
-    char* o = out_.reserve(2 + kReservedKeyPrefix.size());
+    // `,"` [prefix] key `":` in this one reservation when the key is short and needs no escaping.
+    char* o = out_.reserve(2 + kReservedKeyPrefix.size() + kShortJsonText + 2);
     *o = ',';
     o += separator;
     *o++ = '"';
     if (depth_ == 0 && is_reserved_key(k)) o = std::copy(kReservedKeyPrefix.begin(), kReservedKeyPrefix.end(), o);
-    out_.commit(o);
-    append_json_escaped(out_, k);
     const std::size_t key_start = start + separator + 1;
+    if (char* end = copy_short_json_safe(o, k)) {
+        out_.commit(end);
+    } else {
+        out_.commit(o);
+        append_json_escaped(out_, k);
+        out_.reserve(2);
+    }
     members_.add(start, separator, key_start, out_.size() - key_start);
-    o = out_.reserve(2);
-    *o++ = '"';
-    *o++ = ':';
-    out_.commit(o);
+    // Room for these two is reserved above; cutting out a repeated member only frees more.
+    char* tail = out_.data() + out_.size();
+    tail[0] = '"';
+    tail[1] = ':';
+    out_.commit(tail + 2);
     after_key_ = true;
 }
 

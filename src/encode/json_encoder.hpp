@@ -52,7 +52,19 @@ public:
 
 private:
     void write_fields(std::span<const Field> fields);
-    bool begin_value();
+    /// Writes what goes before a value (an array's comma); false when no value may go here.
+    /// Inline: every scalar passes through it.
+    bool begin_value() {
+        if (ignored_ > 0) return false;
+        if (is_array_[depth_]) {
+            if (has_items_[depth_]) out_.push_back(',');
+            has_items_[depth_] = true;
+            return true;
+        }
+        if (!after_key_) return false;  // in an object a value needs a key first
+        after_key_ = false;
+        return true;
+    }
     void write_value(const Value& v);
     void write_custom(const Value& v);
     bool open(char bracket, bool is_array);

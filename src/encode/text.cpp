@@ -246,6 +246,13 @@ void append_json_escaped(Buffer& out, std::string_view s) {
     append_escaped_loop(out, s);
 }
 
+char* copy_short_json_safe(char* o, std::string_view s) noexcept {
+    static_assert(kShortJsonText == kShort);
+    const std::size_t n = s.size();
+    if (n > kShort || !copy_short_safe(o, reinterpret_cast<const unsigned char*>(s.data()), n)) return nullptr;
+    return o + n;
+}
+
 void append_json_string(Buffer& out, std::string_view s) {
     const std::size_t n = s.size();
     if (n <= kShort) {
