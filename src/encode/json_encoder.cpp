@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "encode/json_safe.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
@@ -83,25 +84,26 @@ void JsonEncoder::key(std::string_view k) {
     const std::size_t separator = has_items_[depth_] ? 1 : 0;
     has_items_[depth_] = true;
     // `,"` [prefix] key `":` in this one reservation when the key is short and needs no escaping.
-    char* o = out_.reserve(2 + kReservedKeyPrefix.size() + kShortJsonText + 2);
-    *o = ',';
-    o += separator;
+    char* const begin = out_.reserve(2 + kReservedKeyPrefix.size() + kShortJsonText + 2);
+    char* o = begin + separator;
+    *begin = ',';
     *o++ = '"';
-    if (depth_ == 0 && is_reserved_key(k)) o = std::copy(kReservedKeyPrefix.begin(), kReservedKeyPrefix.end(), o);
+    if (depth_ == 0 && is_reserved_key(k)) [[unlikely]]
+        o = std::copy(kReservedKeyPrefix.begin(), kReservedKeyPrefix.end(), o);
     const std::size_t key_start = start + separator + 1;
-    if (char* end = copy_short_json_safe(o, k)) {
-        out_.commit(end);
+    std::size_t key_len;
+    if (char* end = copy_short_json_safe(o, k)) [[likely]] {
+        key_len = static_cast<std::size_t>(end - begin) - separator - 1;
+        end[0] = '"';
+        end[1] = ':';
+        out_.commit(end + 2);
     } else {
         out_.commit(o);
         append_json_escaped(out_, k);
-        out_.reserve(2);
+        key_len = out_.size() - key_start;
+        out_.append("\":");
     }
-    members_.add(start, separator, key_start, out_.size() - key_start);
-    // Room for these two is reserved above; cutting out a repeated member only frees more.
-    char* tail = out_.data() + out_.size();
-    tail[0] = '"';
-    tail[1] = ':';
-    out_.commit(tail + 2);
+    members_.add(start, separator, key_start, key_len);
     after_key_ = true;
 }
 

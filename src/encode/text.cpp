@@ -1,5 +1,7 @@
 #include "encode/text.hpp"
 
+#include "encode/json_safe.hpp"
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -15,90 +17,7 @@
 namespace fieldlog::detail {
 namespace {
 
-// 1 for bytes that go into a JSON string unchanged: printable ASCII except '"' and '\\'.
-constexpr std::array<bool, 256> kJsonSafe = [] {
-    std::array<bool, 256> table{};
-    for (int c = 0x20; c < 0x80; ++c) table[c] = c != '"' && c != '\\';
-    return table;
-}();
-
 constexpr char kHex[] = "0123456789abcdef";
-
-#if defined(__SSE2__)
-/// The JSON-unsafe bytes of `v` as a bit mask, 16 bytes at once. A signed compare with 0x20
-/// catches the control bytes and, as negative numbers, every byte from 0x80 on.
-unsigned unsafe_mask(__m128i v) noexcept {
-    const __m128i hit = _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)),
-                                     _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))));
-    return static_cast<unsigned>(_mm_movemask_epi8(hit));
-}
-#else
-/// Non-zero when one of the 8 bytes in `v` is not JSON-safe (exact as a yes/no answer: the
-/// borrow tricks only add false hits above a true one).
-constexpr std::uint64_t unsafe_bytes(std::uint64_t v) noexcept {
-    constexpr std::uint64_t ones = 0x0101010101010101ULL;
-    constexpr std::uint64_t highs = 0x8080808080808080ULL;
-    const auto zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
-    return ((v - ones * 0x20) & ~v & highs)                                  // below 0x20
-           | zero_byte(v ^ (ones * '"')) | zero_byte(v ^ (ones * '\\'))  // '"', '\\'
-           | (v & highs);                                                    // UTF-8 to check
-}
-#endif
-
-/// True when every byte of the two words is JSON-safe.
-bool all_safe(std::uint64_t a, std::uint64_t b) noexcept {
-#if defined(__SSE2__)
-    return unsafe_mask(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a))) == 0;
-#else
-    return (unsafe_bytes(a) | unsafe_bytes(b)) == 0;
-#endif
-}
-
-template <std::size_t Size>
-std::uint64_t load_word(const unsigned char* p) noexcept {
-    std::uint64_t v = 0;
-    std::memcpy(&v, p, Size);
-    return v;
-}
-template <std::size_t Size>
-void store_word(char* o, std::uint64_t v) noexcept {
-    std::memcpy(o, &v, Size);
-}
-
-/// Copies p[0, n), 4 <= n <= 2 * Size, to `o` (when not null) if every byte is JSON-safe:
-/// two overlapping loads decide, two overlapping stores copy.
-template <std::size_t Size>
-bool copy_two_words(char* o, const unsigned char* p, std::size_t n) noexcept {
-    const std::uint64_t head = load_word<Size>(p);
-    const std::uint64_t tail = load_word<Size>(p + n - Size);
-    // Two 4-byte words are checked as one 8-byte word: zero padding would read as control bytes.
-    const bool safe = Size == 8 ? all_safe(head, tail) : all_safe(head | (tail << 32), head | (tail << 32));
-    if (!safe) return false;
-    if (o != nullptr) {
-        store_word<Size>(o + n - Size, tail);
-        store_word<Size>(o, head);
-    }
-    return true;
-}
-
-/// Copies p[0, n), n <= 16, to `o` (when not null) if every byte is JSON-safe, with no loop
-/// and no library call: keys and most values are this short. False, writing nothing, otherwise.
-[[gnu::always_inline]] inline bool copy_short_safe(char* o, const unsigned char* p, std::size_t n) noexcept {
-    if (n >= 8) return copy_two_words<8>(o, p, n);
-    if (n >= 4) return copy_two_words<4>(o, p, n);
-    if (n == 0) return true;
-    const unsigned char first = p[0];  // 1 to 3 bytes: first, middle and last cover them all
-    const unsigned char middle = p[n / 2];
-    const unsigned char last = p[n - 1];
-    if (!(kJsonSafe[first] && kJsonSafe[middle] && kJsonSafe[last])) return false;
-    if (o != nullptr) {
-        o[0] = static_cast<char>(first);
-        o[n / 2] = static_cast<char>(middle);
-        o[n - 1] = static_cast<char>(last);
-    }
-    return true;
-}
 
 /// How many leading bytes of p[0, n) go into a JSON string unchanged, decided 16 bytes (or
 /// two overlapping words) at a time instead of a table look-up per byte.
@@ -123,8 +42,6 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
     while (i < n && kJsonSafe[p[i]]) ++i;
     return i;
 }
-
-constexpr std::size_t kShort = 16;
 
 #if defined(__SSE2__)
 /// For n > 16: copies p[0, n) to `o` 16 bytes at a time while checking them, and returns how
@@ -227,8 +144,8 @@ namespace {
 void append_json_escaped(Buffer& out, std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     const std::size_t n = s.size();
-    if (n <= kShort) {
-        char* o = out.reserve(kShort);
+    if (n <= kShortJsonText) {
+        char* o = out.reserve(kShortJsonText);
         if (copy_short_safe(o, p, n)) {
             out.commit(o + n);
             return;
@@ -246,17 +163,10 @@ void append_json_escaped(Buffer& out, std::string_view s) {
     append_escaped_loop(out, s);
 }
 
-char* copy_short_json_safe(char* o, std::string_view s) noexcept {
-    static_assert(kShortJsonText == kShort);
-    const std::size_t n = s.size();
-    if (n > kShort || !copy_short_safe(o, reinterpret_cast<const unsigned char*>(s.data()), n)) return nullptr;
-    return o + n;
-}
-
 void append_json_string(Buffer& out, std::string_view s) {
     const std::size_t n = s.size();
-    if (n <= kShort) {
-        char* o = out.reserve(kShort + 2);
+    if (n <= kShortJsonText) {
+        char* o = out.reserve(kShortJsonText + 2);
         if (copy_short_safe(o + 1, reinterpret_cast<const unsigned char*>(s.data()), n)) {
             o[0] = '"';
             o[n + 1] = '"';

@@ -24,14 +24,6 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 /// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
 void append_json_escaped(Buffer& out, std::string_view s);
 
-/// The longest text copy_short_json_safe() takes.
-inline constexpr std::size_t kShortJsonText = 16;
-
-/// Copies `s` to `o` when it has at most kShortJsonText bytes and all of them go into a JSON
-/// string unchanged; returns the end, or nullptr having written nothing. `o` has room for
-/// kShortJsonText bytes. (Most keys: one call, no loop.)
-char* copy_short_json_safe(char* o, std::string_view s) noexcept;
-
 /// Appends `s` as a quoted JSON string.
 void append_json_string(Buffer& out, std::string_view s);
 
