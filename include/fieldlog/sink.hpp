@@ -71,6 +71,10 @@ public:
 
 protected:
     /// Counting helpers for implementations (relaxed atomics: statistics, not synchronisation).
+    /// count_written is for the write path, which runs on one thread at a time (the dispatcher
+    /// serialises write() and flush(); a sink's own thread must share a lock with them): it
+    /// adds without a locked instruction, two fewer per record. The others may be called from
+    /// any thread.
     void count_written(std::uint64_t records, std::uint64_t bytes) noexcept;
     void count_dropped(std::uint64_t records = 1) noexcept;
     void count_error() noexcept;
@@ -87,8 +91,8 @@ inline SinkCounters Sink::counters() const noexcept {
             dropped_.load(std::memory_order_relaxed), errors_.load(std::memory_order_relaxed)};
 }
 inline void Sink::count_written(std::uint64_t records, std::uint64_t bytes) noexcept {
-    records_.fetch_add(records, std::memory_order_relaxed);
-    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    records_.store(records_.load(std::memory_order_relaxed) + records, std::memory_order_relaxed);
+    bytes_.store(bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
 inline void Sink::count_dropped(std::uint64_t records) noexcept {
     dropped_.fetch_add(records, std::memory_order_relaxed);
