@@ -58,26 +58,7 @@ void JsonEncoder::record(const RecordInput& r) {
     out_.append("}\n");
 }
 
-void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
-    members_.append_segment(parent);
-    write_fields(fields);
-}
-
-void JsonEncoder::write_fields(std::span<const Field> fields) {
-    depth_ = 0;
-    is_array_[0] = false;
-    has_items_[0] = true;
-    for (const Field& f : fields) {
-        key(f.key);
-        value(f.value);
-    }
-    if (after_key_) {  // a custom value wrote nothing: keep the member valid
-        out_.append("null");
-        after_key_ = false;
-    }
-}
-
-void JsonEncoder::key(std::string_view k) {
+[[gnu::always_inline]] inline void JsonEncoder::write_key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
     const std::size_t start = out_.size();
@@ -105,6 +86,27 @@ void JsonEncoder::key(std::string_view k) {
     }
     members_.add(start, separator, key_start, key_len);
     after_key_ = true;
+}
+
+void JsonEncoder::key(std::string_view k) { write_key(k); }
+
+void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
+    members_.append_segment(parent);
+    write_fields(fields);
+}
+
+void JsonEncoder::write_fields(std::span<const Field> fields) {
+    depth_ = 0;
+    is_array_[0] = false;
+    has_items_[0] = true;
+    for (const Field& f : fields) {
+        write_key(f.key);
+        value(f.value);
+    }
+    if (after_key_) {  // a custom value wrote nothing: keep the member valid
+        out_.append("null");
+        after_key_ = false;
+    }
 }
 
 void JsonEncoder::value(const Value& v) {
@@ -246,7 +248,7 @@ void JsonEncoder::write_value(const Value& v) {
         case Value::Kind::object:
             if (open('{', false)) {
                 for (const Field& f : v.as_object()) {
-                    key(f.key);
+                    write_key(f.key);
                     value(f.value);
                 }
                 close();
