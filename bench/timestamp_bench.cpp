@@ -1,6 +1,6 @@
 // The `timestamp` workload: one RFC 3339 UTC timestamp with 9 fraction digits per call, written
-// by fieldlog's append_rfc3339 (the per-thread cached second, a new second or a new day every
-// call, a named zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime.
+// by fieldlog's append_rfc3339 (the per-thread cached minute: the same second, a new second;
+// a new minute or a new day every call; a named zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime.
 // Each benchmark counts global operator new calls (counter allocs_per_op).
 #include <benchmark/benchmark.h>
 #include <date/date.h>
@@ -28,8 +28,9 @@ std::uint32_t next_nanos(std::uint32_t nanos) {
 }
 
 /// Runs `write(second, nanos)` once per iteration and sets allocs_per_op; the time moves on by
-/// `step` seconds per call: 0 stays in one second (fieldlog's cached path), 1 is a new second
-/// every call, one day and a second a new date every call (the whole civil computation).
+/// `step` seconds per call: 0 stays in one second and 1 moves within the minute (fieldlog's
+/// cached path while the minute lasts), 61 is a new minute every call, one day and a second a
+/// new date every call (the whole civil computation).
 template <typename Write>
 void run(benchmark::State& state, std::int64_t step, Write write) {
     std::int64_t second = base_second;
@@ -47,6 +48,7 @@ void run(benchmark::State& state, std::int64_t step, Write write) {
 
 constexpr std::int64_t same_second = 0;
 constexpr std::int64_t new_second = 1;
+constexpr std::int64_t new_minute = 61;
 constexpr std::int64_t new_day = 86401;
 
 void fieldlog_timestamp(benchmark::State& state, std::int64_t step, fieldlog::TimestampFormat format) {
@@ -59,13 +61,14 @@ void fieldlog_timestamp(benchmark::State& state, std::int64_t step, fieldlog::Ti
 }
 
 void fieldlog_cached(benchmark::State& state) { fieldlog_timestamp(state, same_second, {}); }
-void fieldlog_uncached(benchmark::State& state) { fieldlog_timestamp(state, new_second, {}); }
+void fieldlog_new_second(benchmark::State& state) { fieldlog_timestamp(state, new_second, {}); }
+void fieldlog_uncached(benchmark::State& state) { fieldlog_timestamp(state, new_minute, {}); }
 void fieldlog_new_day(benchmark::State& state) { fieldlog_timestamp(state, new_day, {}); }
 void fieldlog_berlin(benchmark::State& state) {
     fieldlog_timestamp(state, same_second, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
 }
 void fieldlog_berlin_uncached(benchmark::State& state) {
-    fieldlog_timestamp(state, new_second, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+    fieldlog_timestamp(state, new_minute, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
 }
 
 void date_format(benchmark::State& state) {
@@ -102,6 +105,7 @@ void libc_strftime(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(fieldlog_cached)->Name("fieldlog/timestamp/cached");
+BENCHMARK(fieldlog_new_second)->Name("fieldlog/timestamp/new_second");
 BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached");
 BENCHMARK(fieldlog_new_day)->Name("fieldlog/timestamp/new_day");
 BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin");

@@ -514,6 +514,26 @@ TEST_CASE("Every transition of the test zones switches on its first nanosecond",
     CHECK(transitions > 300);
 }
 
+TEST_CASE("Every second near a transition is right through the minute cache, either way", "[timestamp]") {
+    // The cache holds a minute cut short at rule changes, which historical offsets made at any
+    // second: walk each second of the minutes around the first transitions of every zone,
+    // forwards and backwards, so that each one is a hit or a miss of the cache in turn.
+    std::size_t seconds_checked = 0;
+    for (const TestZone& zone : test_zones()) {
+        if (zone.theirs == nullptr) continue;
+        auto s = date::sys_seconds{date::sys_days{date::year{1800} / 1 / 1}};
+        for (int n = 0; n < 12; ++n) {
+            const date::sys_info info = zone.theirs->get_info(s);
+            s = info.end;
+            const std::int64_t edge = s.time_since_epoch().count();
+            for (std::int64_t t = edge - 90; t <= edge + 90; ++t) check_against_date({t, 5}, zone);
+            for (std::int64_t t = edge + 90; t >= edge - 90; --t) check_against_date({t, 5}, zone);
+            seconds_checked += 2 * 181;
+        }
+    }
+    CHECK(seconds_checked >= 12 * 2 * 181);
+}
+
 TEST_CASE("The trimmed layout matches Go's time.RFC3339Nano", "[timestamp]") {
     // Go's time/format_test.go: Unix(0, 1233810057012345600) in Pacific time, and rfc3339Formats.
     CHECK(text(Timestamp(date::sys_time<nanoseconds>{1233810057012345600ns}), Precision::nano_trimmed,

@@ -1,7 +1,8 @@
 // Timestamps, cold then hot. TimeZone::named reads a zone's offset history from date's tz
 // database once into a never-freed registry; append_rfc3339 then writes from a per-thread cache
-// (two: the record's clock and field values) of the current second's `YYYY-MM-DDTHH:MM:SS` and offset, recomputing a new second with
-// Hinnant's civil-from-days integer arithmetic. The only file that includes date/tz.h.
+// (two: the record's clock and field values) of the current minute's `YYYY-MM-DDTHH:MM:` and
+// offset, recomputing a new minute with Hinnant's civil-from-days integer arithmetic. The only
+// file that includes date/tz.h.
 #include "fieldlog/timestamp.hpp"
 
 #include "encode/text.hpp"
@@ -151,16 +152,20 @@ void write_time(char* p, std::uint32_t second_of_day) noexcept {
 // ---------------------------------------------------------------------------------------------
 // The per-thread cache
 
-/// What one thread last wrote: the prefix of `second` in `zone`; the wall second its date part
-/// starts at, so a new second of the same day rewrites only the time; and the zone rule in
-/// force, reused by later seconds until they reach rule_end. Trivial, so thread_local costs no
+/// What one thread last wrote: the prefix of a minute in `zone` and the UTC seconds it holds
+/// for ([first, first + span): the minute, cut short where a zone rule begins or ends), so any
+/// second of that minute only writes its two second digits; the wall second its date part
+/// starts at, so a new minute of the same day rewrites only the time; and the zone rule in
+/// force, reused by later minutes until they reach rule_end. Trivial, so thread_local costs no
 /// guard and no allocation.
 struct ThreadCache {
-    std::int64_t second = 0;
+    std::int64_t first = 0;
+    std::uint64_t span = 0;   // 0: nothing cached yet
+    std::int64_t minute_start = 0;  ///< UTC second whose wall time is second 00 of the minute
     std::uintptr_t zone = 1;  // no TimeZone has this key, so the first call misses
     std::uint64_t suffix = 0;
     std::uint32_t suffix_len = 0;
-    char prefix[20] = {};  // `YYYY-MM-DDTHH:MM:SS.`
+    char prefix[20] = {};  // `YYYY-MM-DDTHH:MM:SS.`, the seconds rewritten per call
     std::int64_t day_start = std::numeric_limits<std::int64_t>::min() / 2;  // no wall day yet
     const ZoneData* rule_zone = nullptr;
     const ZoneRule* rule = nullptr;
@@ -174,7 +179,7 @@ enum class Slot { clock, field };
 
 // initial-exec: one %fs-relative load even though the library is built position-independent,
 // where the default model is a call to __tls_get_addr (and a stack frame around it). The cost
-// is ~180 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
+// is ~200 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
 [[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache thread_caches[2];
 
 constexpr std::uint64_t utc_suffix = 'Z';
@@ -222,12 +227,17 @@ char* write_tail(char* p, std::uint32_t nanos, TimestampPrecision precision, std
     return end + suffix_len;
 }
 
-/// Recomputes the cache for UTC second `s` in `zone`; false when the wall time is out of range.
+/// Recomputes the cache for the minute of UTC second `s` in `zone`; false when the wall time is
+/// out of range.
 bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept {
     std::int64_t offset = 0;
+    std::int64_t valid_from = std::numeric_limits<std::int64_t>::min();
+    std::int64_t valid_until = no_end;
     if (zone != nullptr) {
         const ZoneRule& rule = rule_at(cache, *zone, s);
         offset = rule.offset;
+        valid_from = rule.begin;
+        valid_until = cache.rule_end;
         cache.suffix = suffix_word(rule);
         cache.suffix_len = 6;
     } else {
@@ -239,18 +249,24 @@ bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept 
         return false;
     }
     const std::int64_t wall = s + offset;
+    std::uint32_t second_of_day;
     const auto into_day = static_cast<std::uint64_t>(wall - cache.day_start);
     if (into_day < 86400) {
-        write_time(cache.prefix, static_cast<std::uint32_t>(into_day));
+        second_of_day = static_cast<std::uint32_t>(into_day);
     } else {
         const auto since_year0 = static_cast<std::uint64_t>(wall - min_wall_second);
         const auto days = static_cast<std::uint32_t>(since_year0 / 86400);
-        const auto second_of_day = static_cast<std::uint32_t>(since_year0 - std::uint64_t{days} * 86400);
+        second_of_day = static_cast<std::uint32_t>(since_year0 - std::uint64_t{days} * 86400);
         write_date(cache.prefix, days);
-        write_time(cache.prefix, second_of_day);
         cache.day_start = wall - second_of_day;
     }
-    cache.second = s;
+    write_time(cache.prefix, second_of_day);
+    // Offsets are whole minutes, so a wall minute is a UTC minute; a rule change inside it
+    // (historical offsets began at any second) shortens what the prefix is good for.
+    cache.minute_start = s - second_of_day % 60;
+    const std::int64_t first = std::max(cache.minute_start, valid_from);
+    cache.first = first;
+    cache.span = static_cast<std::uint64_t>(std::min(cache.minute_start + 60, valid_until) - first);
     cache.zone = zone_key(zone);
     return true;
 }
@@ -263,15 +279,16 @@ bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept 
     return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
 }
 
-/// The thread's cached second, with this call's fraction.
-char* append_cached(const ThreadCache& cache, char* out, std::uint32_t nanos, TimestampPrecision precision) noexcept {
+/// The thread's cached minute, with this call's second and fraction.
+char* append_cached(const ThreadCache& cache, char* out, Timestamp t, TimestampPrecision precision) noexcept {
     std::memcpy(out, cache.prefix, sizeof cache.prefix);
-    return write_tail(out, nanos, precision, cache.suffix, cache.suffix_len);
+    put2(out + 17, static_cast<std::uint32_t>(t.seconds - cache.minute_start));
+    return write_tail(out, t.nanos, precision, cache.suffix, cache.suffix_len);
 }
 
 [[gnu::noinline]] char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (!refresh(cache, t.seconds, f.zone.data())) return write_clamped(cache, out, t, f.precision);
-    return append_cached(cache, out, t.nanos, f.precision);
+    return append_cached(cache, out, t, f.precision);
 }
 
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
@@ -320,9 +337,11 @@ char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried<S>(out, t, f);
     if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
     ThreadCache& cache = thread_caches[static_cast<int>(S)];
-    if (t.seconds != cache.second || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
+    // Unsigned: no overflow for any t.seconds, and one before `first` wraps far beyond span.
+    const std::uint64_t into_cached = static_cast<std::uint64_t>(t.seconds) - static_cast<std::uint64_t>(cache.first);
+    if (into_cached >= cache.span || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
         return append_uncached(cache, out, t, f);
-    return append_cached(cache, out, t.nanos, f.precision);
+    return append_cached(cache, out, t, f.precision);
 }
 
 // ---------------------------------------------------------------------------------------------
