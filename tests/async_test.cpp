@@ -254,7 +254,7 @@ TEST_CASE("shutdown() writes every queued record before it closes the sinks", "[
 }
 
 TEST_CASE("A record larger than half the queue is written by its caller, after that thread's earlier records",
-          "[async]") {
+          "[async][concurrent]") {
     const ResetAfter reset;
     SECTION("policy block: written in order") {
         auto sink = std::make_shared<SequenceSink>(2, false);
@@ -320,7 +320,7 @@ TEST_CASE("Records of one batch are written in timestamp order; a thread's own o
     CHECK(sink->largest_batch() == 4);
 }
 
-TEST_CASE("The writer hands each sink whole batches, not one record at a time", "[async]") {
+TEST_CASE("The writer hands each sink whole batches, not one record at a time", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<GateSink>();
     fieldlog::configure(async_config(sink, 256 * 1024));
@@ -334,7 +334,7 @@ TEST_CASE("The writer hands each sink whole batches, not one record at a time", 
     CHECK(sink->largest_batch() == 500);
 }
 
-TEST_CASE("Metrics report capacity, high water, accepted records and the time callers waited", "[async]") {
+TEST_CASE("Metrics report capacity, high water, accepted records and the time callers waited", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<SequenceSink>(2, false);
     sink->slow_down(2);
@@ -377,7 +377,7 @@ TEST_CASE("Reconfiguring while threads log keeps each thread's order in a sink b
     CHECK(sink->received(1) == records);
 }
 
-TEST_CASE("After fork() the child logs through a writer of its own and the parent loses nothing", "[async][fork]") {
+TEST_CASE("After fork() the child logs through a writer of its own and the parent loses nothing", "[async][fork][concurrent]") {
     const ResetAfter reset;
     const fieldlog_test::TempDir dir;
     const std::string path = dir.file("fork.log");
