@@ -1,62 +1,17 @@
-// Replaces every global allocation function of fieldlog_bench (throwing, nothrow, array,
-// aligned) with a counting one on top of malloc, for the allocs_per_op counter. Calls from
-// the shared libraries (spdlog, fmt, the C++ runtime) land here too.
+// fieldlog_bench's allocation count: the shared replaced operator new (tests/support) reports
+// every call here. Calls from the shared libraries (spdlog, fmt, the C++ runtime) count too.
 #include "alloc_counter.hpp"
 
 #include <atomic>
-#include <cstddef>
-#include <cstdlib>
-#include <new>
+
+#include "counting_new.hpp"
 
 namespace {
-
 std::atomic<std::uint64_t> g_allocations{0};
-
-void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    if (size == 0) size = 1;
-    void* p = alignment > alignof(std::max_align_t)
-                  ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                  : std::malloc(size);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-}
-
-void* allocate_nothrow(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) noexcept {
-    try {
-        return allocate(size, alignment);
-    } catch (const std::bad_alloc&) {
-        return nullptr;
-    }
-}
-
 }  // namespace
+
+void fieldlog_support::on_allocation() noexcept { g_allocations.fetch_add(1, std::memory_order_relaxed); }
 
 namespace fieldlog_bench {
 std::uint64_t allocations() noexcept { return g_allocations.load(std::memory_order_relaxed); }
 }  // namespace fieldlog_bench
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate_nothrow(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return allocate_nothrow(size); }
-void* operator new(std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(size, static_cast<std::size_t>(a));
-}
-void* operator new[](std::size_t size, std::align_val_t a, const std::nothrow_t&) noexcept {
-    return allocate_nothrow(size, static_cast<std::size_t>(a));
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }

@@ -1,12 +1,12 @@
-// Replaces the global allocation functions (all throwing, nothrow, sized and aligned forms) with
-// ones that count each call under the calling thread's AllocCause. The cause is a plain
-// thread_local (constant-initialised, so reading it inside operator new needs no TLS init).
+// Counts each global operator new call (the shared replacement in tests/support reports them
+// here) under the calling thread's AllocCause. The cause is a plain thread_local
+// (constant-initialised, so reading it inside operator new needs no TLS init).
 #include "alloc_counter.hpp"
 
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
-#include <new>
+
+#include "counting_new.hpp"
 
 namespace http_service {
 namespace {
@@ -19,21 +19,15 @@ Counter g_counts[3];
 
 constinit thread_local AllocCause t_cause = AllocCause::logger_thread;
 
-void* allocate(std::size_t size, std::size_t alignment = 0) {
-    g_counts[static_cast<std::size_t>(t_cause)].value.fetch_add(1, std::memory_order_relaxed);
-    if (size == 0) size = 1;
-    void* p = alignment > alignof(std::max_align_t)
-                  ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                  : std::malloc(size);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-}
-
 std::uint64_t read(AllocCause cause) noexcept {
     return g_counts[static_cast<std::size_t>(cause)].value.load(std::memory_order_relaxed);
 }
 
 }  // namespace
+
+void count_allocation() noexcept {
+    g_counts[static_cast<std::size_t>(t_cause)].value.fetch_add(1, std::memory_order_relaxed);
+}
 
 AllocCounts alloc_counts() noexcept {
     return AllocCounts{.service = read(AllocCause::service),
@@ -51,29 +45,4 @@ LoggingCall::~LoggingCall() { t_cause = previous_; }
 
 }  // namespace http_service
 
-void* operator new(std::size_t size) { return http_service::allocate(size); }
-void* operator new[](std::size_t size) { return http_service::allocate(size); }
-void* operator new(std::size_t size, std::align_val_t a) { return http_service::allocate(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return http_service::allocate(size, static_cast<std::size_t>(a)); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return http_service::allocate(size);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return http_service::allocate(size);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void fieldlog_support::on_allocation() noexcept { http_service::count_allocation(); }

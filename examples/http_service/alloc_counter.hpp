@@ -1,7 +1,8 @@
-// The service's heap accounting: global operator new is replaced (alloc_counter.cpp) by one that
-// counts each allocation under the cause of the thread that made it. Service threads mark
-// themselves; a logging call marks its stretch (LoggingCall); every other thread is a logger's
-// own (fieldlog's writer, spdlog's worker), so nothing a logger allocates can hide as service.
+// The service's heap accounting: global operator new is replaced (tests/support/counting_new.cpp)
+// by one that counts each allocation under the cause of the thread that made it. Service
+// threads mark themselves; a logging call marks its stretch (LoggingCall); every other thread is
+// a logger's own (fieldlog's writer, spdlog's worker), so nothing a logger allocates can hide
+// as service.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct AllocCounts {
     std::uint64_t logger_thread = 0;
 };
 [[nodiscard]] AllocCounts alloc_counts() noexcept;
+
+/// Counts one allocation of this thread under its cause (called by the replaced operator new).
+void count_allocation() noexcept;
 
 /// Charges this thread's later allocations to the service (call first thing in each thread the
 /// service starts, and in main).

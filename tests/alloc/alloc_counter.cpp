@@ -1,52 +1,17 @@
-// Replaces the global allocation functions with counting ones (all throwing, nothrow, sized and
-// aligned forms), so a test can assert that a stretch of code allocated nothing.
+// The allocation tests' count: the shared replaced operator new (tests/support) reports every
+// call here, so a test can assert that a stretch of code allocated nothing.
 #include "alloc/alloc_counter.hpp"
 
 #include <atomic>
-#include <cstddef>
-#include <cstdlib>
-#include <new>
+
+#include "support/counting_new.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
-
-void* allocate(std::size_t size, std::size_t alignment = 0) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    if (size == 0) size = 1;
-    void* p = alignment > alignof(std::max_align_t) ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
-                                                    : std::malloc(size);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-}
 }  // namespace
+
+void fieldlog_support::on_allocation() noexcept { g_allocations.fetch_add(1, std::memory_order_relaxed); }
 
 namespace fieldlog_test {
 std::uint64_t allocations() noexcept { return g_allocations.load(std::memory_order_relaxed); }
 }  // namespace fieldlog_test
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return allocate(size);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return allocate(size);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }

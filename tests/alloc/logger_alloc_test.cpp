@@ -7,6 +7,8 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,4 +114,26 @@ TEST_CASE("logging every field kind to file, stdout and null sinks allocates not
     CHECK(during.load() == 0);
     fieldlog::configure({.sinks = {}});
     CHECK(fieldlog_test::read_lines(dir.file("alloc.log")).size() == 2u * (kThreads * (kRecords + 1)));
+}
+
+TEST_CASE("The allocation counter sees every form of operator new it replaces", "[alloc]") {
+    // Without this, a counter that never counted would make every zero above meaningless. Each
+    // pointer escapes (as benchmark::DoNotOptimize does it) so no new/delete pair is elided.
+    const auto escape = [](void* p) { asm volatile("" : : "r"(p) : "memory"); };
+    const std::uint64_t before = fieldlog_test::allocations();
+    auto* one = new int(1);
+    escape(one);
+    delete one;
+    auto* many = new char[100];
+    escape(many);
+    delete[] many;
+    auto* aligned = new (std::align_val_t{64}) char[64];
+    escape(aligned);
+    ::operator delete[](aligned, std::align_val_t{64});
+    auto* quiet = new (std::nothrow) long(2);
+    escape(quiet);
+    delete quiet;
+    std::vector<int> grown(1000);
+    escape(grown.data());
+    CHECK(fieldlog_test::allocations() - before == 5);
 }
