@@ -1,9 +1,15 @@
 // The UDP sink against an in-test receiver on loopback: framing (JSON, RFC 5424 headers),
-// batches, the oversize rule, a missing receiver, and 200,000 records from 4 threads over
-// IPv4 and IPv6 with every datagram byte-exact and every record accounted for.
+// batches, the oversize rule, a missing receiver, re-resolving a host name that moves, and
+// 200,000 records from 4 threads over IPv4 and IPv6 with every datagram byte-exact and every
+// record accounted for.
+//
+// NOTE: this file defines getaddrinfo(3) for the whole test binary, so that one made-up name
+// (kMovingHost) resolves to whatever the test says; every other name goes to the real resolver.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -25,10 +33,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// A UDP socket on a loopback address with a thread that keeps every datagram it receives.
+/// A UDP socket on a loopback address (IPv4: `ipv4`, any of 127.0.0.0/8) with a thread that keeps
+/// every datagram it receives.
 class Receiver {
 public:
-    explicit Receiver(int family, int port = 0) : family_(family) {
+    explicit Receiver(int family, int port = 0, const char* ipv4 = "127.0.0.1") : family_(family), ipv4_(ipv4) {
         fd_ = ::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd_ < 0) return;
         const int big = 64 * 1024 * 1024;  // hold a burst while the thread drains (root may exceed rmem_max)
@@ -41,7 +50,7 @@ public:
             auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
             v4->sin_family = AF_INET;
             v4->sin_port = htons(static_cast<std::uint16_t>(port));
-            v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            ::inet_pton(AF_INET, ipv4_.c_str(), &v4->sin_addr);
             length = sizeof *v4;
         } else {
             auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
@@ -73,7 +82,12 @@ public:
     [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
     [[nodiscard]] int port() const noexcept { return port_; }
     [[nodiscard]] std::string address() const {
-        return (family_ == AF_INET ? "127.0.0.1:" : "[::1]:") + std::to_string(port_);
+        return (family_ == AF_INET ? ipv4_ + ":" : "[::1]:") + std::to_string(port_);
+    }
+    /// How many datagrams arrived so far.
+    [[nodiscard]] std::size_t count() {
+        const std::lock_guard lock(mutex_);
+        return received_.size();
     }
     /// Waits until `count` datagrams arrived (or a quiet second passed) and returns them all.
     std::vector<std::string> wait_for(std::size_t count) {
@@ -108,6 +122,7 @@ private:
     }
 
     int family_;
+    std::string ipv4_;
     int fd_ = -1;
     int port_ = 0;
     std::atomic<bool> stop_{false};
@@ -127,7 +142,56 @@ std::string json_line(const std::string& msg) {
            "\",\"status\":200,\"user\":{\"name\":\"bob\",\"tags\":[\"a\",\"b\"]}}\n";
 }
 
+/// Calls `step` until it returns true (true) or `limit` passed (false), 10 ms apart.
+bool poll_until(const std::function<bool()>& step, std::chrono::milliseconds limit = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!step()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(10ms);
+    }
+    return true;
+}
+
+/// The made-up host name the getaddrinfo below answers for, and the IPv4 literal it stands for
+/// right now (nullptr: the name does not resolve).
+constexpr const char* kMovingHost = "fieldlog-moving-host.test";
+std::atomic<const char*> moving_host_address{nullptr};
+std::atomic<int> moving_host_lookups{0};
+std::atomic<int> moving_host_failures{0};  ///< lookups answered "no such name"
+
+/// Points kMovingHost at an address for one scope; it stops resolving at scope exit.
+class MovingHost {
+public:
+    explicit MovingHost(const char* address) {
+        moving_host_failures.store(0);
+        point_at(address);
+    }
+    ~MovingHost() { point_at(nullptr); }
+    MovingHost(const MovingHost&) = delete;
+    MovingHost& operator=(const MovingHost&) = delete;
+    void point_at(const char* address) noexcept { moving_host_address.store(address); }
+};
+
 }  // namespace
+
+// kMovingHost resolves to moving_host_address (through the real resolver given the literal, so
+// freeaddrinfo(3) frees what it gets); anything else is the real getaddrinfo's business.
+extern "C" int getaddrinfo(const char* __restrict name, const char* __restrict service,
+                           const addrinfo* __restrict hints, addrinfo** __restrict result) {
+    using Resolver = int (*)(const char*, const char*, const addrinfo*, addrinfo**);
+    static const auto real = reinterpret_cast<Resolver>(::dlsym(RTLD_NEXT, "getaddrinfo"));
+    if (name == nullptr || std::strcmp(name, kMovingHost) != 0) return real(name, service, hints, result);
+    if (hints != nullptr && (hints->ai_flags & AI_NUMERICHOST) != 0) return EAI_NONAME;  // a name, not a literal
+    moving_host_lookups.fetch_add(1);
+    const char* address = moving_host_address.load();
+    if (address == nullptr) {
+        moving_host_failures.fetch_add(1);
+        return EAI_NONAME;
+    }
+    addrinfo numeric = hints != nullptr ? *hints : addrinfo{};
+    numeric.ai_flags |= AI_NUMERICHOST;
+    return real(address, service, &numeric, result);
+}
 
 TEST_CASE("json framing sends each record as one datagram without its newline", "[udp_sink]") {
     Receiver receiver(AF_INET);
@@ -288,6 +352,65 @@ TEST_CASE("a host name is resolved to an address the receiver listens on", "[udp
     const std::size_t got = v4.wait_for(1).size() + (v6.ok() ? v6.wait_for(0).size() : 0);
     CHECK(got == 1);
     CHECK(sink.counters().records == 1);
+}
+
+TEST_CASE("a host name is resolved again every resolve_interval: records follow it, a failed lookup keeps the old address", "[udp_sink][concurrent]") {
+    Receiver first(AF_INET);
+    REQUIRE(first.ok());
+    Receiver second(AF_INET, first.port(), "127.0.0.2");  // the same port on another loopback address
+    REQUIRE(second.ok());
+    MovingHost host("127.0.0.1");
+    fieldlog::UdpSink sink({.address = std::string(kMovingHost) + ":" + std::to_string(first.port()),
+                            .resolve_interval = 1s});
+    int sent = 0;
+    const auto send_one = [&] { sink.write_record(view(json_line(std::to_string(sent++)))); };
+    const auto arrived = [&] { return first.count() + second.count(); };
+    const auto all_arrived = [&] { return poll_until([&] { return arrived() == static_cast<std::size_t>(sent); }); };
+    const auto numbers = [](Receiver& receiver) {  // the msg of each datagram, in arrival order
+        std::vector<int> found;
+        for (const std::string& datagram : receiver.wait_for(0)) found.push_back(std::stoi(datagram.substr(datagram.find("\"msg\":\"") + 7)));
+        return found;
+    };
+
+    send_one();
+    REQUIRE(all_arrived());
+    CHECK(first.count() == 1);
+
+    // The name moves: the background tick notices within about a second; until then records
+    // keep going to the old address, afterwards all go to the new one.
+    host.point_at("127.0.0.2");
+    const int lookups_before_move = moving_host_lookups.load();
+    REQUIRE(poll_until([&] {
+        send_one();
+        return second.count() > 0;
+    }));
+    REQUIRE(all_arrived());
+    const std::vector<int> at_first = numbers(first), at_second = numbers(second);
+    CHECK(at_first.back() < at_second.front());  // one switch, no record went back
+    CHECK(moving_host_lookups.load() > lookups_before_move);
+
+    // The name stops resolving: the lookup failure is counted, records stay on the last address.
+    host.point_at(nullptr);
+    REQUIRE(poll_until([&] { return sink.counters().errors > 0; }));
+    const std::size_t second_before = second.count();
+    send_one();
+    send_one();
+    REQUIRE(all_arrived());
+    CHECK(second.count() == second_before + 2);
+
+    // It resolves again (to the first address): a failed lookup did not stop the re-resolving.
+    host.point_at("127.0.0.1");
+    const std::size_t first_before = first.count();
+    REQUIRE(poll_until([&] {
+        send_one();
+        return first.count() > first_before;
+    }));
+    REQUIRE(all_arrived());
+
+    const fieldlog::SinkCounters counters = sink.counters();
+    CHECK(counters.records == static_cast<std::uint64_t>(sent));
+    CHECK(counters.dropped == 0);
+    CHECK(counters.errors == static_cast<std::uint64_t>(moving_host_failures.load()));  // each failed lookup, nothing else
 }
 
 TEST_CASE("200,000 records from 4 threads arrive byte-exact: sent == received + counted drops", "[udp_sink][concurrent]") {
