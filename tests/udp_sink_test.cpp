@@ -1,7 +1,7 @@
 // The UDP sink against an in-test receiver on loopback: framing (JSON, RFC 5424 headers),
-// batches, the oversize rule, a missing receiver, re-resolving a host name that moves, and
-// 200,000 records from 4 threads over IPv4 and IPv6 with every datagram byte-exact and every
-// record accounted for.
+// batches, the oversize rule, a missing receiver, a receiver that never reads, re-resolving a
+// host name that moves, and 200,000 records from 4 threads over IPv4 and IPv6 with every
+// datagram byte-exact and every record accounted for.
 //
 // NOTE: this file defines getaddrinfo(3) for the whole test binary, so that one made-up name
 // (kMovingHost) resolves to whatever the test says; every other name goes to the real resolver.
@@ -324,6 +324,42 @@ TEST_CASE("a missing receiver costs counted drops, never an exception or a block
     CHECK(counters.records + counters.dropped == 200);
     CHECK(counters.dropped > 0);  // ECONNREFUSED was seen and counted
     CHECK(counters.errors == counters.dropped);
+}
+
+TEST_CASE("a receiver that never reads costs the caller nothing: each record is written or counted dropped", "[udp_sink]") {
+    // Linux loopback hands a datagram to the receiving socket within send(2) and drops it there
+    // when that buffer is full, so the sender sees neither EAGAIN nor ENOBUFS (tried on 6.x: a
+    // 4.6 KB SO_SNDBUF, 60 KB datagrams, two threads sending on one socket). This pins the
+    // accounting and that no call blocks; the EAGAIN branch itself is out of a loopback test's reach.
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+    } close_fd{fd};
+    const int smallest = 1;  // the kernel rounds it up to its minimum (a few KB)
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &smallest, sizeof smallest);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+
+    fieldlog::UdpSink sink({.address = "127.0.0.1:" + std::to_string(ntohs(address.sin_port))});
+    const std::string line = json_line(std::string(1000, 'x'));
+    const std::vector<fieldlog::RecordView> batch(64, view(line));
+    constexpr int kBatches = 200;
+    for (int i = 0; i < kBatches; ++i) sink.write_batch(batch);
+
+    std::size_t queued = 0;  // what the receiver holds: far fewer than were sent
+    char buffer[2048];
+    while (::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT) > 0) ++queued;
+    const fieldlog::SinkCounters counters = sink.counters();
+    CHECK(queued < batch.size() * kBatches);  // the receiver was full: the kernel dropped the rest
+    CHECK(counters.records + counters.dropped == batch.size() * kBatches);
+    CHECK(counters.errors <= counters.dropped);  // a failed sendmmsg drops at least its own record
+    CHECK(counters.bytes == counters.records * (line.size() - 1));
 }
 
 TEST_CASE("bad UDP addresses and options are rejected at construction", "[udp_sink]") {
