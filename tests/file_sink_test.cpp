@@ -1,4 +1,4 @@
-// The file sink: buffering and flush policy, rotation by size and time, reopening after a
+// The file sink: buffering, flush policy and fsync, rotation by size and time, reopening after a
 // rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
 #include <catch2/catch.hpp>
 
@@ -107,6 +107,44 @@ TEST_CASE("a record at flush_level or above reaches the file at once", "[file_si
     CHECK(read_file(path).empty());
     sink.write_record(view(warn, fieldlog::Level::warn));
     CHECK(read_file(path) == info + warn);
+}
+
+TEST_CASE("fsync_on_flush syncs after each flush that wrote something, and a failed fsync is counted", "[file_sink]") {
+    // /dev/null takes write(2) but refuses fsync(2) with EINVAL: each fsync the sink makes shows.
+    const TempDir dir;
+    const std::string report = dir.file("stderr.txt");
+    for (const bool fsync_on_flush : {false, true}) {
+        DYNAMIC_SECTION("fsync_on_flush = " << fsync_on_flush) {
+            fieldlog::FileSink sink({.path = "/dev/null", .flush_interval = 60000ms, .fsync_on_flush = fsync_on_flush,
+                                     .reopen_check = 0ms});
+            {
+                const StderrTo capture(report);
+                sink.write_record(view(numbered(1)));
+                sink.write_record(view(numbered(2)));
+                sink.flush();  // writes both, then fsync
+                sink.flush();  // nothing written since: no fsync
+                sink.write_record(view(numbered(3), fieldlog::Level::error));  // written at once, then fsync
+                sink.close();  // nothing left to write: no fsync
+            }
+            const fieldlog::SinkCounters counters = sink.counters();
+            CHECK(counters.records == 3);
+            CHECK(counters.dropped == 0);
+            CHECK(counters.errors == (fsync_on_flush ? 2 : 0));
+            // Two failures within a second: one line.
+            CHECK(read_file(report) == (fsync_on_flush ? "fieldlog: file sink /dev/null: fsync: Invalid argument\n" : ""));
+        }
+    }
+    SECTION("a regular file: synced without error, the records are in it after flush") {
+        const std::string path = dir.file("app.log");
+        fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms, .fsync_on_flush = true});
+        const std::string a = numbered(1), b = numbered(2);
+        sink.write_record(view(a));
+        sink.write_record(view(b));
+        CHECK(read_file(path).empty());
+        sink.flush();
+        CHECK(read_file(path) == a + b);
+        CHECK(sink.counters().errors == 0);
+    }
 }
 
 TEST_CASE("buffered records reach the file after flush_interval without another record", "[file_sink]") {
