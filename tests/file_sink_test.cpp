@@ -1,6 +1,8 @@
-// The file sink: buffering, flush policy and fsync, rotation by size and time, reopening after a
-// rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
+// The file sink: buffering, flush policy and fsync, rotation by size and time (UTC and local),
+// reopening after a rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
 #include <catch2/catch.hpp>
+#include <date/date.h>
+#include <date/tz.h>
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -10,11 +12,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,6 +70,29 @@ public:
 
 private:
     int saved_;
+};
+
+/// Sets TZ for one scope and calls tzset(3): the local time of localtime_r(3) and mktime(3).
+class LocalZone {
+public:
+    explicit LocalZone(const char* zone) {
+        if (const char* old = std::getenv("TZ")) old_ = old;
+        ::setenv("TZ", zone, 1);
+        ::tzset();
+    }
+    ~LocalZone() {
+        if (old_) {
+            ::setenv("TZ", old_->c_str(), 1);
+        } else {
+            ::unsetenv("TZ");
+        }
+        ::tzset();
+    }
+    LocalZone(const LocalZone&) = delete;
+    LocalZone& operator=(const LocalZone&) = delete;
+
+private:
+    std::optional<std::string> old_;
 };
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
@@ -253,6 +281,48 @@ TEST_CASE("time rotation starts a new file at the next hour or day boundary", "[
             sink.write_record(view(third, fieldlog::Level::info, {now.seconds + 2 * c.step, 0}));  // past the next boundary
             CHECK(read_file(path + ".1") == first + second);
             CHECK(read_file(path) == third);
+        }
+    }
+}
+
+TEST_CASE("local time rotation splits at local midnight and at the local top of the hour", "[file_sink]") {
+    // The sink takes its first boundary from the real clock when it opens the file, so the
+    // records straddle the next real boundaries, which the date library's tz database names.
+    const struct {
+        const char* name;
+        const char* zone;
+        fieldlog::RotateEvery every;
+    } cases[] = {{"daily, TZ=Europe/Berlin", "Europe/Berlin", fieldlog::RotateEvery::day},
+                 {"hourly, TZ=Asia/Kolkata (UTC+05:30)", "Asia/Kolkata", fieldlog::RotateEvery::hour}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            const LocalZone local(c.zone);
+            const TempDir dir;
+            const std::string path = dir.file("app.log");
+            fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .rotate_every = c.every, .reopen_check = 0ms});
+
+            const date::time_zone* zone = date::locate_zone(c.zone);
+            const auto now = zone->to_local(date::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+            const bool daily = c.every == fieldlog::RotateEvery::day;
+            const date::local_seconds period = daily ? date::local_seconds(date::floor<date::days>(now))
+                                                     : date::floor<std::chrono::hours>(now);
+            const std::chrono::seconds step = daily ? std::chrono::seconds(date::days(1)) : std::chrono::seconds(1h);
+            const auto boundary = [&](int n) {  // the n-th local midnight / top of the hour from now
+                return static_cast<std::int64_t>(zone->to_sys(period + n * step).time_since_epoch().count());
+            };
+            const std::int64_t first = boundary(1), second = boundary(2);
+            CHECK(first % (daily ? 86400 : 3600) != 0);  // not a UTC boundary: UTC rotation would fail here
+
+            const std::string just_before = numbered(1), at_first = numbered(2), before_second = numbered(3),
+                              at_second = numbered(4);
+            sink.write_record(view(just_before, fieldlog::Level::info, {first - 1, 999'999'999}));  // 1 ns before
+            sink.write_record(view(at_first, fieldlog::Level::info, {first, 0}));
+            sink.write_record(view(before_second, fieldlog::Level::info, {second - 1, 999'999'999}));
+            sink.write_record(view(at_second, fieldlog::Level::info, {second, 0}));
+            // path.1 is the newest rotated file, path.2 the one before.
+            CHECK(read_file(path + ".2") == just_before);
+            CHECK(read_file(path + ".1") == at_first + before_second);
+            CHECK(read_file(path) == at_second);
         }
     }
 }
