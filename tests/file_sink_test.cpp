@@ -494,16 +494,12 @@ TEST_CASE("writing to /dev/full drops and counts records and reports once a seco
 }
 
 TEST_CASE("a full disk cuts the file back to the last whole record and logging resumes", "[file_sink][root]") {
-    if (::geteuid() != 0) {
-        WARN("skipped: mounting a 64 KiB tmpfs needs root");
-        return;
-    }
+    if (::geteuid() != 0) FIELDLOG_TEST_SKIP("mounting a 64 KiB tmpfs needs root");
     const TempDir dir;
     const std::string mount_point = dir.file("tiny");
     std::filesystem::create_directories(mount_point);
     if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
-        WARN("skipped: cannot mount a tmpfs here: " << std::strerror(errno));
-        return;
+        FIELDLOG_TEST_SKIP("cannot mount a tmpfs here: " << std::strerror(errno));
     }
     struct Unmount {
         std::string path;

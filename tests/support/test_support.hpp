@@ -1,5 +1,5 @@
 // Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, a
-// fixed clock for golden lines, and a logger wired to a MemorySink.
+// fixed clock for golden lines, a logger wired to a MemorySink, and a skip CTest reports.
 #pragma once
 
 #include <filesystem>
@@ -8,6 +8,15 @@
 #include <vector>
 
 #include "fieldlog/fieldlog.hpp"
+
+/// Ends the test case as skipped and says why: a direct run prints the reason as a warning,
+/// and CTest reports the test as skipped (tests/CMakeLists.txt sets SKIP_REGULAR_EXPRESSION to
+/// "test skipped:"). Only in a TEST_CASE body, whose `return` ends the test.
+#define FIELDLOG_TEST_SKIP(reason)              \
+    do {                                        \
+        WARN("test skipped: " << reason);       \
+        return;                                 \
+    } while (false)
 
 namespace fieldlog_test {
 
