@@ -2,7 +2,6 @@
 #include "fieldlog/sinks/basic_sinks.hpp"
 
 #include <limits.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -11,7 +10,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
 
 #include "sink_io.hpp"
 
@@ -19,33 +17,6 @@ namespace fieldlog {
 namespace {
 
 constexpr std::size_t kMaxIov = 64;
-
-/// write_all for a socket: sendmsg with MSG_NOSIGNAL, so a closed peer is EPIPE, not SIGPIPE.
-int send_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
-    written = 0;
-    while (count > 0) {
-        msghdr message{};
-        message.msg_iov = iov;
-        message.msg_iovlen = static_cast<std::size_t>(count);
-        const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return errno;
-        }
-        auto left = static_cast<std::size_t>(n);
-        written += left;
-        while (count > 0 && left >= iov->iov_len) {
-            left -= iov->iov_len;
-            ++iov;
-            --count;
-        }
-        if (count > 0) {
-            iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-            iov->iov_len -= left;
-        }
-    }
-    return 0;
-}
 
 }  // namespace
 
@@ -91,7 +62,7 @@ void StdoutSink::emergency_write(std::span<const char> record) noexcept {
     iovec iov{const_cast<char*>(record.data()), record.size()};
     std::size_t written = 0;
     if (destination_ == Destination::socket) {
-        send_all(fd_, &iov, 1, written);
+        detail::send_all(fd_, &iov, 1, written);
         return;
     }
     // SIGPIPE stays blocked if this write raised it: the process is on its way down, and a
@@ -111,7 +82,7 @@ void StdoutSink::write_records(iovec* iov, int count, std::size_t bytes) noexcep
     std::size_t written = 0;
     int error = 0;
     if (destination_ == Destination::socket) {
-        error = send_all(fd_, iov, count, written);
+        error = detail::send_all(fd_, iov, count, written);
     } else if (guard_sigpipe_) {
         const detail::SigpipeGuard guard;
         error = detail::write_all(fd_, iov, count, written);

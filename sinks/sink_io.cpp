@@ -3,6 +3,7 @@
 #include "sink_io.hpp"
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -54,10 +55,15 @@ bool may_raise_sigpipe(int fd) noexcept {
     return ::sigaction(SIGPIPE, nullptr, &action) != 0 || action.sa_handler != SIG_IGN;
 }
 
-int write_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
+namespace {
+
+/// Calls `transfer(iov, count)` (one writev or sendmsg) until all of `iov` went out, retrying
+/// short transfers and EINTR; returns 0 or the errno that stopped it.
+template <typename Transfer>
+int transfer_all(iovec* iov, int count, std::size_t& written, Transfer transfer) noexcept {
     written = 0;
     while (count > 0) {
-        const ssize_t n = ::writev(fd, iov, count);
+        const ssize_t n = transfer(iov, count);
         if (n < 0) {
             if (errno == EINTR) continue;
             return errno;
@@ -76,6 +82,21 @@ int write_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
         }
     }
     return 0;
+}
+
+}  // namespace
+
+int write_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
+    return transfer_all(iov, count, written, [fd](const iovec* v, int c) { return ::writev(fd, v, c); });
+}
+
+int send_all(int fd, iovec* iov, int count, std::size_t& written) noexcept {
+    return transfer_all(iov, count, written, [fd](iovec* v, int c) {
+        msghdr message{};
+        message.msg_iov = v;
+        message.msg_iovlen = static_cast<std::size_t>(c);
+        return ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    });
 }
 
 void ErrorReporter::report(std::string_view sink, std::string_view target, std::string_view operation,

@@ -35,6 +35,8 @@ bool may_raise_sigpipe(int fd) noexcept;
 /// Writes all of `iov` (retrying short writes and EINTR). Returns 0, or the errno that stopped
 /// it; `written` tells how many bytes went out either way. Adjusts `iov` as it goes.
 int write_all(int fd, iovec* iov, int count, std::size_t& written) noexcept;
+/// write_all for a socket: sendmsg with MSG_NOSIGNAL, so a closed peer is EPIPE, not SIGPIPE.
+int send_all(int fd, iovec* iov, int count, std::size_t& written) noexcept;
 
 /// Reports a sink's failures on stderr at most once per second, with the errno text and how
 /// many failures the previous second swallowed. Safe from any thread; never raises SIGPIPE.
