@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 
 #include "encode/json_safe.hpp"
@@ -199,17 +198,7 @@ void JsonEncoder::write_value(const Value& v) {
         case Value::Kind::boolean: out_.append(v.as_bool() ? "true" : "false"); break;
         case Value::Kind::int64: append_int(out_, v.as_int64()); break;
         case Value::Kind::uint64: append_uint(out_, v.as_uint64()); break;
-        case Value::Kind::float64: {
-            const double d = v.as_double();
-            if (std::isnan(d)) {
-                out_.append("\"NaN\"");
-            } else if (std::isinf(d)) {
-                out_.append(d > 0 ? "\"+Inf\"" : "\"-Inf\"");
-            } else {
-                append_double(out_, d);
-            }
-            break;
-        }
+        case Value::Kind::float64: append_float_value(out_, v.as_double(), "\""); break;
         case Value::Kind::string: append_json_string(out_, v.as_string()); break;
         case Value::Kind::duration:
             switch (options_.duration) {

@@ -3,6 +3,7 @@
 #include "encode/json_safe.hpp"
 
 #include <array>
+#include <cmath>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -193,6 +194,16 @@ void append_uint(Buffer& out, std::uint64_t v) {
 void append_double(Buffer& out, double v) {
     char* o = out.reserve(32);  // shortest round trip needs at most 24 chars
     out.commit(fmt::format_to(o, FMT_COMPILE("{}"), v));
+}
+
+void append_float_value(Buffer& out, double v, std::string_view quote) {
+    if (std::isfinite(v)) {
+        append_double(out, v);
+        return;
+    }
+    out.append(quote);
+    out.append(std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+    out.append(quote);
 }
 
 void append_go_duration(Buffer& out, std::int64_t nanos) {

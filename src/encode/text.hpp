@@ -46,5 +46,8 @@ char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noe
 void append_int(Buffer& out, std::int64_t v);
 void append_uint(Buffer& out, std::uint64_t v);
 void append_double(Buffer& out, double v);
+/// A float64 field value: the shortest round trip, or NaN, +Inf and -Inf (which no JSON number
+/// can say) as those words between `quote`s ("\"" in JSON, nothing in logfmt).
+void append_float_value(Buffer& out, double v, std::string_view quote);
 
 }  // namespace fieldlog::detail
