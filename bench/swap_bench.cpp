@@ -25,9 +25,8 @@
 
 #include "alloc_counter.hpp"
 #include "control/state.hpp"
-#include "encode/encode.hpp"
 #include "fieldlog/fieldlog.hpp"
-#include "record/bound_fields.hpp"
+#include "record/emit.hpp"
 #include "record/thread_context.hpp"
 #include "ticks.hpp"
 #include "workloads.hpp"
@@ -43,43 +42,10 @@ namespace detail = fieldlog::detail;
 void emit_fixed(const detail::Pipeline* pipeline, std::string_view logger, fieldlog::Level level,
                 const fieldlog::Message& message, std::span<const fieldlog::Field> fields) noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
-    if (context == nullptr) return;
-    if (context->busy) {
-        detail::ThreadCounters::bump(context->counters.nested_dropped);
-        return;
-    }
+    if (context == nullptr || context->busy) return;
     context->busy = true;
-    if (pipeline != nullptr && level >= pipeline->min_level) {
-        const fieldlog::Timestamp now = pipeline->clock != nullptr
-                                            ? pipeline->clock()
-                                            : fieldlog::Timestamp(std::chrono::system_clock::now());
-        detail::ThreadCounters::bump(context->counters.records[static_cast<std::size_t>(level)]);
-        detail::Buffer& buffer = context->record;
-        bool oversized = false;
-        for (const detail::Channel& channel : pipeline->channels) {
-            if (level < channel.min_level) continue;
-            buffer.clear();
-            const detail::RecordInput record{now,
-                                             level,
-                                             logger,
-                                             message,
-                                             detail::bound_segment(nullptr, channel.options.format),
-                                             context->scopes.segment(channel.options.format),
-                                             fields};
-            try {
-                detail::encode_record(channel.options, buffer, context->scratch, record);
-            } catch (...) {
-                buffer.shrink();
-                continue;
-            }
-            detail::ThreadCounters::bump(context->counters.encoded_bytes, buffer.size());
-            pipeline->dispatch(channel, fieldlog::RecordView{buffer.span(), level, now});
-            oversized = buffer.shrink() || oversized;
-        }
-        if (oversized) detail::ThreadCounters::bump(context->counters.oversized);
-    }
+    detail::emit_records(*context, pipeline, logger, nullptr, level, message, fields);
     context->busy = false;
-    if (context->scopes.has_pending()) context->scopes.close_pending();
 }
 
 /// fields_10 through emit_fixed, with the same level gate as FIELDLOG_INFO.

@@ -8,9 +8,49 @@
 #include "control/state.hpp"
 #include "encode/encode.hpp"
 #include "record/bound_fields.hpp"
+#include "record/emit.hpp"
 #include "record/thread_context.hpp"
 
 namespace fieldlog {
+namespace detail {
+namespace {
+
+/// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
+/// instructions a record.
+[[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
+                                                       std::string_view logger, const BoundFields* bound, Level level,
+                                                       const Message& message, std::span<const Field> fields) noexcept {
+    if (pipeline == nullptr || level < pipeline->min_level) return;
+    const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : Timestamp(std::chrono::system_clock::now());
+    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+    Buffer& buffer = context.record;
+    bool oversized = false;
+    for (const Channel& channel : pipeline->channels) {
+        if (level < channel.min_level) continue;
+        buffer.clear();
+        const RecordInput record{now,     level, logger, message, bound_segment(bound, channel.options.format),
+                                 context.scopes.segment(channel.options.format), fields};
+        try {
+            encode_record(channel.options, buffer, context.scratch, record);
+        } catch (...) {  // a user formatter threw, or memory ran out: drop this record
+            buffer.shrink();
+            continue;
+        }
+        ThreadCounters::bump(context.counters.encoded_bytes, buffer.size());
+        pipeline->dispatch(channel, RecordView{buffer.span(), level, now});
+        oversized = buffer.shrink() || oversized;
+    }
+    if (oversized) ThreadCounters::bump(context.counters.oversized);
+}
+
+}  // namespace
+
+void emit_records(ThreadContext& context, const Pipeline* pipeline, std::string_view logger, const BoundFields* bound,
+                  Level level, const Message& message, std::span<const Field> fields) noexcept {
+    encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
+}
+
+}  // namespace detail
 
 void Logger::emit(Level level, const Message& message, std::span<const Field> fields) const noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
@@ -20,31 +60,8 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     context->busy = true;
-    const detail::Pipeline* pipeline = detail::acquire_pipeline(*context);
-    if (pipeline != nullptr && level >= pipeline->min_level) {
-        const Timestamp now = pipeline->clock != nullptr ? pipeline->clock()
-                                                          : Timestamp(std::chrono::system_clock::now());
-        detail::ThreadCounters::bump(context->counters.records[static_cast<std::size_t>(level)]);
-        detail::Buffer& buffer = context->record;
-        bool oversized = false;
-        for (const detail::Channel& channel : pipeline->channels) {
-            if (level < channel.min_level) continue;
-            buffer.clear();
-            const detail::RecordInput record{now, level, core_->name, message,
-                                             detail::bound_segment(bound_.get(), channel.options.format),
-                                             context->scopes.segment(channel.options.format), fields};
-            try {
-                detail::encode_record(channel.options, buffer, context->scratch, record);
-            } catch (...) {  // a user formatter threw, or memory ran out: drop this record
-                buffer.shrink();
-                continue;
-            }
-            detail::ThreadCounters::bump(context->counters.encoded_bytes, buffer.size());
-            pipeline->dispatch(channel, RecordView{buffer.span(), level, now});
-            oversized = buffer.shrink() || oversized;
-        }
-        if (oversized) detail::ThreadCounters::bump(context->counters.oversized);
-    }
+    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), core_->name, bound_.get(), level, message,
+                                fields);
     detail::release_pipeline(*context);
     context->busy = false;
     if (context->scopes.has_pending()) context->scopes.close_pending();  // closed during this call
