@@ -17,7 +17,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +29,7 @@ using fieldlog_test::jsonl_file_errors;
 using fieldlog_test::read_file;
 using fieldlog_test::read_lines;
 using fieldlog_test::TempDir;
+using fieldlog_test::wait_until;
 using namespace std::chrono_literals;
 
 namespace {
@@ -94,15 +94,6 @@ public:
 private:
     std::optional<std::string> old_;
 };
-
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5000ms) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
-}
 
 }  // namespace
 

@@ -18,7 +18,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <functional>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -29,6 +28,7 @@
 #include "support/test_support.hpp"
 
 using fieldlog_test::jsonl_errors;
+using fieldlog_test::wait_until;
 using namespace std::chrono_literals;
 
 namespace {
@@ -140,16 +140,6 @@ fieldlog::RecordView view(const std::string& line, fieldlog::Level level = field
 std::string json_line(const std::string& msg) {
     return "{\"ts\":\"2026-11-30T08:38:11.123456789Z\",\"level\":\"info\",\"logger\":\"udp\",\"msg\":\"" + msg +
            "\",\"status\":200,\"user\":{\"name\":\"bob\",\"tags\":[\"a\",\"b\"]}}\n";
-}
-
-/// Calls `step` until it returns true (true) or `limit` passed (false), 10 ms apart.
-bool poll_until(const std::function<bool()>& step, std::chrono::milliseconds limit = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!step()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(10ms);
-    }
-    return true;
 }
 
 /// The made-up host name the getaddrinfo below answers for, and the IPv4 literal it stands for
@@ -401,7 +391,7 @@ TEST_CASE("a host name is resolved again every resolve_interval: records follow 
     int sent = 0;
     const auto send_one = [&] { sink.write_record(view(json_line(std::to_string(sent++)))); };
     const auto arrived = [&] { return first.count() + second.count(); };
-    const auto all_arrived = [&] { return poll_until([&] { return arrived() == static_cast<std::size_t>(sent); }); };
+    const auto all_arrived = [&] { return wait_until([&] { return arrived() == static_cast<std::size_t>(sent); }); };
     const auto numbers = [](Receiver& receiver) {  // the msg of each datagram, in arrival order
         std::vector<int> found;
         for (const std::string& datagram : receiver.wait_for(0)) found.push_back(std::stoi(datagram.substr(datagram.find("\"msg\":\"") + 7)));
@@ -416,7 +406,7 @@ TEST_CASE("a host name is resolved again every resolve_interval: records follow 
     // keep going to the old address, afterwards all go to the new one.
     host.point_at("127.0.0.2");
     const int lookups_before_move = moving_host_lookups.load();
-    REQUIRE(poll_until([&] {
+    REQUIRE(wait_until([&] {
         send_one();
         return second.count() > 0;
     }));
@@ -427,7 +417,7 @@ TEST_CASE("a host name is resolved again every resolve_interval: records follow 
 
     // The name stops resolving: the lookup failure is counted, records stay on the last address.
     host.point_at(nullptr);
-    REQUIRE(poll_until([&] { return sink.counters().errors > 0; }));
+    REQUIRE(wait_until([&] { return sink.counters().errors > 0; }));
     const std::size_t second_before = second.count();
     send_one();
     send_one();
@@ -437,7 +427,7 @@ TEST_CASE("a host name is resolved again every resolve_interval: records follow 
     // It resolves again (to the first address): a failed lookup did not stop the re-resolving.
     host.point_at("127.0.0.1");
     const std::size_t first_before = first.count();
-    REQUIRE(poll_until([&] {
+    REQUIRE(wait_until([&] {
         send_one();
         return first.count() > first_before;
     }));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace fieldlog_test {
 
@@ -55,6 +56,15 @@ std::string jsonl_errors(const std::vector<std::string>& lines) {
         for (const std::string& line : lines) out << line << '\n';
     }
     return jsonl_file_errors(path);
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
 }
 
 fieldlog::Timestamp fixed_clock() noexcept { return fieldlog::Timestamp(1796027891, 123456789); }

@@ -1,8 +1,11 @@
 // Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, a
-// fixed clock for golden lines, a logger wired to a MemorySink, and a skip CTest reports.
+// fixed clock for golden lines, a logger wired to a MemorySink, polling with a deadline, and a
+// skip CTest reports.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +46,10 @@ std::string read_file(const std::string& path);
 std::string jsonl_file_errors(const std::string& path);
 /// Writes `lines` (each + '\n') to a temp file and checks them: jsonl_errors({line}) works.
 std::string jsonl_errors(const std::vector<std::string>& lines);
+
+/// Calls `done` every few milliseconds until it returns true (true) or `limit` passed (false):
+/// waiting for another thread or process without a timed assertion.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(10));
 
 /// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.
 fieldlog::Timestamp fixed_clock() noexcept;
