@@ -3,8 +3,8 @@
 #include "encode/json_safe.hpp"
 
 #include <array>
-#include <cmath>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -38,7 +38,7 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
         return mask != 0 ? n - 16 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
     }
 #endif
-    if (n <= 16 && copy_short_safe(nullptr, p, n)) return n;
+    if (n <= kShortJsonText && copy_short_safe(nullptr, p, n)) return n;
     std::size_t i = 0;
     while (i < n && kJsonSafe[p[i]]) ++i;
     return i;

@@ -28,7 +28,7 @@ namespace {
     for (const Channel& channel : pipeline->channels) {
         if (level < channel.min_level) continue;
         buffer.clear();
-        const RecordInput record{now,     level, logger, message, bound_segment(bound, channel.options.format),
+        const RecordInput record{now, level, logger, message, bound_segment(bound, channel.options.format),
                                  context.scopes.segment(channel.options.format), fields};
         try {
             encode_record(channel.options, buffer, context.scratch, record);
