@@ -3,8 +3,6 @@
 // other than each sink's own.
 #include "fieldlog/logger.hpp"
 
-#include <chrono>
-
 #include "control/state.hpp"
 #include "encode/encode.hpp"
 #include "record/bound_fields.hpp"
@@ -21,7 +19,7 @@ namespace {
                                                        std::string_view logger, const BoundFields* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
     if (pipeline == nullptr || level < pipeline->min_level) return;
-    const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : Timestamp(std::chrono::system_clock::now());
+    const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
     bool oversized = false;

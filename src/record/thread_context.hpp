@@ -1,6 +1,7 @@
 // Everything one thread owns on the record path: the record buffer, a scratch buffer for fmt,
-// its hazard slot (which pipeline it is using right now) and its counters. Registered with the
-// global state so configure() can wait for readers and metrics() can sum counters.
+// its clock, its hazard slot (which pipeline it is using right now) and its counters.
+// Registered with the global state so configure() can wait for readers and metrics() can sum
+// counters.
 #pragma once
 
 #include <array>
@@ -9,6 +10,7 @@
 
 #include "fieldlog/level.hpp"
 #include "record/buffer.hpp"
+#include "record/record_clock.hpp"
 #include "record/scope_stack.hpp"
 
 namespace fieldlog::detail {
@@ -42,6 +44,8 @@ struct ThreadContext {
     /// True while this thread is inside a logging call (a nested call is dropped and counted).
     bool busy = false;
     ThreadCounters counters;
+    /// The time of this thread's records when the configuration names no clock.
+    RecordClock clock;
     /// The fields of the fieldlog::Scope objects open on this thread, encoded.
     ScopeStack scopes;
 };

@@ -1,0 +1,103 @@
+// The record clock's cold half: samples of the system clocks against the counter, the
+// process-wide origin the counter's rate is measured from, and re-anchoring.
+#include "record/record_clock.hpp"
+
+#include <time.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+namespace fieldlog::detail {
+namespace {
+
+#if defined(__x86_64__)
+
+constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
+/// The counter's rate is trusted once measured over this long (a sample's ~30 ns of jitter is
+/// then under 1 ppm of the baseline).
+constexpr std::int64_t kMinBaselineNanos = 50'000'000;
+/// A sample whose first and last counter reads are further apart than this was interrupted
+/// (clock_gettime takes ~100 ticks): it is read again, or not used.
+constexpr std::uint64_t kMaxSampleTicks = 20'000;
+constexpr int kSampleAttempts = 4;
+
+__extension__ using Wide = unsigned __int128;  // 32.32 fixed-point quotients of 64-bit values
+
+/// Both system clocks, each with the counter read around it.
+struct Sample {
+    std::uint64_t wall_ticks = 0;
+    Timestamp wall{};
+    std::uint64_t monotonic_ticks = 0;
+    std::int64_t monotonic = 0;  ///< CLOCK_MONOTONIC in ns: the rate of system_clock, without its steps
+    std::uint64_t spread = ~std::uint64_t{0};  ///< ticks from the first counter read to the last
+};
+
+Sample take_sample() noexcept {
+    Sample best;
+    for (int attempt = 0; attempt < kSampleAttempts && best.spread > kMaxSampleTicks; ++attempt) {
+        timespec wall{};
+        timespec monotonic{};
+        const std::uint64_t t0 = __rdtsc();
+        ::clock_gettime(CLOCK_REALTIME, &wall);
+        const std::uint64_t t1 = __rdtsc();
+        ::clock_gettime(CLOCK_MONOTONIC, &monotonic);
+        const std::uint64_t t2 = __rdtsc();
+        if (t2 - t0 < best.spread) {
+            best = Sample{t0 + (t1 - t0) / 2, Timestamp(wall.tv_sec, static_cast<std::uint32_t>(wall.tv_nsec)),
+                          t1 + (t2 - t1) / 2, monotonic.tv_sec * kNanosPerSecond + monotonic.tv_nsec, t2 - t0};
+        }
+    }
+    return best;
+}
+
+/// True when the kernel keeps time with the TSC: then it has found the counter invariant and
+/// synchronised across CPUs, which is what reading it on any CPU between anchors needs.
+bool kernel_clock_is_tsc() {
+    std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    std::string name;
+    return static_cast<bool>(source >> name) && name == "tsc";
+}
+
+/// Where the counter's rate is measured from: taken when the library loads, so that the rate
+/// is known by the time most programs log. Zero (unusable) for a record logged from another
+/// library's static initialiser before this one ran.
+struct Origin {
+    bool usable = false;
+    Sample sample;
+};
+
+Origin take_origin() {
+    if (!kernel_clock_is_tsc()) return Origin{};
+    const Sample sample = take_sample();
+    return Origin{sample.spread <= kMaxSampleTicks, sample};
+}
+
+const Origin g_origin = take_origin();
+
+#endif
+
+}  // namespace
+
+Timestamp RecordClock::reanchor() noexcept {
+#if defined(__x86_64__)
+    span_ticks_ = 0;
+    if (!g_origin.usable) return Timestamp(std::chrono::system_clock::now());
+    const Sample now = take_sample();
+    const std::int64_t baseline = now.monotonic - g_origin.sample.monotonic;
+    const std::uint64_t ticks = now.monotonic_ticks - g_origin.sample.monotonic_ticks;
+    if (now.spread > kMaxSampleTicks || baseline < kMinBaselineNanos || now.monotonic_ticks <= g_origin.sample.monotonic_ticks) {
+        return now.wall;  // not a trustworthy anchor (yet): the next call samples again
+    }
+    nanos_per_tick_ = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / ticks);
+    if (nanos_per_tick_ == 0) return now.wall;
+    span_ticks_ = static_cast<std::uint64_t>((static_cast<Wide>(kAnchorNanos) << 32) / nanos_per_tick_);
+    anchor_ticks_ = now.wall_ticks;
+    anchor_ = now.wall;
+    return now.wall;
+#else
+    return Timestamp(std::chrono::system_clock::now());
+#endif
+}
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,106 @@
+// The record clock: system_clock time read through the CPU's counter between anchors. Each
+// reading is bracketed by two system_clock reads; the counter's path must stay inside them
+// (give or take the stated error), and must actually be taken where the kernel keeps time
+// with the TSC.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "record/record_clock.hpp"
+#include "support/test_support.hpp"
+
+namespace {
+
+using std::chrono::nanoseconds;
+using std::chrono::system_clock;
+
+/// An anchor sample may be off by half a sample (at most ~5 µs); the counter's rate, measured
+/// over 50 ms or more, adds well under a microsecond across one anchor span.
+constexpr std::int64_t kToleranceNanos = 50'000;
+
+std::int64_t nanos_of(fieldlog::Timestamp t) { return t.seconds * 1'000'000'000 + t.nanos; }
+std::int64_t nanos_of(system_clock::time_point t) {
+    return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count();
+}
+
+bool kernel_clock_is_tsc() {
+    std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+    std::string name;
+    return static_cast<bool>(source >> name) && name == "tsc";
+}
+
+/// Reads `clock` between two system_clock reads for `duration`; returns how many readings fell
+/// outside their bracket by more than the tolerance.
+int readings_outside_bracket(fieldlog::detail::RecordClock& clock, std::chrono::milliseconds duration) {
+    int outside = 0;
+    const auto stop = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < stop) {
+        const std::int64_t before = nanos_of(system_clock::now());
+        const std::int64_t reading = nanos_of(clock.now());
+        const std::int64_t after = nanos_of(system_clock::now());
+        if (reading < before - kToleranceNanos || reading > after + kToleranceNanos) {
+            UNSCOPED_INFO("reading " << reading << " outside [" << before << ", " << after << "]");
+            ++outside;
+        }
+    }
+    return outside;
+}
+
+}  // namespace
+
+TEST_CASE("the record clock reads system_clock time, through the counter where the kernel uses it",
+          "[record_clock]") {
+    fieldlog::detail::RecordClock clock;
+    // The counter's rate is trusted after 50 ms of process life; 300 ms covers that and
+    // hundreds of re-anchorings.
+    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(300)) == 0);
+    if (!kernel_clock_is_tsc()) FIELDLOG_TEST_SKIP("the kernel's clocksource is not tsc: every reading is system_clock's");
+    CHECK(clock.interpolating());
+}
+
+TEST_CASE("every thread's record clock stays on system_clock time", "[record_clock][concurrent]") {
+    constexpr int kThreads = 4;
+    std::vector<int> outside(kThreads, -1);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+        threads.emplace_back([&outside, i] {
+            fieldlog::detail::RecordClock clock;
+            outside[static_cast<std::size_t>(i)] = readings_outside_bracket(clock, std::chrono::milliseconds(100));
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const int n : outside) CHECK(n == 0);
+}
+
+TEST_CASE("records carry the record clock's time unless the configuration names a clock", "[record_clock]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.timestamp = {.precision = fieldlog::TimestampPrecision::unix_nanos},
+                         .sinks = {{.target = sink}}});
+    const auto log = fieldlog::get("clock");
+    std::vector<std::pair<std::int64_t, std::int64_t>> brackets;
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (std::chrono::steady_clock::now() < stop) {
+        const std::int64_t before = nanos_of(system_clock::now());
+        log.info("tick");
+        brackets.emplace_back(before, nanos_of(system_clock::now()));
+    }
+    const std::vector<std::string> lines = sink->lines();
+    REQUIRE(lines.size() == brackets.size());
+    int outside = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::int64_t ts = std::stoll(lines[i].substr(std::string_view("{\"ts\":").size()));
+        if (ts < brackets[i].first - kToleranceNanos || ts > brackets[i].second + kToleranceNanos) {
+            UNSCOPED_INFO(lines[i] << " outside [" << brackets[i].first << ", " << brackets[i].second << "]");
+            ++outside;
+        }
+    }
+    CHECK(outside == 0);
+    fieldlog::configure({.sinks = {}});
+}
