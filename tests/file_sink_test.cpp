@@ -4,7 +4,6 @@
 #include <date/date.h>
 #include <date/tz.h>
 
-#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 using fieldlog_test::jsonl_file_errors;
 using fieldlog_test::read_file;
 using fieldlog_test::read_lines;
+using fieldlog_test::StderrTo;
 using fieldlog_test::TempDir;
 using fieldlog_test::wait_until;
 using namespace std::chrono_literals;
@@ -52,25 +52,6 @@ std::vector<int> numbers_in(const std::string& path) {
     for (const std::string& line : read_lines(path)) numbers.push_back(std::stoi(line.substr(5)));
     return numbers;
 }
-
-/// Points stderr at a file (default /dev/null) while alive: sinks report failures there.
-class StderrTo {
-public:
-    explicit StderrTo(const std::string& path = "/dev/null") : saved_(::dup(STDERR_FILENO)) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ::dup2(fd, STDERR_FILENO);
-        ::close(fd);
-    }
-    ~StderrTo() {
-        ::dup2(saved_, STDERR_FILENO);
-        ::close(saved_);
-    }
-    StderrTo(const StderrTo&) = delete;
-    StderrTo& operator=(const StderrTo&) = delete;
-
-private:
-    int saved_;
-};
 
 /// Sets TZ for one scope and calls tzset(3): the local time of localtime_r(3) and mktime(3).
 class LocalZone {

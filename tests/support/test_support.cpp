@@ -1,5 +1,6 @@
 #include "support/test_support.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -56,6 +57,17 @@ std::string jsonl_errors(const std::vector<std::string>& lines) {
         for (const std::string& line : lines) out << line << '\n';
     }
     return jsonl_file_errors(path);
+}
+
+StderrTo::StderrTo(const std::string& path) : saved_(::dup(STDERR_FILENO)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::close(fd);
+}
+
+StderrTo::~StderrTo() {
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
 }
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {

@@ -1,6 +1,6 @@
-// Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, a
-// fixed clock for golden lines, a logger wired to a MemorySink, polling with a deadline, and a
-// skip CTest reports.
+// Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, stderr
+// sent to a file, a fixed clock for golden lines, a logger wired to a MemorySink, polling with a
+// deadline, and a skip CTest reports.
 #pragma once
 
 #include <chrono>
@@ -46,6 +46,18 @@ std::string read_file(const std::string& path);
 std::string jsonl_file_errors(const std::string& path);
 /// Writes `lines` (each + '\n') to a temp file and checks them: jsonl_errors({line}) works.
 std::string jsonl_errors(const std::vector<std::string>& lines);
+
+/// Points stderr at a file (default /dev/null) while alive: sinks report failures there.
+class StderrTo {
+public:
+    explicit StderrTo(const std::string& path = "/dev/null");
+    ~StderrTo();
+    StderrTo(const StderrTo&) = delete;
+    StderrTo& operator=(const StderrTo&) = delete;
+
+private:
+    int saved_;
+};
 
 /// Calls `done` every few milliseconds until it returns true (true) or `limit` passed (false):
 /// waiting for another thread or process without a timed assertion.
