@@ -1,10 +1,12 @@
 // The UDP sink against an in-test receiver on loopback: framing (JSON, RFC 5424 headers),
-// batches, the oversize rule, a missing receiver, a receiver that never reads, re-resolving a
-// host name that moves, and 200,000 records from 4 threads over IPv4 and IPv6 with every
-// datagram byte-exact and every record accounted for.
+// batches, the oversize rule, a missing receiver, a receiver that never reads, a full send
+// buffer and other send errors, re-resolving a host name that moves, and 200,000 records from
+// 4 threads over IPv4 and IPv6 with every datagram byte-exact and every record accounted for.
 //
 // NOTE: this file defines getaddrinfo(3) for the whole test binary, so that one made-up name
 // (kMovingHost) resolves to whatever the test says; every other name goes to the real resolver.
+// It defines sendmmsg(2) too, so that a test can make sends fail (SendFault); unarmed, every
+// call goes to the real one.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -14,7 +16,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -28,6 +32,9 @@
 #include "support/test_support.hpp"
 
 using fieldlog_test::jsonl_errors;
+using fieldlog_test::read_file;
+using fieldlog_test::StderrTo;
+using fieldlog_test::TempDir;
 using fieldlog_test::wait_until;
 using namespace std::chrono_literals;
 
@@ -162,6 +169,34 @@ public:
     void point_at(const char* address) noexcept { moving_host_address.store(address); }
 };
 
+// A full socket buffer (EAGAIN) or device queue (ENOBUFS) never happens on loopback (see the
+// never-reading receiver test), so the sendmmsg below fails the calls a test arms instead.
+std::atomic<int> send_calls{0};            ///< sendmmsg calls so far, failed ones included
+std::atomic<unsigned> send_partial{0};     ///< when armed: messages the next call sends before the failures
+std::atomic<int> send_failures_left{0};    ///< calls still to fail
+std::atomic<int> send_failure_errno{0};
+
+/// Makes sendmmsg fail `calls` times with `error` for one scope, after a first call that sends
+/// only its first `sent_first` messages (0: the first call fails already). That is what the
+/// kernel does when the buffer fills midway through a batch: it returns how many went out, and
+/// the next call meets the full buffer.
+class SendFault {
+public:
+    SendFault(int error, int calls, unsigned sent_first = 0) {
+        send_failure_errno.store(error);
+        send_partial.store(sent_first);
+        send_failures_left.store(calls);
+    }
+    ~SendFault() {
+        send_failures_left.store(0);
+        send_partial.store(0);
+    }
+    SendFault(const SendFault&) = delete;
+    SendFault& operator=(const SendFault&) = delete;
+    /// Armed failures no call has used.
+    [[nodiscard]] static int unused() noexcept { return send_failures_left.load(); }
+};
+
 }  // namespace
 
 // kMovingHost resolves to moving_host_address (through the real resolver given the literal, so
@@ -181,6 +216,21 @@ extern "C" int getaddrinfo(const char* __restrict name, const char* __restrict s
     addrinfo numeric = hints != nullptr ? *hints : addrinfo{};
     numeric.ai_flags |= AI_NUMERICHOST;
     return real(address, service, &numeric, result);
+}
+
+// Fails the calls a SendFault armed (see there); every other call is the real sendmmsg's.
+extern "C" int sendmmsg(int fd, mmsghdr* messages, unsigned int count, int flags) {
+    using Sender = int (*)(int, mmsghdr*, unsigned int, int);
+    static const auto real = reinterpret_cast<Sender>(::dlsym(RTLD_NEXT, "sendmmsg"));
+    send_calls.fetch_add(1);
+    if (const unsigned partial = send_partial.exchange(0); partial > 0) return real(fd, messages, std::min(count, partial), flags);
+    for (int left = send_failures_left.load(); left > 0;) {
+        if (send_failures_left.compare_exchange_weak(left, left - 1)) {
+            errno = send_failure_errno.load();
+            return -1;
+        }
+    }
+    return real(fd, messages, count, flags);
 }
 
 TEST_CASE("json framing sends each record as one datagram without its newline", "[udp_sink]") {
@@ -320,7 +370,8 @@ TEST_CASE("a receiver that never reads costs the caller nothing: each record is 
     // Linux loopback hands a datagram to the receiving socket within send(2) and drops it there
     // when that buffer is full, so the sender sees neither EAGAIN nor ENOBUFS (tried on 6.x: a
     // 4.6 KB SO_SNDBUF, 60 KB datagrams, two threads sending on one socket). This pins the
-    // accounting and that no call blocks; the EAGAIN branch itself is out of a loopback test's reach.
+    // accounting and that no call blocks; the EAGAIN branch is reached through a SendFault in
+    // the next test.
     const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd >= 0);
     struct Close {
@@ -350,6 +401,98 @@ TEST_CASE("a receiver that never reads costs the caller nothing: each record is 
     CHECK(counters.records + counters.dropped == batch.size() * kBatches);
     CHECK(counters.errors <= counters.dropped);  // a failed sendmmsg drops at least its own record
     CHECK(counters.bytes == counters.records * (line.size() - 1));
+}
+
+TEST_CASE("a full send buffer (EAGAIN, ENOBUFS) drops the rest of the batch at once and counts it, and later records arrive", "[udp_sink]") {
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    const TempDir dir;
+    const std::string report = dir.file("stderr.txt");
+    const struct {
+        const char* name;
+        int error;
+    } cases[] = {{"EAGAIN", EAGAIN}, {"ENOBUFS", ENOBUFS}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            fieldlog::UdpSink sink({.address = receiver.address()});
+            std::vector<std::string> lines;
+            for (int i = 0; i < 30; ++i) lines.push_back(json_line(std::string(c.name) + " " + std::to_string(i)));
+            const auto batch = [&](std::size_t first) {  // lines[first, first + 10)
+                std::vector<fieldlog::RecordView> views;
+                for (std::size_t i = first; i < first + 10; ++i) views.push_back(view(lines[i]));
+                return views;
+            };
+            // Far more failures than calls the sink should make: a sink that retried would use
+            // them up (and, retrying forever, still end), instead of hanging the test.
+            constexpr int kArmed = 1000;
+            const auto started = std::chrono::steady_clock::now();
+            {
+                const StderrTo capture(report);
+                const SendFault fault(c.error, kArmed, 4);  // the buffer fills after 4 of 10
+                const int calls_before = send_calls.load();
+                sink.write_batch(batch(0));
+                CHECK(send_calls.load() - calls_before == 2);  // the 4 that went out, one failed call
+                sink.write_batch(batch(10));                   // full from the first message on
+                CHECK(send_calls.load() - calls_before == 3);
+                CHECK(SendFault::unused() == kArmed - 2);      // nothing retried
+            }
+            // No retry and no wait: a failed batch costs one call, microseconds (the bound is loose
+            // for a loaded machine; a backoff would be far longer).
+            CHECK(std::chrono::steady_clock::now() - started < 250ms);
+            fieldlog::SinkCounters counters = sink.counters();
+            CHECK(counters.records == 4);
+            CHECK(counters.dropped == 6 + 10);
+            CHECK(counters.errors == 2);  // one per failed sendmmsg (sink.hpp: failed system calls)
+            // Two failures within a second: one line, with the errno text.
+            CHECK(read_file(report) == "fieldlog: udp sink " + receiver.address() + ": send: " + std::strerror(c.error) + "\n");
+
+            sink.write_batch(batch(20));  // the buffer has room again
+            const std::vector<std::string> got = receiver.wait_for(4 + 10);
+            REQUIRE(got.size() == 4 + 10);
+            for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] + "\n" == lines[i]);
+            for (std::size_t i = 0; i < 10; ++i) CHECK(got[4 + i] + "\n" == lines[20 + i]);
+            counters = sink.counters();
+            CHECK(counters.records == got.size());
+            CHECK(lines.size() == counters.records + counters.dropped);  // sent == received + dropped
+            CHECK(counters.errors == 2);
+        }
+    }
+}
+
+TEST_CASE("another send error (ECONNREFUSED, EPERM) loses only the record it was for: the rest of the batch goes out", "[udp_sink]") {
+    // ECONNREFUSED is a receiver's ICMP answer to an earlier datagram, EPERM a firewall rule:
+    // neither says the next datagram would fail too.
+    Receiver receiver(AF_INET);
+    REQUIRE(receiver.ok());
+    const struct {
+        const char* name;
+        int error;
+    } cases[] = {{"ECONNREFUSED", ECONNREFUSED}, {"EPERM", EPERM}};
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            fieldlog::UdpSink sink({.address = receiver.address()});
+            std::vector<std::string> lines;
+            std::vector<fieldlog::RecordView> views;
+            for (int i = 0; i < 10; ++i) lines.push_back(json_line(std::string(c.name) + " " + std::to_string(i)));
+            for (const std::string& line : lines) views.push_back(view(line));
+            {
+                const StderrTo quiet;  // the sink reports the failure there
+                const SendFault fault(c.error, 2);
+                const int calls_before = send_calls.load();
+                sink.write_batch(views);
+                CHECK(send_calls.load() - calls_before == 3);  // two failed, one sent the other 8
+                CHECK(SendFault::unused() == 0);
+            }
+            const std::vector<std::string> got = receiver.wait_for(8);
+            REQUIRE(got.size() == 8);
+            for (std::size_t i = 0; i < 8; ++i) CHECK(got[i] + "\n" == lines[2 + i]);
+            const fieldlog::SinkCounters counters = sink.counters();
+            CHECK(counters.records == 8);
+            CHECK(counters.dropped == 2);
+            CHECK(counters.errors == 2);
+            CHECK(lines.size() == counters.records + counters.dropped);
+        }
+    }
 }
 
 TEST_CASE("bad UDP addresses and options are rejected at construction", "[udp_sink]") {
