@@ -38,9 +38,10 @@ struct UdpSinkOptions {
 /// - The address is resolved at construction (a name through getaddrinfo, the first result);
 ///   a name, not a literal, is resolved again every resolve_interval on the background thread,
 ///   so DNS never delays a caller. IPv6 literals need brackets.
-/// - A missing receiver (ECONNREFUSED), a full socket buffer (EAGAIN, ENOBUFS) or any other
-///   send error drops the record and counts it (dropped and errors); the caller never blocks.
-///   Errors are reported on stderr at most once per second.
+/// - A missing receiver (ECONNREFUSED) or any other send error drops the record it was for;
+///   a full socket buffer (EAGAIN, ENOBUFS) drops the rest of the batch, which would fail too.
+///   Each failed call counts one error, each lost record one drop; nothing but EINTR is
+///   retried and the caller never blocks. Errors are reported on stderr at most once per second.
 /// - rfc5424: PRI = facility × 8 + severity (trace and debug 7, info 6, warn 4, error 3,
 ///   fatal 2); TIMESTAMP in UTC with 6 fraction digits, floored (RFC 5424 allows at most 6);
 ///   HOSTNAME, APP-NAME and PROCID keep printable ASCII only (others become '_') and are cut
