@@ -425,7 +425,6 @@ TEST_CASE("a full send buffer (EAGAIN, ENOBUFS) drops the rest of the batch at o
             // Far more failures than calls the sink should make: a sink that retried would use
             // them up (and, retrying forever, still end), instead of hanging the test.
             constexpr int kArmed = 1000;
-            const auto started = std::chrono::steady_clock::now();
             {
                 const StderrTo capture(report);
                 const SendFault fault(c.error, kArmed, 4);  // the buffer fills after 4 of 10
@@ -436,9 +435,6 @@ TEST_CASE("a full send buffer (EAGAIN, ENOBUFS) drops the rest of the batch at o
                 CHECK(send_calls.load() - calls_before == 3);
                 CHECK(SendFault::unused() == kArmed - 2);      // nothing retried
             }
-            // No retry and no wait: a failed batch costs one call, microseconds (the bound is loose
-            // for a loaded machine; a backoff would be far longer).
-            CHECK(std::chrono::steady_clock::now() - started < 250ms);
             fieldlog::SinkCounters counters = sink.counters();
             CHECK(counters.records == 4);
             CHECK(counters.dropped == 6 + 10);

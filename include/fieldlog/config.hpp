@@ -79,7 +79,7 @@ struct Config {
     DurationFormat duration = DurationFormat::string;
     AsyncConfig async{};
     std::vector<SinkConfig> sinks{SinkConfig{}};  ///< default: one stdout sink; empty: no sinks
-    ClockFn clock = nullptr;                       ///< nullptr: std::chrono::system_clock
+    ClockFn clock = nullptr;                       ///< nullptr: system_clock time (README: the record's time)
     std::string source{};                          ///< the file it was loaded from; "" in code
 
     // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT).
