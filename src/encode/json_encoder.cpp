@@ -108,6 +108,17 @@ void JsonEncoder::write_fields(std::span<const Field> fields) {
     }
 }
 
+[[gnu::always_inline]] inline void JsonEncoder::write_value(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::int64: append_int(out_, v.as_int64()); return;
+        case Value::Kind::string: append_json_string(out_, v.as_string()); return;
+        case Value::Kind::time:
+            out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), v.as_time(), append_rfc3339_value));
+            return;
+        default: write_other_value(v);
+    }
+}
+
 void JsonEncoder::value(const Value& v) {
     if (v.kind() == Value::Kind::custom) {
         // A value that cannot be written (too deep, no key) is not asked to write itself: a
@@ -192,14 +203,12 @@ char* JsonEncoder::write_timestamp(char* o, Timestamp t, AppendTime append) cons
     return o;
 }
 
-void JsonEncoder::write_value(const Value& v) {
+void JsonEncoder::write_other_value(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::null: out_.append("null"); break;
         case Value::Kind::boolean: out_.append(v.as_bool() ? "true" : "false"); break;
-        case Value::Kind::int64: append_int(out_, v.as_int64()); break;
         case Value::Kind::uint64: append_uint(out_, v.as_uint64()); break;
         case Value::Kind::float64: append_float_value(out_, v.as_double(), "\""); break;
-        case Value::Kind::string: append_json_string(out_, v.as_string()); break;
         case Value::Kind::duration:
             switch (options_.duration) {
                 case DurationFormat::string:
@@ -213,9 +222,9 @@ void JsonEncoder::write_value(const Value& v) {
                     break;
             }
             break;
-        case Value::Kind::time:
-            out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), v.as_time(), append_rfc3339_value));
-            break;
+        case Value::Kind::int64:
+        case Value::Kind::string:
+        case Value::Kind::time: write_value(v); break;
         case Value::Kind::error_code:
             out_.push_back('"');
             {
