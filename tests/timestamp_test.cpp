@@ -745,6 +745,28 @@ TEST_CASE("The record's clock and time values in fields keep separate caches, ea
     }
 }
 
+TEST_CASE("Field times of three minutes in any order each get their own text", "[timestamp]") {
+    // Field times have two caches, the recent one tried first: this order hits the recent one,
+    // the other one, and misses both (a third minute evicts the least recently used).
+    const Timestamp values[] = {at(date::sys_days{date::year{1970} / 1 / 1}, 3s, 1),
+                                at(date::sys_days{date::year{1980} / 1 / 1}, 12h + 59s, 2),
+                                at(date::sys_days{date::year{2026} / 3 / 29}, 1h + 30s, 3)};
+    const auto value_text = [](Timestamp t, Precision p, TimeZone zone) {
+        char buf[fieldlog::max_rfc3339_size];
+        return std::string(buf, fieldlog::detail::append_rfc3339_value(buf, t, {p, zone}));
+    };
+    std::minstd_rand order(7);
+    for (const TestZone& zone : test_zones()) {
+        std::vector<std::array<std::string, precision_count>> expected;
+        for (const Timestamp& value : values) expected.push_back(date_reference(value, zone.theirs));
+        for (int step = 0; step < 300; ++step) {
+            const std::size_t v = order() % std::size(values);
+            const std::size_t p = order() % precision_count;
+            REQUIRE(value_text(values[v], all_precisions[p], zone.ours) == expected[v][p]);
+        }
+    }
+}
+
 TEST_CASE("Threads writing at once each get their own zone's text", "[timestamp][concurrent]") {
     std::vector<std::thread> threads;
     std::vector<int> failures(test_zones().size());

@@ -2,8 +2,9 @@
 // appends them straight into the record buffer through append_rfc3339; the calendar prefix and
 // the zone offset are cached per thread (for the minute: every second of it is a hit), so the
 // common case copies ~20 bytes and writes the seconds and the fraction. The record's own time
-// and time values in fields have a cache each, so that neither evicts the other. No heap, no locale, no strftime, no localtime_r on this path; zones are
-// loaded once, on the cold path, from date's tz database (src/encode/timestamp.cpp).
+// has a cache, time values in fields two (a record often carries field times of two minutes),
+// so that none evicts another. No heap, no locale, no strftime, no localtime_r on this path;
+// zones are loaded once, on the cold path, from date's tz database (src/encode/timestamp.cpp).
 #pragma once
 
 #include <chrono>

@@ -172,15 +172,23 @@ struct ThreadCache {
     std::int64_t rule_end = 0;
 };
 
-/// Which of a thread's two caches a call uses: the record's own time (the clock, the same
-/// second for many records in a row) or a time value in a field (often days or years from
-/// now: sharing one cache, the clock and the field would evict each other on every record).
+/// Which of a thread's caches a call uses: the record's own time (the clock, the same second
+/// for many records in a row) or a time value in a field (often days or years from now:
+/// sharing one cache, the clock and the field would evict each other on every record).
 enum class Slot { clock, field };
+
+/// Time values in fields get two caches, the one used last tried first: a record that carries
+/// times of two minutes (a request's start and a user's creation date) then misses on neither.
+struct FieldCaches {
+    ThreadCache entries[2];
+    unsigned recent = 0;  ///< the entry the last field time used
+};
 
 // initial-exec: one %fs-relative load even though the library is built position-independent,
 // where the default model is a call to __tls_get_addr (and a stack frame around it). The cost
-// is ~200 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
-[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache thread_caches[2];
+// is ~350 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache clock_cache;
+[[gnu::tls_model("initial-exec")]] constinit thread_local FieldCaches field_caches;
 
 constexpr std::uint64_t utc_suffix = 'Z';
 
@@ -291,6 +299,22 @@ char* append_cached(const ThreadCache& cache, char* out, Timestamp t, TimestampP
     return append_cached(cache, out, t, f.precision);
 }
 
+/// True when `cache` holds t's minute in f's zone.
+bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noexcept {
+    // Unsigned: no overflow for any t.seconds, and one before `first` wraps far beyond span.
+    const std::uint64_t into_cached = static_cast<std::uint64_t>(t.seconds) - static_cast<std::uint64_t>(cache.first);
+    return into_cached < cache.span && zone_key(f.zone.data()) == cache.zone;
+}
+
+/// A field time the recent field cache missed: the other one holds it, or is refilled (it is
+/// the least recently used); either way it becomes the recent one.
+[[gnu::noinline]] char* append_other_field(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    field_caches.recent ^= 1U;
+    ThreadCache& cache = field_caches.entries[field_caches.recent];
+    if (holds(cache, t, f)) return append_cached(cache, out, t, f.precision);
+    return append_uncached(cache, out, t, f);
+}
+
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
 /// Out of line: its digit loop would otherwise widen the stack frame of the cached path.
 [[gnu::noinline]] char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
@@ -336,12 +360,14 @@ char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     // Every slow path leaves by a tail call, so the cached path stays a leaf without a frame.
     if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried<S>(out, t, f);
     if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
-    ThreadCache& cache = thread_caches[static_cast<int>(S)];
-    // Unsigned: no overflow for any t.seconds, and one before `first` wraps far beyond span.
-    const std::uint64_t into_cached = static_cast<std::uint64_t>(t.seconds) - static_cast<std::uint64_t>(cache.first);
-    if (into_cached >= cache.span || zone_key(f.zone.data()) != cache.zone) [[unlikely]]
-        return append_uncached(cache, out, t, f);
-    return append_cached(cache, out, t, f.precision);
+    if constexpr (S == Slot::clock) {
+        if (!holds(clock_cache, t, f)) [[unlikely]] return append_uncached(clock_cache, out, t, f);
+        return append_cached(clock_cache, out, t, f.precision);
+    } else {
+        const ThreadCache& recent = field_caches.entries[field_caches.recent];
+        if (!holds(recent, t, f)) [[unlikely]] return append_other_field(out, t, f);
+        return append_cached(recent, out, t, f.precision);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
