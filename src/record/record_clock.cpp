@@ -17,6 +17,7 @@ constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
 /// The counter's rate is trusted once measured over this long (a sample's ~30 ns of jitter is
 /// then under 1 ppm of the baseline).
 constexpr std::int64_t kMinBaselineNanos = 50'000'000;
+constexpr std::int64_t kRoughBaselineNanos = 1'000'000;
 /// A sample whose first and last counter reads are further apart than this was interrupted
 /// (clock_gettime takes ~100 ticks): it is read again, or not used.
 constexpr std::uint64_t kMaxSampleTicks = 20'000;
@@ -79,17 +80,27 @@ const Origin g_origin = take_origin();
 
 }  // namespace
 
-Timestamp RecordClock::reanchor() noexcept {
+Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
 #if defined(__x86_64__)
     span_ticks_ = 0;
-    if (!g_origin.usable) return Timestamp(std::chrono::system_clock::now());
+    if (!g_origin.usable || ticks < calibrate_at_) return Timestamp(std::chrono::system_clock::now());
     const Sample now = take_sample();
     const std::int64_t baseline = now.monotonic - g_origin.sample.monotonic;
-    const std::uint64_t ticks = now.monotonic_ticks - g_origin.sample.monotonic_ticks;
-    if (now.spread > kMaxSampleTicks || baseline < kMinBaselineNanos || now.monotonic_ticks <= g_origin.sample.monotonic_ticks) {
-        return now.wall;  // not a trustworthy anchor (yet): the next call samples again
+    const std::uint64_t since_origin = now.monotonic_ticks - g_origin.sample.monotonic_ticks;
+    if (now.spread > kMaxSampleTicks || now.monotonic_ticks <= g_origin.sample.monotonic_ticks) {
+        return now.wall;  // not a trustworthy anchor: the next call samples again
     }
-    nanos_per_tick_ = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / ticks);
+    if (baseline < kMinBaselineNanos) {
+        // Sampling again before the baseline is long enough would only cost: estimate when it
+        // is, once the rate is roughly known (a sample's spread is under 1% of 1 ms).
+        if (baseline >= kRoughBaselineNanos) {
+            calibrate_at_ = g_origin.sample.monotonic_ticks +
+                            static_cast<std::uint64_t>(static_cast<Wide>(since_origin) * kMinBaselineNanos /
+                                                       static_cast<std::uint64_t>(baseline));
+        }
+        return now.wall;
+    }
+    nanos_per_tick_ = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / since_origin);
     if (nanos_per_tick_ == 0) return now.wall;
     span_ticks_ = static_cast<std::uint64_t>((static_cast<Wide>(kAnchorNanos) << 32) / nanos_per_tick_);
     anchor_ticks_ = now.wall_ticks;

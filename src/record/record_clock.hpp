@@ -29,7 +29,8 @@ public:
     /// The current system_clock time (within the bound above). Owned by one thread.
     Timestamp now() noexcept {
 #if defined(__x86_64__)
-        const std::uint64_t elapsed = __rdtsc() - anchor_ticks_;
+        const std::uint64_t ticks = __rdtsc();
+        const std::uint64_t elapsed = ticks - anchor_ticks_;
         if (elapsed < span_ticks_) [[likely]] {  // also false when the counter is behind the anchor
             // elapsed < kAnchorNanos worth of ticks: the product stays below 2^52.
             std::uint64_t nanos = anchor_.nanos + ((elapsed * nanos_per_tick_) >> 32);
@@ -40,8 +41,10 @@ public:
             }
             return Timestamp{seconds, static_cast<std::uint32_t>(nanos)};
         }
+        return reanchor(ticks);
+#else
+        return reanchor(0);
 #endif
-        return reanchor();
     }
 
     /// True while readings come from the counter (false: each one reads system_clock).
@@ -49,9 +52,11 @@ public:
 
 private:
     /// Reads system_clock, makes it the new anchor when the counter is usable, and returns it.
-    Timestamp reanchor() noexcept;
+    Timestamp reanchor(std::uint64_t ticks) noexcept;
 
     std::uint64_t anchor_ticks_ = 0;
+    /// Before this counter value the rate cannot be measured yet: system_clock alone is read.
+    std::uint64_t calibrate_at_ = 0;
     std::uint64_t span_ticks_ = 0;      ///< ticks until the next anchor; 0: read system_clock
     std::uint64_t nanos_per_tick_ = 0;  ///< 32.32 fixed point
     Timestamp anchor_{};
