@@ -224,7 +224,7 @@ void JsonEncoder::write_other_value(const Value& v) {
             break;
         case Value::Kind::int64:
         case Value::Kind::string:
-        case Value::Kind::time: write_value(v); break;
+        case Value::Kind::time: write_value(v); break;  // write_value's own kinds: the switch stays total
         case Value::Kind::error_code:
             out_.push_back('"');
             {

@@ -17,6 +17,8 @@ constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
 /// The counter's rate is trusted once measured over this long (a sample's ~30 ns of jitter is
 /// then under 1 ppm of the baseline).
 constexpr std::int64_t kMinBaselineNanos = 50'000'000;
+/// From this baseline on the rate is known well enough (a sample's spread is under 1% of it)
+/// to estimate when kMinBaselineNanos will be reached.
 constexpr std::int64_t kRoughBaselineNanos = 1'000'000;
 /// A sample whose first and last counter reads are further apart than this was interrupted
 /// (clock_gettime takes ~100 ticks): it is read again, or not used.
@@ -91,8 +93,7 @@ Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
         return now.wall;  // not a trustworthy anchor: the next call samples again
     }
     if (baseline < kMinBaselineNanos) {
-        // Sampling again before the baseline is long enough would only cost: estimate when it
-        // is, once the rate is roughly known (a sample's spread is under 1% of 1 ms).
+        // Sampling again before the baseline is long enough would only cost: estimate when it is.
         if (baseline >= kRoughBaselineNanos) {
             calibrate_at_ = g_origin.sample.monotonic_ticks +
                             static_cast<std::uint64_t>(static_cast<Wide>(since_origin) * kMinBaselineNanos /
