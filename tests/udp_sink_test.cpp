@@ -197,6 +197,12 @@ public:
     [[nodiscard]] static int unused() noexcept { return send_failures_left.load(); }
 };
 
+/// An errno a test makes sendmmsg fail with, and its name for the section.
+struct SendError {
+    const char* name;
+    int error;
+};
+
 }  // namespace
 
 // kMovingHost resolves to moving_host_address (through the real resolver given the literal, so
@@ -408,10 +414,7 @@ TEST_CASE("a full send buffer (EAGAIN, ENOBUFS) drops the rest of the batch at o
     REQUIRE(receiver.ok());
     const TempDir dir;
     const std::string report = dir.file("stderr.txt");
-    const struct {
-        const char* name;
-        int error;
-    } cases[] = {{"EAGAIN", EAGAIN}, {"ENOBUFS", ENOBUFS}};
+    const SendError cases[] = {{"EAGAIN", EAGAIN}, {"ENOBUFS", ENOBUFS}};
     for (const auto& c : cases) {
         DYNAMIC_SECTION(c.name) {
             fieldlog::UdpSink sink({.address = receiver.address()});
@@ -460,10 +463,7 @@ TEST_CASE("another send error (ECONNREFUSED, EPERM) loses only the record it was
     // neither says the next datagram would fail too.
     Receiver receiver(AF_INET);
     REQUIRE(receiver.ok());
-    const struct {
-        const char* name;
-        int error;
-    } cases[] = {{"ECONNREFUSED", ECONNREFUSED}, {"EPERM", EPERM}};
+    const SendError cases[] = {{"ECONNREFUSED", ECONNREFUSED}, {"EPERM", EPERM}};
     for (const auto& c : cases) {
         DYNAMIC_SECTION(c.name) {
             fieldlog::UdpSink sink({.address = receiver.address()});
