@@ -30,6 +30,7 @@ std::int64_t nanos_of(system_clock::time_point t) {
     return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count();
 }
 
+/// Read here rather than asked of the library: the test checks the library's own detection.
 bool kernel_clock_is_tsc() {
     std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
     std::string name;
