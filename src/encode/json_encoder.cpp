@@ -35,7 +35,7 @@ void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":` with one reservation.
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text));
     std::memcpy(o, "{\"ts\":", 6);
-    o = write_timestamp(o + 6, r.time, append_rfc3339);
+    o = write_timestamp<append_rfc3339>(o + 6, r.time);
     const LevelMember& level =
         kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
     std::memcpy(o, level.text, sizeof level.text);
@@ -100,7 +100,7 @@ void JsonEncoder::write_fields(std::span<const Field> fields) {
     has_items_[0] = true;
     for (const Field& f : fields) {
         write_key(f.key);
-        value(f.value);
+        write_member_value(f.value);
     }
     if (after_key_) {  // a custom value wrote nothing: keep the member valid
         out_.append("null");
@@ -112,11 +112,13 @@ void JsonEncoder::write_fields(std::span<const Field> fields) {
     switch (v.kind()) {
         case Value::Kind::int64: append_int(out_, v.as_int64()); return;
         case Value::Kind::string: append_json_string(out_, v.as_string()); return;
-        case Value::Kind::time:
-            out_.commit(write_timestamp(out_.reserve(max_rfc3339_size + 2), v.as_time(), append_rfc3339_value));
-            return;
+        case Value::Kind::time: write_time(v.as_time()); return;
         default: write_other_value(v);
     }
+}
+
+void JsonEncoder::write_time(Timestamp t) {
+    out_.commit(write_timestamp<append_rfc3339_value>(out_.reserve(max_rfc3339_size + 2), t));
 }
 
 void JsonEncoder::value(const Value& v) {
@@ -147,7 +149,7 @@ void JsonEncoder::close_all() {
     while (depth_ > 0) close();
 }
 
-bool JsonEncoder::open(char bracket, bool is_array) {
+inline bool JsonEncoder::open(char bracket, bool is_array) {
     if (depth_ == kMaxDepth) {
         out_.append(kDepthPlaceholder);
         return false;
@@ -160,7 +162,7 @@ bool JsonEncoder::open(char bracket, bool is_array) {
     return true;
 }
 
-void JsonEncoder::close() {
+inline void JsonEncoder::close() {
     if (after_key_) {
         out_.append("null");
         after_key_ = false;
@@ -193,14 +195,6 @@ void JsonEncoder::formatted(fmt::string_view format, fmt::format_args args) {
     fmt::vformat_to(std::back_inserter(scratch_), format, args);
     append_json_string(out_, scratch_.view());
     scratch_.shrink();
-}
-
-char* JsonEncoder::write_timestamp(char* o, Timestamp t, AppendTime append) const noexcept {
-    const bool quoted = !options_.timestamp.is_numeric();
-    if (quoted) *o++ = '"';
-    o = append(o, t, options_.timestamp);
-    if (quoted) *o++ = '"';
-    return o;
 }
 
 void JsonEncoder::write_other_value(const Value& v) {
@@ -247,7 +241,7 @@ void JsonEncoder::write_other_value(const Value& v) {
             if (open('{', false)) {
                 for (const Field& f : v.as_object()) {
                     write_key(f.key);
-                    value(f.value);
+                    write_member_value(f.value);
                 }
                 close();
             }

@@ -11,16 +11,6 @@ MemberIndex::~MemberIndex() {
     if (entries_ != inline_) ::operator delete(entries_);
 }
 
-void MemberIndex::open_object() noexcept {
-    ++depth_;
-    levels_[depth_] = Level{count_, 0};
-}
-
-void MemberIndex::close_object() noexcept {
-    count_ = levels_[depth_].first;
-    --depth_;
-}
-
 void MemberIndex::push(const Entry& entry) {
     if (count_ == capacity_) {
         auto* grown = static_cast<Entry*>(::operator new(capacity_ * 2 * sizeof(Entry)));

@@ -56,9 +56,15 @@ public:
     MemberIndex(const MemberIndex&) = delete;
     MemberIndex& operator=(const MemberIndex&) = delete;
 
-    /// A nested object starts / ends (the top level is always open).
-    void open_object() noexcept;
-    void close_object() noexcept;
+    /// A nested object starts / ends (the top level is always open). Inline: every object pays them.
+    void open_object() noexcept {
+        ++depth_;
+        levels_[depth_] = Level{count_, 0};
+    }
+    void close_object() noexcept {
+        count_ = levels_[depth_].first;
+        --depth_;
+    }
 
     /// Appends a pre-encoded run (its keys already unique) to the top level, cutting out the
     /// earlier members whose keys it repeats.
