@@ -337,6 +337,13 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
         {"nested object repeats its first key", R"(,"o":{"y":2,"x":3})", " o=\"{\\\"y\\\":2,\\\"x\\\":3}\""},
         {"nested object repeats its last key", R"(,"o":{"x":1,"y":3})", " o=\"{\\\"x\\\":1,\\\"y\\\":3}\""},
         {"reserved after rename", R"(,"fields.msg":2)", " fields.msg=2"},
+        // Objects whose keys are few, short and plain skip the key index; these three take it.
+        {"nested object of nine members repeats a key", R"(,"o":{"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"a":9})",
+         " o=\"{\\\"b\\\":2,\\\"c\\\":3,\\\"d\\\":4,\\\"e\\\":5,\\\"f\\\":6,\\\"g\\\":7,\\\"h\\\":8,\\\"a\\\":9}\""},
+        {"nested object repeats a long key", R"(,"o":{"y":2,"a_key_longer_than_16":3})",
+         " o=\"{\\\"y\\\":2,\\\"a_key_longer_than_16\\\":3}\""},
+        {"nested keys equal once invalid UTF-8 is replaced", ",\"o\":{\"\xEF\xBF\xBD\":2}",
+         " o=\"{\\\"\xEF\xBF\xBD\\\":2}\""},
     };
     for (const Case& c : cases) {
         DYNAMIC_SECTION(c.name) {
@@ -354,6 +361,14 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
                     fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"y", 2}, {"x", 3}}}});
                 } else if (name == "nested object repeats its last key") {
                     fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"y", 2}, {"y", 3}}}});
+                } else if (name == "nested object of nine members repeats a key") {
+                    fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"a", 1}, {"b", 2}, {"c", 3}, {"d", 4}, {"e", 5},
+                                                                            {"f", 6}, {"g", 7}, {"h", 8}, {"a", 9}}}});
+                } else if (name == "nested object repeats a long key") {
+                    fieldlog::get("test").info(
+                        "m", {{"o", fieldlog::Object{{"a_key_longer_than_16", 1}, {"y", 2}, {"a_key_longer_than_16", 3}}}});
+                } else if (name == "nested keys equal once invalid UTF-8 is replaced") {
+                    fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"\xFF", 1}, {"\xFE", 2}}}});
                 } else {
                     fieldlog::get("test").info("m", {{"msg", 1}, {"fields.msg", 2}});
                 }

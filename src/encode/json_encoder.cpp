@@ -57,6 +57,27 @@ void JsonEncoder::record(const RecordInput& r) {
     out_.append("}\n");
 }
 
+namespace {
+
+/// True when `fields` has at most a few keys, each short and JSON-safe (written as given), no
+/// two equal: then no member of the object can repeat another.
+bool keys_known_distinct(std::span<const Field> fields) noexcept {
+    constexpr std::size_t kMaxCompared = 8;  // pairs compared grow with the square
+    if (fields.size() > kMaxCompared) return false;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const std::string_view key = fields[i].key;
+        if (key.size() > kShortJsonText ||
+            !copy_short_safe(nullptr, reinterpret_cast<const unsigned char*>(key.data()), key.size()))
+            return false;
+        for (std::size_t j = 0; j < i; ++j) {
+            if (fields[j].key == key) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
 [[gnu::always_inline]] inline void JsonEncoder::write_key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
@@ -85,6 +106,37 @@ void JsonEncoder::record(const RecordInput& r) {
     }
     members_.add(start, separator, key_start, key_len);
     after_key_ = true;
+}
+
+[[gnu::always_inline]] inline void JsonEncoder::write_known_key(std::string_view k) {
+    if (after_key_) out_.append("null");  // the previous key got no value
+    const std::size_t separator = has_items_[depth_] ? 1 : 0;
+    has_items_[depth_] = true;
+    char* const begin = out_.reserve(2 + kShortJsonText + 2);
+    *begin = ',';
+    char* o = begin + separator;
+    *o++ = '"';
+    copy_short(o, k.data(), k.size());
+    o += k.size();
+    o[0] = '"';
+    o[1] = ':';
+    out_.commit(o + 2);
+    after_key_ = true;
+}
+
+void JsonEncoder::write_object(std::span<const Field> fields) {
+    // Inside an object just opened: no container is being skipped, no array is innermost.
+    if (keys_known_distinct(fields)) {
+        for (const Field& f : fields) {
+            write_known_key(f.key);
+            write_member_value(f.value);
+        }
+        return;
+    }
+    for (const Field& f : fields) {
+        write_key(f.key);
+        write_member_value(f.value);
+    }
 }
 
 void JsonEncoder::key(std::string_view k) { write_key(k); }
@@ -239,10 +291,7 @@ void JsonEncoder::write_other_value(const Value& v) {
             break;
         case Value::Kind::object:
             if (open('{', false)) {
-                for (const Field& f : v.as_object()) {
-                    write_key(f.key);
-                    write_member_value(f.value);
-                }
+                write_object(v.as_object());
                 close();
             }
             break;
