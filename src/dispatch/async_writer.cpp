@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "dispatch/final_flush.hpp"
 #include "dispatch/pipeline.hpp"

@@ -119,7 +119,7 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     }
 }
 
-bool lock_for_final(std::mutex& mutex) noexcept {
+bool lock_for_final(SinkLock& mutex) noexcept {
     for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
         if (mutex.try_lock()) return true;
         sleep_one_millisecond();

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 
+#include "dispatch/sink_lock.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/timestamp.hpp"
 #include "record/buffer.hpp"
@@ -59,7 +59,7 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
 
 /// Signal path: locks a sink's mutex if it comes free within a bound (a thread that faulted
 /// while holding it never lets go). True when locked.
-bool lock_for_final(std::mutex& mutex) noexcept;
+bool lock_for_final(SinkLock& mutex) noexcept;
 
 /// Async-signal-safe flush of `pipeline` by the handler itself: every sink's emergency_flush,
 /// then the records still queued (async mode), then the `fatal` record, each through

@@ -1,6 +1,7 @@
 #include "dispatch/pipeline.hpp"
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "dispatch/final_flush.hpp"

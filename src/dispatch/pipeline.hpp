@@ -6,11 +6,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "dispatch/async_writer.hpp"
+#include "dispatch/sink_lock.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/sink.hpp"
@@ -22,7 +22,7 @@ namespace fieldlog::detail {
 /// per-thread order in that destination is kept across a swap.
 struct SinkHandle {
     std::shared_ptr<Sink> sink;
-    std::mutex mutex;
+    SinkLock mutex;
     std::string kind;    ///< "stdout", "file", "udp", …
     std::string target;  ///< path or address
     SinkTarget origin;   ///< what it was made from; an equal target in a new config reuses it
