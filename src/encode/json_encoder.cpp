@@ -53,7 +53,7 @@ void JsonEncoder::record(const RecordInput& r) {
     out_.push_back('"');
     members_.append_segment(r.bound);
     members_.append_segment(r.scope);
-    write_fields(r.fields);
+    if (!r.fields.empty()) write_fields(r.fields);
     out_.append("}\n");
 }
 
