@@ -14,9 +14,6 @@ namespace fieldlog::detail {
 /// Appends one whole record line in `options.format`.
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
 
-/// Bytes between the start of a bound or scope member and its key, per format.
-constexpr std::uint8_t segment_key_offset(Format format) noexcept { return format == Format::json ? 2 : 1; }
-
 /// A run of top-level members being made (bound or scope fields): where their member table
 /// goes, and what encode_fields found.
 struct FieldsRun {

@@ -22,8 +22,7 @@ void MemberIndex::push(const Entry& entry) {
     entries_[count_++] = entry;
 }
 
-void MemberIndex::append_segment(const Segment& segment) {
-    if (segment.members.empty()) return;
+void MemberIndex::append_run(const Segment& segment) {
     const bool fast = depth_ == 0 && count_ == 0 && segment_count_ < 2 && (levels_[0].mask & segment.mask) == 0;
     if (fast) {
         segments_[segment_count_++] = SegmentRef{segment, out_.size()};

@@ -11,6 +11,7 @@
 #include <span>
 #include <string_view>
 
+#include "fieldlog/encoder.hpp"
 #include "record/buffer.hpp"
 
 namespace fieldlog::detail {
@@ -34,6 +35,9 @@ struct Segment {
     Segment(std::string_view b, std::span<const SegmentMember> m, std::uint64_t k, std::uint8_t offset) noexcept
         : bytes(b), members(m), mask(k), key_offset(offset) {}
 };
+
+/// Bytes between the start of a bound or scope member and its key, per format.
+constexpr std::uint8_t segment_key_offset(Format format) noexcept { return format == Format::json ? 2 : 1; }
 
 /// A cheap fingerprint of a key's bytes: equal keys have equal tags.
 inline std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
@@ -67,8 +71,11 @@ public:
     }
 
     /// Appends a pre-encoded run (its keys already unique) to the top level, cutting out the
-    /// earlier members whose keys it repeats.
-    void append_segment(const Segment& segment);
+    /// earlier members whose keys it repeats. Inline check: most records have no bound or no
+    /// scope fields.
+    void append_segment(const Segment& segment) {
+        if (!segment.members.empty()) append_run(segment);
+    }
 
     /// Reports the member being written in the innermost open object: its separator starts at
     /// `start` and is `separator` bytes long, its key is out[key_start, key_start + key_len).
@@ -115,6 +122,7 @@ private:
     }
     std::size_t add_slow(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
                          std::uint64_t full_tag);
+    void append_run(const Segment& segment);
     void push(const Entry& entry);
     void materialise_segments();
     /// Cuts entry `index` (of the innermost level) out of the buffer; returns the bytes removed.

@@ -7,12 +7,6 @@
 
 namespace fieldlog::detail {
 
-Segment bound_segment(const BoundFields* bound, Format format) noexcept {
-    if (bound == nullptr) return {};
-    const BoundFields::Encoded& e = bound->encoded[static_cast<std::size_t>(format)];
-    return Segment(e.bytes, e.members, e.mask, segment_key_offset(format));
-}
-
 std::shared_ptr<const BoundFields> make_bound_fields(const BoundFields* parent, std::span<const Field> fields) {
     auto bound = std::make_shared<BoundFields>();
     const auto out = std::make_unique<Buffer>();

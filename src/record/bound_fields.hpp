@@ -26,8 +26,12 @@ struct BoundFields {
     std::array<Encoded, format_count> encoded;  ///< indexed by Format
 };
 
-/// The bound fields of `bound` (may be null) in `format`.
-Segment bound_segment(const BoundFields* bound, Format format) noexcept;
+/// The bound fields of `bound` (may be null) in `format`. Inline: every record asks.
+inline Segment bound_segment(const BoundFields* bound, Format format) noexcept {
+    if (bound == nullptr) return {};
+    const BoundFields::Encoded& e = bound->encoded[static_cast<std::size_t>(format)];
+    return Segment(e.bytes, e.members, e.mask, segment_key_offset(format));
+}
 
 /// The parent's members followed by `fields`, in every format (with the running encoder options);
 /// a child's key replaces the parent's.

@@ -19,11 +19,6 @@ static_assert(sizeof(ScopeRuns) == kScopeContextBytes, "update kScopeContextByte
 static_assert(alignof(ScopeRuns) <= 8);
 static_assert(Scope::capacity <= UINT16_MAX && Scope::max_fields <= UINT16_MAX);
 
-Segment ScopeRun::segment(Format format) const noexcept {
-    return Segment(std::string_view(bytes.data(), size), std::span<const SegmentMember>(members.data(), count), mask,
-                   segment_key_offset(format));
-}
-
 ScopeStack::Opened ScopeStack::open(const ScopeRuns& runs) noexcept {
     if (depth_ == Scope::max_depth) return {0, {}};
 

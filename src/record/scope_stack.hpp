@@ -25,7 +25,11 @@ struct ScopeRun {
     std::array<SegmentMember, Scope::max_fields> members;
     std::array<char, Scope::capacity> bytes;
 
-    [[nodiscard]] Segment segment(Format format) const noexcept;
+    /// Inline: every record asks.
+    [[nodiscard]] Segment segment(Format format) const noexcept {
+        return Segment(std::string_view(bytes.data(), size), std::span<const SegmentMember>(members.data(), count), mask,
+                       segment_key_offset(format));
+    }
     /// The bytes of member i, separator included.
     [[nodiscard]] std::string_view member(std::size_t i) const noexcept {
         const std::size_t end = i + 1 < count ? members[i + 1].start : size;
