@@ -71,6 +71,14 @@ void fieldlog_encode(fieldlog::ValueEncoder& enc, const Unclosed&) {
     enc.value(1);
 }
 
+/// Writes its value, then one more member, "x", into the object that holds it.
+struct AddsSibling {};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const AddsSibling&) {
+    enc.value(2);
+    enc.key("x");
+    enc.value(3);
+}
+
 /// Closes more than it opens, and with the wrong kind.
 struct OverClosed {};
 void fieldlog_encode(fieldlog::ValueEncoder& enc, const OverClosed&) {
@@ -344,6 +352,8 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
          " o=\"{\\\"y\\\":2,\\\"a_key_longer_than_16\\\":3}\""},
         {"nested keys equal once invalid UTF-8 is replaced", ",\"o\":{\"\xEF\xBF\xBD\":2}",
          " o=\"{\\\"\xEF\xBF\xBD\\\":2}\""},
+        {"a user type in a nested object adds a key the object has", R"(,"o":{"u":2,"x":3})",
+         " o=\"{\\\"u\\\":2,\\\"x\\\":3}\""},
     };
     for (const Case& c : cases) {
         DYNAMIC_SECTION(c.name) {
@@ -367,6 +377,8 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
                 } else if (name == "nested object repeats a long key") {
                     fieldlog::get("test").info(
                         "m", {{"o", fieldlog::Object{{"a_key_longer_than_16", 1}, {"y", 2}, {"a_key_longer_than_16", 3}}}});
+                } else if (name == "a user type in a nested object adds a key the object has") {
+                    fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"u", AddsSibling{}}}}});
                 } else if (name == "nested keys equal once invalid UTF-8 is replaced") {
                     fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"\xFF", 1}, {"\xFE", 2}}}});
                 } else {

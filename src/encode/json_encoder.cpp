@@ -60,13 +60,14 @@ void JsonEncoder::record(const RecordInput& r) {
 namespace {
 
 /// True when `fields` has at most a few keys, each short and JSON-safe (written as given), no
-/// two equal: then no member of the object can repeat another.
+/// two equal, and no value a user type (one may write further keys into this object after its
+/// value): then no member of the object can repeat another.
 bool keys_known_distinct(std::span<const Field> fields) noexcept {
     constexpr std::size_t kMaxCompared = 8;  // pairs compared grow with the square
     if (fields.size() > kMaxCompared) return false;
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string_view key = fields[i].key;
-        if (key.size() > kShortJsonText ||
+        if (fields[i].value.kind() == Value::Kind::custom || key.size() > kShortJsonText ||
             !copy_short_safe(nullptr, reinterpret_cast<const unsigned char*>(key.data()), key.size()))
             return false;
         for (std::size_t j = 0; j < i; ++j) {
