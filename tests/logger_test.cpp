@@ -1,5 +1,6 @@
-// Loggers: the level gate, macros that skip argument evaluation, child loggers, per-logger
-// levels, metrics, and many threads writing one file without interleaving.
+// Loggers: the level gate, macros that skip argument evaluation, child loggers (and their bound
+// fields kept between records), per-logger levels, metrics, and many threads writing one file
+// without interleaving.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -98,6 +99,99 @@ TEST_CASE("child loggers carry their bound fields, parents first, before call fi
                       R"("service":"checkout","version":3,"region":"eu","status":200})");
     CHECK(lines[1] == R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":"svc","msg":"parent",)"
                       R"("service":"checkout","version":3})");
+}
+
+namespace {
+std::string svc_line(std::string_view msg, std::string_view members) {
+    return R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":"svc","msg":")" + std::string(msg) + '"' +
+           std::string(members) + "}";
+}
+}  // namespace
+
+// A child's JSON bound fields stay in the thread's record buffer between its records (see
+// src/record/resident_bound.hpp); every record that could write over them or cut into them
+// must make the next one copy them again.
+TEST_CASE("bound fields kept between records: every order of records gives exact lines", "[logger][bound]") {
+    auto sink = capture();
+    const auto a = fieldlog::get("svc").with({{"a", 1}, {"s", "alpha"}});
+    const auto b = fieldlog::get("svc").with({{"b", 2}});
+    const auto root = fieldlog::get("svc");
+    const std::string long_message(2000, 'm');
+    const std::string big(100'000, 'x');
+    const std::string huge_bound(20'000, 'h');
+    std::vector<std::string> expected;
+    const std::string a_members = R"(,"a":1,"s":"alpha")";
+
+    a.info("1");
+    a.info("2");
+    b.info("3");
+    a.info("4");
+    expected.insert(expected.end(), {svc_line("1", a_members), svc_line("2", a_members), svc_line("3", R"(,"b":2)"),
+                                     svc_line("4", a_members)});
+    root.info(long_message);  // a record of another logger reaching past where they are kept
+    a.info("6");
+    root.info("6b", {{"v", long_message}, {"v", 1}});  // past them, then cut back short
+    a.info("6c");
+    a.info(long_message);  // a header too long to end where they are kept
+    a.info("8");
+    expected.insert(expected.end(), {svc_line(long_message, ""), svc_line("6", a_members), svc_line("6b", R"(,"v":1)"),
+                                     svc_line("6c", a_members),
+                                     svc_line(long_message, a_members), svc_line("8", a_members)});
+    a.info("9", {{"a", 9}});  // cuts the bound "a" out of the kept bytes
+    a.info("10");
+    a.info("11", {{"big", big}});  // oversized: the record moves to the heap
+    a.info("12");
+    expected.insert(expected.end(), {svc_line("9", R"(,"s":"alpha","a":9)"), svc_line("10", a_members),
+                                     svc_line("11", a_members + R"(,"big":")" + big + '"'), svc_line("12", a_members)});
+    {
+        // Encoded in the record buffer; the long member does not fit in the scope and is left out.
+        const fieldlog::Scope scope{{"k", "v"}, {"long", long_message}};
+        a.info("13");
+    }
+    a.info("14");
+    expected.insert(expected.end(), {svc_line("13", a_members + R"(,"k":"v")"), svc_line("14", a_members)});
+    for (const int value : {1, 2}) {  // the second child may get the first one's address
+        const auto child = fieldlog::get("svc").with({{"c", value}});
+        child.info("15");
+        child.info("16");
+        const std::string members = R"(,"c":)" + std::to_string(value);
+        expected.insert(expected.end(), {svc_line("15", members), svc_line("16", members)});
+    }
+    const auto huge = fieldlog::get("svc").with({{"h", huge_bound}});  // more than the buffer keeps
+    huge.info("17");
+    huge.info("18");
+    expected.insert(expected.end(), {svc_line("17", R"(,"h":")" + huge_bound + '"'),
+                                     svc_line("18", R"(,"h":")" + huge_bound + '"')});
+
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO("record " << i + 1);
+        CHECK(lines[i] == expected[i]);
+    }
+    CHECK(jsonl_errors(lines) == "");
+}
+
+TEST_CASE("bound fields kept between records: a logfmt sink before the JSON one", "[logger][bound]") {
+    auto logfmt = std::make_shared<fieldlog::MemorySink>();
+    auto json = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .sinks = {{.target = logfmt, .format = fieldlog::Format::logfmt},
+                                   {.target = json, .format = fieldlog::Format::json}},
+                         .clock = &fieldlog_test::fixed_clock});
+    const auto a = fieldlog::get("svc").with({{"a", 1}});
+    const std::string long_value(3000, 'v');
+    a.info("1");
+    a.info("2", {{"v", long_value}});  // the logfmt line reaches past the kept JSON bytes
+    a.info("3");
+    const auto json_lines = json->lines();
+    REQUIRE(json_lines.size() == 3);
+    CHECK(json_lines[0] == svc_line("1", R"(,"a":1)"));
+    CHECK(json_lines[1] == svc_line("2", R"(,"a":1,"v":")" + long_value + '"'));
+    CHECK(json_lines[2] == svc_line("3", R"(,"a":1)"));
+    const auto logfmt_lines = logfmt->lines();
+    REQUIRE(logfmt_lines.size() == 3);
+    CHECK(logfmt_lines[2] == "ts=2026-11-30T08:38:11.123456789Z level=info logger=svc msg=3 a=1");
 }
 
 TEST_CASE("a sink's own level filters what it receives", "[logger]") {

@@ -31,7 +31,7 @@ constexpr std::array<LevelMember, level_count + 1> kLevelMembers = [] {
 
 }  // namespace
 
-void JsonEncoder::record(const RecordInput& r) {
+std::size_t JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":` with one reservation.
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text));
     std::memcpy(o, "{\"ts\":", 6);
@@ -51,10 +51,27 @@ void JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    members_.append_segment(r.bound);
+    std::size_t start = 0;
+    if (r.resident.offset != 0 && out_.size() + kEncoderOverreach <= r.resident.offset) {
+        start = place_resident_bound(r.bound, r.resident);
+    } else {
+        members_.append_segment(r.bound);
+    }
     members_.append_segment(r.scope);
     if (!r.fields.empty()) write_fields(r.fields);
     out_.append("}\n");
+    return start;
+}
+
+std::size_t JsonEncoder::place_resident_bound(const Segment& bound, ResidentBound resident) {
+    char* const base = out_.data();
+    const std::size_t header = out_.size();
+    const std::size_t start = resident.offset - header;
+    std::memmove(base + start, base, header);
+    if (!resident.present) std::memcpy(base + resident.offset, bound.bytes.data(), bound.bytes.size());
+    out_.commit(base + resident.offset + bound.bytes.size());
+    members_.place_first_segment(bound, resident.offset);
+    return start;
 }
 
 namespace {

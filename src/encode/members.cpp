@@ -96,8 +96,7 @@ std::size_t MemberIndex::erase(std::size_t index) noexcept {
     const bool first = gone.separator == 0;
     const std::size_t to = first ? next.start + next.separator : next.start;
     const std::size_t removed = to - from;
-    std::memmove(out_.data() + from, out_.data() + to, out_.size() - to);
-    out_.truncate(out_.size() - removed);
+    out_.erase(from, to);
     for (std::size_t i = index + 1; i < count_; ++i) {
         entries_[i].start -= removed;
         entries_[i].key_start -= removed;

@@ -3,6 +3,8 @@
 // bytes from the logger and the thread.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -14,6 +16,17 @@
 
 namespace fieldlog::detail {
 
+/// How far past the bytes they commit the encoders may write (the header's 32-byte block copy of
+/// the level member, 16-byte stores while escaping): bytes beyond that are left as they were.
+inline constexpr std::size_t kEncoderOverreach = 64;
+
+/// Where a record's bound fields may stay in the buffer from one record to the next (JSON only;
+/// record/resident_bound.hpp decides): at `offset` (0: not kept), and whether they are there.
+struct ResidentBound {
+    std::uint32_t offset = 0;
+    bool present = false;
+};
+
 struct RecordInput {
     Timestamp time;
     Level level;
@@ -22,6 +35,7 @@ struct RecordInput {
     Segment bound;  ///< already encoded in this format, with leading separators
     Segment scope;  ///< likewise
     std::span<const Field> fields;
+    ResidentBound resident{};
 };
 
 }  // namespace fieldlog::detail

@@ -1,6 +1,8 @@
 // Logger::with's cold half: encode the child's fields once per format (see bound_fields.hpp).
 #include "record/bound_fields.hpp"
 
+#include <atomic>
+
 #include "control/state.hpp"
 #include "encode/encode.hpp"
 #include "record/buffer.hpp"
@@ -8,7 +10,9 @@
 namespace fieldlog::detail {
 
 std::shared_ptr<const BoundFields> make_bound_fields(const BoundFields* parent, std::span<const Field> fields) {
+    static std::atomic<std::uint64_t> next_id{1};
     auto bound = std::make_shared<BoundFields>();
+    bound->id = next_id.fetch_add(1, std::memory_order_relaxed);
     const auto out = std::make_unique<Buffer>();
     const auto scratch = std::make_unique<Buffer>();
     const EncoderOptions running = encoder_options_in_force();

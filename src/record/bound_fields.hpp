@@ -24,6 +24,9 @@ struct BoundFields {
         std::uint64_t mask = 0;
     };
     std::array<Encoded, format_count> encoded;  ///< indexed by Format
+    /// Unique for the process's life (never 0), unlike the address, which a later BoundFields
+    /// may reuse: names the bound fields a thread's record buffer holds (record/resident_bound.hpp).
+    std::uint64_t id = 0;
 };
 
 /// The bound fields of `bound` (may be null) in `format`. Inline: every record asks.

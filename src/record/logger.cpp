@@ -7,6 +7,7 @@
 #include "encode/encode.hpp"
 #include "record/bound_fields.hpp"
 #include "record/emit.hpp"
+#include "record/resident_bound.hpp"
 #include "record/thread_context.hpp"
 
 namespace fieldlog {
@@ -26,16 +27,23 @@ namespace {
     for (const Channel& channel : pipeline->channels) {
         if (level < channel.min_level) continue;
         buffer.clear();
-        const RecordInput record{now, level, logger, message, bound_segment(bound, channel.options.format),
-                                 context.scopes.segment(channel.options.format), fields};
+        const Format format = channel.options.format;
+        const Segment bound_fields = bound_segment(bound, format);
+        const RecordInput record{now,    level, logger, message, bound_fields, context.scopes.segment(format),
+                                 fields, resident_for(context.resident_bound, bound, bound_fields, format)};
+        std::size_t start;
         try {
-            encode_record(channel.options, buffer, context.scratch, record);
+            start = encode_record(channel.options, buffer, context.scratch, record);
         } catch (...) {  // a user formatter threw, or memory ran out: drop this record
             buffer.shrink();
+            context.resident_bound = 0;
             continue;
         }
-        ThreadCounters::bump(context.counters.encoded_bytes, buffer.size());
-        pipeline->dispatch(channel, RecordView{buffer.span(), level, now});
+        if (start != 0 || context.resident_bound != 0)
+            context.resident_bound = resident_after(context.resident_bound, buffer, start, bound, bound_fields);
+        const std::span<const char> line = buffer.span().subspan(start);
+        ThreadCounters::bump(context.counters.encoded_bytes, line.size());
+        pipeline->dispatch(channel, RecordView{line, level, now});
         oversized = buffer.shrink() || oversized;
     }
     if (oversized) ThreadCounters::bump(context.counters.oversized);

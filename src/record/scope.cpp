@@ -184,6 +184,7 @@ using Offered = std::array<std::size_t, format_count>;
 Offered encode_scope(ThreadContext& context, std::span<const Field> fields, ScopeRuns& runs) noexcept {
     EncoderOptions options = running_options(context);
     Offered offered{};
+    context.resident_bound = 0;  // the scope's fields are encoded over the bound fields kept there
     for (std::size_t f = 0; f < format_count; ++f) {
         options.format = static_cast<Format>(f);
         ScopeRun& run = runs[f];

@@ -38,6 +38,9 @@ struct ThreadContext {
     ThreadContext& operator=(const ThreadContext&) = delete;
 
     Buffer record;
+    /// BoundFields::id of the bound fields `record` holds between records (0: none; see
+    /// record/resident_bound.hpp).
+    std::uint64_t resident_bound = 0;
     Buffer scratch;
     /// The pipeline this thread is reading; configure() waits until no slot names the old one.
     std::atomic<const Pipeline*> hazard{nullptr};
