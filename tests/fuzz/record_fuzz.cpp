@@ -5,7 +5,8 @@
 // json, a logfmt and a console sink. Invariants: each sink got exactly one line ending in '\n';
 // the JSON line passes a strict RFC 8259 check with no repeated member name at any depth, and
 // the logfmt line tokenizes with no repeated key; no line carries a raw C0 control, and the
-// console line no DEL or C1 control either;
+// console line no DEL or C1 control either; the record logged again (also after a record of
+// another logger) gives the same JSON line but for ts;
 // the message and the string fields decode to the input with U+FFFD by maximal subpart, under
 // the duplicate-key rule (the last of a repeated key wins, reserved keys get "fields.").
 // Seeds: tests/fuzz/corpus/record/.
@@ -301,5 +302,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const std::uint32_t cp : fuzz::code_points(console_line)) {
         if (cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) fuzz::fail("DEL or a C1 control in a console line", console_line);
     }
+
+    // The same record again, from the child's bound fields kept in the thread's buffer, then
+    // after a record of the base logger, long or short (it may write over them): the same JSON
+    // line but ts.
+    const auto after_ts = [](std::string_view line) { return std::string(line.substr(line.find(",\"level\":"))); };
+    const std::string first = after_ts(sinks[0]->last);
+    const auto log_again = [&](const fieldlog::Logger& logger) {
+        if (use_format) {
+            logger.emit(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
+        } else {
+            logger.emit(fieldlog::Level::info, message, call_fields);
+        }
+    };
+    log_again(child);
+    if (after_ts(sinks[0]->last) != first) fuzz::fail("a second record of the same logger differs", sinks[0]->last);
+    const std::string padding(static_cast<std::size_t>(in.byte()) * 8, 'p');  // up to ~2 KB: past where they are kept
+    const fieldlog::Field base_fields[] = {{"pad", padding}};
+    base.emit(fieldlog::Level::info, message, base_fields);
+    log_again(child);
+    if (after_ts(sinks[0]->last) != first) fuzz::fail("a record after another logger's differs", sinks[0]->last);
     return 0;
 }
