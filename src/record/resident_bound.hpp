@@ -20,11 +20,10 @@ namespace fieldlog::detail {
 inline constexpr std::size_t kResidentOffset = 1024;
 
 /// Where this record's bound fields go, and whether `resident_id` says they are there already.
-inline ResidentBound resident_for(std::uint64_t resident_id, const BoundFields* bound, const Segment& segment,
-                                  Format format) noexcept {
-    if (format != Format::json || segment.bytes.empty() ||
-        segment.bytes.size() > Buffer::kInlineCapacity - kResidentOffset)
-        return {};
+inline ResidentBound resident_for(std::uint64_t resident_id, const BoundFields* bound, Format format) noexcept {
+    if (bound == nullptr || format != Format::json) return {};
+    const std::size_t size = bound->encoded[static_cast<std::size_t>(Format::json)].bytes.size();
+    if (size == 0 || size > Buffer::kInlineCapacity - kResidentOffset) return {};
     return {kResidentOffset, resident_id == bound->id};
 }
 
@@ -33,10 +32,10 @@ inline ResidentBound resident_for(std::uint64_t resident_id, const BoundFields* 
 /// held before. Called before the buffer is shrunk, after every record while one is held: the
 /// cuts it takes may otherwise date from earlier records, which only makes it forget sooner.
 inline std::uint64_t resident_after(std::uint64_t resident_id, Buffer& buffer, std::size_t start,
-                                    const BoundFields* bound, const Segment& segment) noexcept {
+                                    const BoundFields* bound, std::size_t bound_size) noexcept {
     const Buffer::Cuts cuts = buffer.take_cuts();
     if (start != 0) {  // kept only if no duplicate key was cut out of them
-        const bool intact = !buffer.on_heap() && cuts.lowest >= kResidentOffset + segment.bytes.size();
+        const bool intact = !buffer.on_heap() && cuts.lowest >= kResidentOffset + bound_size;
         return intact ? bound->id : 0;
     }
     const bool untouched = !buffer.on_heap() && cuts.high_water + kEncoderOverreach <= kResidentOffset;
