@@ -28,8 +28,14 @@ namespace {
         if (level < channel.min_level) continue;
         buffer.clear();
         const Format format = channel.options.format;
-        const RecordInput record{now,    level, logger, message, bound_segment(bound, format), context.scopes.segment(format),
-                                 fields, resident_for(context.resident_bound, bound, format)};
+        const RecordInput record{now,
+                                 level,
+                                 logger,
+                                 message,
+                                 bound_segment(bound, format),
+                                 context.scopes.segment(format),
+                                 fields,
+                                 resident_for(context.resident_bound, bound, format)};
         std::size_t start;
         try {
             start = encode_record(channel.options, buffer, context.scratch, record);
@@ -38,8 +44,10 @@ namespace {
             context.resident_bound = 0;
             continue;
         }
-        if (start != 0 || context.resident_bound != 0)
-            context.resident_bound = resident_after(context.resident_bound, buffer, start, bound, record.bound.bytes.size());
+        if (start != 0 || context.resident_bound != 0) {
+            context.resident_bound =
+                resident_after(context.resident_bound, buffer, start, bound, record.bound.bytes.size());
+        }
         const std::span<const char> line = buffer.span().subspan(start);
         ThreadCounters::bump(context.counters.encoded_bytes, line.size());
         pipeline->dispatch(channel, RecordView{line, level, now});

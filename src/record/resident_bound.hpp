@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
 #include "record/bound_fields.hpp"
