@@ -12,6 +12,7 @@
 #include "support/test_support.hpp"
 
 using fieldlog_test::capture;
+using fieldlog_test::info_line;
 using fieldlog_test::jsonl_errors;
 
 namespace {
@@ -101,13 +102,6 @@ TEST_CASE("child loggers carry their bound fields, parents first, before call fi
                       R"("service":"checkout","version":3})");
 }
 
-namespace {
-std::string svc_line(std::string_view msg, std::string_view members) {
-    return R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":"svc","msg":")" + std::string(msg) + '"' +
-           std::string(members) + "}";
-}
-}  // namespace
-
 // A child's JSON bound fields stay in the thread's record buffer between its records (see
 // src/record/resident_bound.hpp); every record that could write over them or cut into them
 // must make the next one copy them again.
@@ -126,42 +120,42 @@ TEST_CASE("bound fields kept between records: every order of records gives exact
     a.info("2");
     b.info("3");
     a.info("4");
-    expected.insert(expected.end(), {svc_line("1", a_members), svc_line("2", a_members), svc_line("3", R"(,"b":2)"),
-                                     svc_line("4", a_members)});
+    expected.insert(expected.end(), {info_line("1", a_members), info_line("2", a_members), info_line("3", R"(,"b":2)"),
+                                     info_line("4", a_members)});
     root.info(long_message);  // a record of another logger reaching past where they are kept
     a.info("6");
     root.info("6b", {{"v", long_message}, {"v", 1}});  // past them, then cut back short
     a.info("6c");
     a.info(long_message);  // a header too long to end where they are kept
     a.info("8");
-    expected.insert(expected.end(), {svc_line(long_message, ""), svc_line("6", a_members), svc_line("6b", R"(,"v":1)"),
-                                     svc_line("6c", a_members),
-                                     svc_line(long_message, a_members), svc_line("8", a_members)});
+    expected.insert(expected.end(), {info_line(long_message, ""), info_line("6", a_members), info_line("6b", R"(,"v":1)"),
+                                     info_line("6c", a_members),
+                                     info_line(long_message, a_members), info_line("8", a_members)});
     a.info("9", {{"a", 9}});  // cuts the bound "a" out of the kept bytes
     a.info("10");
     a.info("11", {{"big", big}});  // oversized: the record moves to the heap
     a.info("12");
-    expected.insert(expected.end(), {svc_line("9", R"(,"s":"alpha","a":9)"), svc_line("10", a_members),
-                                     svc_line("11", a_members + R"(,"big":")" + big + '"'), svc_line("12", a_members)});
+    expected.insert(expected.end(), {info_line("9", R"(,"s":"alpha","a":9)"), info_line("10", a_members),
+                                     info_line("11", a_members + R"(,"big":")" + big + '"'), info_line("12", a_members)});
     {
         // Encoded in the record buffer; the long member does not fit in the scope and is left out.
         const fieldlog::Scope scope{{"k", "v"}, {"long", long_message}};
         a.info("13");
     }
     a.info("14");
-    expected.insert(expected.end(), {svc_line("13", a_members + R"(,"k":"v")"), svc_line("14", a_members)});
+    expected.insert(expected.end(), {info_line("13", a_members + R"(,"k":"v")"), info_line("14", a_members)});
     for (const int value : {1, 2}) {  // the second child may get the first one's address
         const auto child = fieldlog::get("svc").with({{"c", value}});
         child.info("15");
         child.info("16");
         const std::string members = R"(,"c":)" + std::to_string(value);
-        expected.insert(expected.end(), {svc_line("15", members), svc_line("16", members)});
+        expected.insert(expected.end(), {info_line("15", members), info_line("16", members)});
     }
     const auto huge = fieldlog::get("svc").with({{"h", huge_bound}});  // more than the buffer keeps
     huge.info("17");
     huge.info("18");
-    expected.insert(expected.end(), {svc_line("17", R"(,"h":")" + huge_bound + '"'),
-                                     svc_line("18", R"(,"h":")" + huge_bound + '"')});
+    expected.insert(expected.end(), {info_line("17", R"(,"h":")" + huge_bound + '"'),
+                                     info_line("18", R"(,"h":")" + huge_bound + '"')});
 
     const auto lines = sink->lines();
     REQUIRE(lines.size() == expected.size());
@@ -186,9 +180,9 @@ TEST_CASE("bound fields kept between records: a logfmt sink before the JSON one"
     a.info("3");
     const auto json_lines = json->lines();
     REQUIRE(json_lines.size() == 3);
-    CHECK(json_lines[0] == svc_line("1", R"(,"a":1)"));
-    CHECK(json_lines[1] == svc_line("2", R"(,"a":1,"v":")" + long_value + '"'));
-    CHECK(json_lines[2] == svc_line("3", R"(,"a":1)"));
+    CHECK(json_lines[0] == info_line("1", R"(,"a":1)"));
+    CHECK(json_lines[1] == info_line("2", R"(,"a":1,"v":")" + long_value + '"'));
+    CHECK(json_lines[2] == info_line("3", R"(,"a":1)"));
     const auto logfmt_lines = logfmt->lines();
     REQUIRE(logfmt_lines.size() == 3);
     CHECK(logfmt_lines[2] == "ts=2026-11-30T08:38:11.123456789Z level=info logger=svc msg=3 a=1");

@@ -21,6 +21,7 @@ using namespace std::chrono_literals;
 using fieldlog::Format;
 using fieldlog::Scope;
 using fieldlog_test::capture;
+using fieldlog_test::info_line;
 using fieldlog_test::jsonl_errors;
 
 namespace scope_test {
@@ -58,11 +59,6 @@ namespace {
 
 using namespace scope_test;
 
-std::string json_line(std::string_view msg, const std::string& members, std::string_view logger = "svc") {
-    return R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":")" + std::string(logger) +
-           R"(","msg":")" + std::string(msg) + "\"" + members + "}";
-}
-
 std::uint64_t truncated() { return fieldlog::metrics().truncated_scopes; }
 
 }  // namespace
@@ -77,8 +73,8 @@ TEST_CASE("scope fields come after bound fields and before call fields, until th
     log.info("out");
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == json_line("in", R"(,"service":"checkout","request_id":"r-1","user":7,"status":200)"));
-    CHECK(lines[1] == json_line("out", R"(,"service":"checkout")"));
+    CHECK(lines[0] == info_line("in", R"(,"service":"checkout","request_id":"r-1","user":7,"status":200)"));
+    CHECK(lines[1] == info_line("out", R"(,"service":"checkout")"));
 }
 
 TEST_CASE("scopes nest, inner fields after outer, in every format", "[scope]") {
@@ -130,10 +126,10 @@ TEST_CASE("the most specific value of a repeated key wins: call over scope over 
     }
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 4);
-    CHECK(lines[0] == json_line("1", R"(,"b":1,"k":"outer","o":1)"));
-    CHECK(lines[1] == json_line("2", R"(,"b":1,"o":1,"k":"inner")"));
-    CHECK(lines[2] == json_line("3", R"(,"b":1,"o":1,"k":"call")"));
-    CHECK(lines[3] == json_line("4", R"(,"b":1,"k":"outer","o":1)"));
+    CHECK(lines[0] == info_line("1", R"(,"b":1,"k":"outer","o":1)"));
+    CHECK(lines[1] == info_line("2", R"(,"b":1,"o":1,"k":"inner")"));
+    CHECK(lines[2] == info_line("3", R"(,"b":1,"o":1,"k":"call")"));
+    CHECK(lines[3] == info_line("4", R"(,"b":1,"k":"outer","o":1)"));
     CHECK(jsonl_errors(lines) == "");
 }
 
@@ -151,9 +147,9 @@ TEST_CASE("a moved-from scope is inert and the new owner closes it once", "[scop
     log.info("closed");
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0] == json_line("moved", R"(,"k":1)"));
-    CHECK(lines[1] == json_line("still", R"(,"k":1)"));
-    CHECK(lines[2] == json_line("closed", ""));
+    CHECK(lines[0] == info_line("moved", R"(,"k":1)"));
+    CHECK(lines[1] == info_line("still", R"(,"k":1)"));
+    CHECK(lines[2] == info_line("closed", ""));
 }
 
 TEST_CASE("scopes may close out of order", "[scope]") {
@@ -171,9 +167,9 @@ TEST_CASE("scopes may close out of order", "[scope]") {
     log.info("c");
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0] == json_line("a", R"(,"i":2)"));
-    CHECK(lines[1] == json_line("b", R"(,"i":2,"shared":"again")"));
-    CHECK(lines[2] == json_line("c", ""));
+    CHECK(lines[0] == info_line("a", R"(,"i":2)"));
+    CHECK(lines[1] == info_line("b", R"(,"i":2,"shared":"again")"));
+    CHECK(lines[2] == info_line("c", ""));
 }
 
 TEST_CASE("fields beyond the stated capacity are left out whole and counted", "[scope][capacity]") {
@@ -261,13 +257,13 @@ TEST_CASE("a captured scope re-opens on another thread, inside that thread's own
     log.info("origin");  // the capturing thread's scope has closed
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 4);
-    CHECK(lines[0] == json_line("before", ""));
-    CHECK(lines[1] == json_line("during", R"(,"job":1,"request_id":"r-2","user":7)"));
-    CHECK(lines[2] == json_line("after", R"(,"job":1,"user":0)"));
-    CHECK(lines[3] == json_line("origin", ""));
+    CHECK(lines[0] == info_line("before", ""));
+    CHECK(lines[1] == info_line("during", R"(,"job":1,"request_id":"r-2","user":7)"));
+    CHECK(lines[2] == info_line("after", R"(,"job":1,"user":0)"));
+    CHECK(lines[3] == info_line("origin", ""));
     const Scope nothing{fieldlog::ScopeContext{}};
     log.info("empty");
-    CHECK(sink->lines().back() == json_line("empty", ""));
+    CHECK(sink->lines().back() == info_line("empty", ""));
 }
 
 TEST_CASE("captured scopes handed through a thread pool tag every record with their origin", "[scope][capture][threads][concurrent]") {
@@ -330,7 +326,7 @@ TEST_CASE("captured scopes handed through a thread pool tag every record with th
         REQUIRE(task < kTasks);
         CHECK_FALSE(seen[producer][task]);
         seen[producer][task] = true;
-        CHECK(line == json_line("task", R"(,"producer":)" + std::to_string(producer) + R"(,"task":)" + std::to_string(task)));
+        CHECK(line == info_line("task", R"(,"producer":)" + std::to_string(producer) + R"(,"task":)" + std::to_string(task)));
     }
 }
 
@@ -342,8 +338,8 @@ TEST_CASE("a scope opened inside a logging call is inert and counted", "[scope]"
     fieldlog::get("svc").info("next");
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == json_line("m", R"(,"v":1)"));
-    CHECK(lines[1] == json_line("next", ""));
+    CHECK(lines[0] == info_line("m", R"(,"v":1)"));
+    CHECK(lines[1] == info_line("next", ""));
 }
 
 TEST_CASE("a scope closed inside a logging call leaves that record whole and the next without it", "[scope]") {
@@ -355,8 +351,8 @@ TEST_CASE("a scope closed inside a logging call leaves that record whole and the
     fieldlog::get("svc").info("closed");
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == json_line("closing", R"(,"s":1,"o":2,"v":1)"));
-    CHECK(lines[1] == json_line("closed", R"(,"o":2)"));
+    CHECK(lines[0] == info_line("closing", R"(,"s":1,"o":2,"v":1)"));
+    CHECK(lines[1] == info_line("closed", R"(,"o":2)"));
 }
 
 TEST_CASE("a scope whose value throws while encoding opens empty and is counted", "[scope]") {
@@ -368,7 +364,7 @@ TEST_CASE("a scope whose value throws while encoding opens empty and is counted"
     }
     CHECK(truncated() - before == 2);
     REQUIRE(sink->lines().size() == 1);
-    CHECK(sink->lines()[0] == json_line("m", ""));
+    CHECK(sink->lines()[0] == info_line("m", ""));
 }
 
 TEST_CASE("scope values are written with the running duration and timestamp options", "[scope]") {
@@ -382,5 +378,5 @@ TEST_CASE("scope values are written with the running duration and timestamp opti
         fieldlog::get("svc").info("m");
     }
     REQUIRE(sink->lines().size() == 1);
-    CHECK(sink->lines()[0] == json_line("m", R"(,"d":5000000)"));
+    CHECK(sink->lines()[0] == info_line("m", R"(,"d":5000000)"));
 }

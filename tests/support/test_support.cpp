@@ -81,6 +81,11 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
 
 fieldlog::Timestamp fixed_clock() noexcept { return fieldlog::Timestamp(1796027891, 123456789); }
 
+std::string info_line(std::string_view msg, std::string_view members, std::string_view logger) {
+    return R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":")" + std::string(logger) +
+           R"(","msg":")" + std::string(msg) + '"' + std::string(members) + "}";
+}
+
 std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format) {
     auto sink = std::make_shared<fieldlog::MemorySink>();
     fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fieldlog/fieldlog.hpp"
@@ -65,6 +66,9 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
 
 /// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.
 fieldlog::Timestamp fixed_clock() noexcept;
+
+/// The JSON line of an info record at the fixed clock: `members` follow the message as written.
+std::string info_line(std::string_view msg, std::string_view members, std::string_view logger = "svc");
 
 /// Configures one MemorySink (JSON unless `format` says otherwise) with the fixed clock at
 /// level trace, and returns the sink.
