@@ -127,7 +127,7 @@ const detail::Pipeline* g_fixed_pipeline = nullptr;
 
 void fixed_setup(const benchmark::State& /*state*/) {
     fieldlog::configure(null_config(std::make_shared<fieldlog::NullSink>()));
-    g_fixed_pipeline = detail::state().current.load(std::memory_order_acquire);
+    g_fixed_pipeline = detail::g_current_pipeline.load(std::memory_order_acquire);
 }
 
 void fixed_teardown(const benchmark::State& /*state*/) {

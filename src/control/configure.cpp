@@ -123,7 +123,7 @@ void shutdown_at_exit() { shutdown(); }
 
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
 void apply(State& s, const Config& config) {
-    std::unique_ptr<Pipeline> next = build_pipeline(config, s.current.load(std::memory_order_acquire));
+    std::unique_ptr<Pipeline> next = build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire));
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
@@ -138,9 +138,9 @@ void apply(State& s, const Config& config) {
     s.config = std::move(in_force);
     s.config_path = std::move(path);
     Pipeline* next_raw = next.get();
-    const Pipeline* previous = s.current.load(std::memory_order_acquire);
+    const Pipeline* previous = g_current_pipeline.load(std::memory_order_acquire);
     if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->open.store(false, std::memory_order_relaxed);
-    std::unique_ptr<Pipeline> old(s.current.exchange(next.release(), std::memory_order_seq_cst));
+    std::unique_ptr<Pipeline> old(g_current_pipeline.exchange(next.release(), std::memory_order_seq_cst));
     s.shut_down.store(false, std::memory_order_relaxed);
     if (!s.configured.exchange(true)) {
         std::atexit(shutdown_at_exit);
@@ -197,28 +197,33 @@ void reload() {
     const Config config = Config::load(path);
     const std::lock_guard lock(s.configure_mutex);
     std::vector<std::shared_ptr<detail::SinkHandle>> before;
-    if (const detail::Pipeline* current = s.current.load(std::memory_order_acquire)) before = current->handles;
+    if (const detail::Pipeline* current = detail::g_current_pipeline.load(std::memory_order_acquire)) {
+        before = current->handles;
+    }
     detail::apply(s, config);
-    detail::reopen_sinks(s.current.load(std::memory_order_acquire), &before);
+    detail::reopen_sinks(detail::g_current_pipeline.load(std::memory_order_acquire), &before);
 }
 
 void reopen_files() {
     detail::State& s = detail::state();
     const std::lock_guard lock(s.configure_mutex);
-    detail::reopen_sinks(s.current.load(std::memory_order_acquire));
+    detail::reopen_sinks(detail::g_current_pipeline.load(std::memory_order_acquire));
 }
 
 void flush() {
     detail::State& s = detail::state();
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
-    if (const detail::Pipeline* pipeline = s.current.load(std::memory_order_acquire)) pipeline->flush();
+    if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
+        pipeline->flush();
+    }
 }
 
 void shutdown() {
     detail::State& s = detail::state();
     const std::lock_guard lock(s.configure_mutex);
     if (s.shut_down.exchange(true)) return;
-    detail::retire(std::unique_ptr<detail::Pipeline>(s.current.exchange(nullptr, std::memory_order_seq_cst)), nullptr);
+    detail::Pipeline* const last = detail::g_current_pipeline.exchange(nullptr, std::memory_order_seq_cst);
+    detail::retire(std::unique_ptr<detail::Pipeline>(last), nullptr);
 }
 
 }  // namespace fieldlog

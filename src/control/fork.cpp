@@ -34,7 +34,7 @@ void prepare() noexcept {
     State& s = state();
     s.configure_mutex.lock();
     s.threads_mutex.lock();
-    g_forking = s.current.load(std::memory_order_acquire);
+    g_forking = g_current_pipeline.load(std::memory_order_acquire);
     if (g_forking != nullptr) {
         for (const auto& handle : g_forking->handles) {
             handle->mutex.lock();

@@ -27,7 +27,7 @@ Metrics metrics() {
         }
     }
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
-    if (const detail::Pipeline* pipeline = s.current.load(std::memory_order_acquire)) {
+    if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
         for (const auto& handle : pipeline->handles) {
             m.sinks.push_back(SinkMetrics{handle->kind, handle->target, handle->sink->counters()});
         }

@@ -98,7 +98,7 @@ Timestamp now_for(const detail::Pipeline* pipeline) noexcept {
 /// Writes every accepted record (and the note's `fatal` record): through the writer thread
 /// when there is one that did not fault, else from here with async-signal-safe calls.
 void final_flush(detail::FinalNote& note) noexcept {
-    const detail::Pipeline* pipeline = detail::state().current.load(std::memory_order_acquire);
+    const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire);
     if (pipeline == nullptr) return;
     note.time = now_for(pipeline);
     detail::AsyncWriter* writer = pipeline->writer.get();

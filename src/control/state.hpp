@@ -1,6 +1,6 @@
-// The process-wide state behind the public functions: the published pipeline, the registry of
-// thread contexts and of named loggers, and the configuration in force. Cold path only, except
-// `current`, which the record path reads through acquire_pipeline().
+// The process-wide state behind the public functions: the registry of thread contexts and of
+// named loggers, and the configuration in force. Cold path only (the published pipeline,
+// which the record path reads, is g_current_pipeline in record/thread_context.hpp).
 #pragma once
 
 #include <atomic>
@@ -19,7 +19,6 @@
 namespace fieldlog::detail {
 
 struct State {
-    std::atomic<Pipeline*> current{nullptr};
     std::atomic<bool> configured{false};
     std::atomic<bool> shut_down{false};
 

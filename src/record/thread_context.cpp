@@ -13,6 +13,10 @@
 #include "control/state.hpp"
 
 namespace fieldlog::detail {
+
+constinit thread_local ThreadContext* t_context = nullptr;
+constinit std::atomic<Pipeline*> g_current_pipeline{nullptr};
+
 namespace {
 
 thread_local bool t_torn_down = false;
@@ -32,9 +36,6 @@ bool register_expedited_membarrier() noexcept {
 #endif
 }
 
-/// Set once during static initialisation; readers that find it false use a seq_cst store.
-const bool g_light_readers = register_expedited_membarrier();
-
 /// Runs a full memory barrier on every thread of the process that is running right now.
 void heavy_barrier() noexcept {
 #if defined(__linux__)
@@ -47,12 +48,19 @@ void heavy_barrier() noexcept {
 
 struct ContextHolder {
     ThreadContext context;
-    ~ContextHolder() { t_torn_down = true; }
+    ~ContextHolder() {
+        t_context = nullptr;
+        t_torn_down = true;
+    }
 };
 
 thread_local ContextHolder t_holder;
 
 }  // namespace
+
+/// Set once during static initialisation; a reader that runs before it finds it false and uses a
+/// seq_cst store.
+extern const bool g_light_readers = register_expedited_membarrier();
 
 ThreadContext::ThreadContext() {
     State& s = state();
@@ -74,28 +82,10 @@ ThreadContext::~ThreadContext() {
     s.threads.erase(std::remove(s.threads.begin(), s.threads.end(), this), s.threads.end());
 }
 
-ThreadContext* this_thread_context() noexcept {
+ThreadContext* make_thread_context() noexcept {
     if (t_torn_down) return nullptr;
-    return &t_holder.context;
-}
-
-const Pipeline* acquire_pipeline(ThreadContext& context) noexcept {
-    const std::atomic<Pipeline*>& current = state().current;
-    const Pipeline* pipeline = current.load(std::memory_order_acquire);
-    for (;;) {
-        // Announce, then confirm it is still current: a writer that swapped after our
-        // confirmation is guaranteed to see the announcement and wait for us (by its
-        // membarrier, or by the seq_cst store).
-        if (g_light_readers) {
-            context.hazard.store(pipeline, std::memory_order_release);
-            std::atomic_signal_fence(std::memory_order_seq_cst);
-        } else {
-            context.hazard.store(pipeline, std::memory_order_seq_cst);
-        }
-        const Pipeline* again = current.load(std::memory_order_seq_cst);
-        if (again == pipeline) return pipeline;
-        pipeline = again;
-    }
+    t_context = &t_holder.context;  // constructs it on this thread's first use
+    return t_context;
 }
 
 void wait_for_readers(const Pipeline* pipeline) {

@@ -53,11 +53,46 @@ struct ThreadContext {
     ScopeStack scopes;
 };
 
+/// This thread's context once made; null before its first use and once it is torn down.
+/// Plain (constinit) so the record path reads it without a TLS wrapper call.
+extern constinit thread_local ThreadContext* t_context;
+
+/// Makes this thread's context on first use; nullptr once the thread is tearing down its
+/// thread-locals.
+ThreadContext* make_thread_context() noexcept;
+
 /// This thread's context; nullptr once the thread is tearing down its thread-locals.
-ThreadContext* this_thread_context() noexcept;
+inline ThreadContext* this_thread_context() noexcept {
+    ThreadContext* context = t_context;
+    return context != nullptr ? context : make_thread_context();
+}
+
+/// The pipeline records go through: published by configure(), null before the first and after
+/// shutdown(). Constant-initialised, so the record path reads it without a guard.
+extern constinit std::atomic<Pipeline*> g_current_pipeline;
+
+/// True when configure() pays for the readers' fence with a membarrier (thread_context.cpp);
+/// false (the seq_cst store) until it is known.
+extern const bool g_light_readers;
 
 /// Publishes this thread's use of the current pipeline (hazard pointer) and returns it.
-const Pipeline* acquire_pipeline(ThreadContext& context) noexcept;
+inline const Pipeline* acquire_pipeline(ThreadContext& context) noexcept {
+    const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire);
+    for (;;) {
+        // Announce, then confirm it is still current: a writer that swapped after our
+        // confirmation is guaranteed to see the announcement and wait for us (by its
+        // membarrier, or by the seq_cst store).
+        if (g_light_readers) {
+            context.hazard.store(pipeline, std::memory_order_release);
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        } else {
+            context.hazard.store(pipeline, std::memory_order_seq_cst);
+        }
+        const Pipeline* again = g_current_pipeline.load(std::memory_order_seq_cst);
+        if (again == pipeline) return pipeline;
+        pipeline = again;
+    }
+}
 inline void release_pipeline(ThreadContext& context) noexcept {
     context.hazard.store(nullptr, std::memory_order_release);
 }
