@@ -1,6 +1,6 @@
-// Loggers: the level gate, macros that skip argument evaluation, child loggers (and their bound
-// fields kept between records), per-logger levels, metrics, and many threads writing one file
-// without interleaving.
+// Loggers: the level gate, names of every length, macros that skip argument evaluation, child
+// loggers (and their bound fields kept between records), per-logger levels, metrics, and many
+// threads writing one file without interleaving.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -46,6 +46,38 @@ TEST_CASE("every level writes its own name", "[logger]") {
     REQUIRE(lines.size() == 6);
     const char* names[] = {"trace", "debug", "info", "warn", "error", "fatal"};
     for (std::size_t i = 0; i < 6; ++i) CHECK(lines[i].find(std::string("\"level\":\"") + names[i] + "\"") != std::string::npos);
+}
+
+TEST_CASE("a logger's name is written escaped, whether or not its JSON form is made once", "[logger]") {
+    // The JSON form of a name (quoted, escaped, then `,"msg":"`) is made once when it fits 48
+    // bytes, a name of up to 38 plain bytes; longer ones are escaped on every record.
+    struct Case {
+        std::string name;
+        std::string written;
+    };
+    const std::string fits(38, 'a');
+    const std::string one_over(39, 'b');
+    const std::string long_after_escaping = std::string(30, 'c') + "\x01\x02";
+    const std::vector<Case> cases = {
+        {"", ""},
+        {"svc", "svc"},
+        {fits, fits},
+        {one_over, one_over},
+        {"q\"b\\s", R"(q\"b\\s)"},
+        {"\x01", R"(\u0001)"},
+        {"bad\xFF", "bad\xEF\xBF\xBD"},
+        {long_after_escaping, std::string(30, 'c') + R"(\u0001\u0002)"},
+        {std::string(1000, 'd'), std::string(1000, 'd')},
+    };
+    auto sink = capture();
+    for (const Case& c : cases) fieldlog::get(c.name).info("m", {{"n", 1}});
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        INFO("case " << i);
+        CHECK(lines[i] == info_line("m", R"(,"n":1)", cases[i].written));
+    }
+    CHECK(jsonl_errors(lines).empty());
 }
 
 TEST_CASE("the macros do not evaluate their arguments when the level is off", "[logger]") {

@@ -5,7 +5,10 @@
 //   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,11 +30,24 @@ namespace fieldlog {
 
 namespace detail {
 
+/// A logger's name, and what the JSON encoder writes after `"logger":` for it (the name quoted
+/// and escaped, then `,"msg":"`), made once in a fixed block that a record copies with
+/// fixed-size moves instead of escaping the name again.
+struct LoggerName {
+    static constexpr std::size_t kJsonBlock = 48;
+
+    explicit LoggerName(std::string_view name = {});
+
+    std::string text;
+    std::array<char, kJsonBlock> json{};
+    std::uint8_t json_size = 0;  ///< 0: the JSON form does not fit; each record escapes `text`
+};
+
 /// One named logger in the registry; lives for the whole program.
 struct LoggerCore {
     std::atomic<Level> threshold{Level::info};
     std::atomic<bool> pinned{false};  ///< set_level() was called: configure() leaves it alone
-    std::string name;
+    LoggerName name;
 };
 
 struct BoundFields;  // encoded bytes of Logger::with fields, one string per format
@@ -96,7 +112,7 @@ public:
     /// The root logger (name "").
     Logger();
 
-    [[nodiscard]] std::string_view name() const noexcept { return core_->name; }
+    [[nodiscard]] std::string_view name() const noexcept { return core_->name.text; }
     [[nodiscard]] Level level() const noexcept { return core_->threshold.load(std::memory_order_relaxed); }
     /// Sets this name's threshold for every handle and thread; kept across configure().
     void set_level(Level level) const noexcept;

@@ -44,7 +44,7 @@ Logger get(std::string_view name) {
     auto it = s.loggers.find(name);
     if (it == s.loggers.end()) {
         auto core = std::make_unique<detail::LoggerCore>();
-        core->name = std::string(name);
+        core->name = detail::LoggerName(name);
         core->threshold.store(detail::level_for(s.config, name), std::memory_order_relaxed);
         it = s.loggers.emplace(std::string(name), std::move(core)).first;
     }

@@ -73,6 +73,10 @@ thread_local SignalStack t_signal_stack;
 Buffer g_final_record;
 Buffer g_final_scratch;
 
+/// The final record's logger: made before any signal can arrive (a handler may not allocate),
+/// never destroyed (a signal may arrive during static destruction).
+const LoggerName* const g_final_record_logger = new LoggerName("fieldlog");
+
 }  // namespace
 
 void park_until_exit() noexcept {
@@ -111,7 +115,8 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     std::size_t count = 3;
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
-    const RecordInput record{note.time, Level::fatal, "fieldlog", text, {}, {}, std::span<const Field>(fields, count)};
+    const RecordInput record{
+        note.time, Level::fatal, *g_final_record_logger, text, {}, {}, std::span<const Field>(fields, count)};
     try {
         encode_record(options, out, scratch, record);
     } catch (...) {

@@ -79,8 +79,8 @@ void ConsoleEncoder::record(const RecordInput& r) {
     out_.append(kLevelNames[level]);
     if (options_.colour) out_.append(kColourReset);
     out_.push_back(' ');
-    if (!r.logger.empty()) {
-        append_console_text(out_, r.logger);
+    if (!r.logger.text.empty()) {
+        append_console_text(out_, r.logger.text);
         out_.append(": ");
     }
     const std::size_t message_start = out_.size();

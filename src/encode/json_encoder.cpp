@@ -29,19 +29,37 @@ constexpr std::array<LevelMember, level_count + 1> kLevelMembers = [] {
     return table;
 }();
 
+/// What follows the logger's name.
+constexpr std::string_view kMessageKey = ",\"msg\":\"";
+
 }  // namespace
 
+LoggerName::LoggerName(std::string_view name) : text(name) {
+    Buffer block;
+    append_json_string(block, name);
+    block.append(kMessageKey);
+    if (block.size() > json.size()) return;
+    std::memcpy(json.data(), block.data(), block.size());
+    json_size = static_cast<std::uint8_t>(block.size());
+}
+
 std::size_t JsonEncoder::record(const RecordInput& r) {
-    // `{"ts":<time>,"level":"<level>","logger":` with one reservation.
-    char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text));
+    // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
+    char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + LoggerName::kJsonBlock);
     std::memcpy(o, "{\"ts\":", 6);
     o = write_timestamp<append_rfc3339>(o + 6, r.time);
     const LevelMember& level =
         kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
     std::memcpy(o, level.text, sizeof level.text);
-    out_.commit(o + level.size);
-    append_json_string(out_, r.logger);
-    out_.append(",\"msg\":\"");
+    o += level.size;
+    if (r.logger.json_size != 0) {
+        std::memcpy(o, r.logger.json.data(), LoggerName::kJsonBlock);
+        out_.commit(o + r.logger.json_size);
+    } else {
+        out_.commit(o);
+        append_json_string(out_, r.logger.text);
+        out_.append(kMessageKey);
+    }
     if (r.message.formatted()) {
         scratch_.clear();
         fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());

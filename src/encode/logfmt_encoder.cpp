@@ -341,7 +341,7 @@ void LogfmtEncoder::record(const RecordInput& r) {
     out_.append(" level=");
     out_.append(to_string(r.level));
     out_.append(" logger=");
-    text_value(r.logger);
+    text_value(r.logger.text);
     out_.append(" msg=");
     if (r.message.formatted()) {
         scratch_.clear();

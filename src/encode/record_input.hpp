@@ -16,8 +16,9 @@
 
 namespace fieldlog::detail {
 
-/// How far past the bytes they commit the encoders may write (the header's 32-byte block copy of
-/// the level member, 16-byte stores while escaping): bytes beyond that are left as they were.
+/// How far past the bytes they commit the encoders may write (the header's block copies of the
+/// level member and of the logger's name, 16-byte stores while escaping): bytes beyond that are
+/// left as they were.
 inline constexpr std::size_t kEncoderOverreach = 64;
 
 /// Where a record's bound fields may stay in the buffer from one record to the next (JSON only;
@@ -30,7 +31,7 @@ struct ResidentBound {
 struct RecordInput {
     Timestamp time;
     Level level;
-    std::string_view logger;
+    const LoggerName& logger;
     const Message& message;
     Segment bound;  ///< already encoded in this format, with leading separators
     Segment scope;  ///< likewise

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <span>
-#include <string_view>
 
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
@@ -18,7 +17,7 @@ struct ThreadContext;
 
 /// Encodes and dispatches one record through `pipeline` (nothing when null or below its
 /// level). MUST: the calling thread owns `context` and has marked it busy.
-void emit_records(ThreadContext& context, const Pipeline* pipeline, std::string_view logger,
+void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger,
                   const BoundFields* bound, Level level, const Message& message,
                   std::span<const Field> fields) noexcept;
 

@@ -17,7 +17,7 @@ namespace {
 /// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
 /// instructions a record.
 [[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
-                                                       std::string_view logger, const BoundFields* bound, Level level,
+                                                       const LoggerName& logger, const BoundFields* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
     if (pipeline == nullptr || level < pipeline->min_level) return;
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
@@ -58,7 +58,7 @@ namespace {
 
 }  // namespace
 
-void emit_records(ThreadContext& context, const Pipeline* pipeline, std::string_view logger, const BoundFields* bound,
+void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger, const BoundFields* bound,
                   Level level, const Message& message, std::span<const Field> fields) noexcept {
     encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
 }
