@@ -8,13 +8,19 @@
 
 namespace fieldlog::detail {
 
-void write_to_sinks(const Channel& channel, const RecordView& record) noexcept {
+namespace {
+
+/// Writes `record` to each route of `channel` that takes its level, under each sink's lock.
+/// Inlined into dispatch(): out of line, its register saves cost a record ~15 instructions.
+[[gnu::always_inline]] inline void write_to_sinks(const Channel& channel, const RecordView& record) noexcept {
     for (const Route& route : channel.routes) {
         if (record.level < route.level) continue;
         const std::lock_guard lock(route.handle->mutex);
         route.handle->sink->write_record(record);
     }
 }
+
+}  // namespace
 
 void Pipeline::dispatch(const Channel& channel, const RecordView& record) const noexcept {
     check_thread_for_signals();

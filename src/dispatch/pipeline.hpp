@@ -61,7 +61,4 @@ struct Pipeline {
     void wait_until_open() const noexcept;
 };
 
-/// Writes `record` to each route of `channel` that takes its level, under each sink's lock.
-void write_to_sinks(const Channel& channel, const RecordView& record) noexcept;
-
 }  // namespace fieldlog::detail
