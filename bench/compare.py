@@ -4,7 +4,9 @@
 Where it sits: the README's main command builds fieldlog_bench and calls this script, which
 runs the logger benchmarks (bench/logger_bench.cpp) side by side in one process, pairs each
 `fieldlog/<workload>/<sink>` row with its `spdlog/...` row and prints ns/op, the ratio and
-allocs/op. With repetitions the medians are shown. Times are the calling thread's CPU time per
+allocs/op. With repetitions the medians are shown, and the repetitions of all benchmarks run
+in a random interleaved order (Google Benchmark's random interleaving), so that a busy spell
+of a shared host falls on both sides of a comparison instead of on one benchmark. Times are the calling thread's CPU time per
 call by default (steady on a busy machine; write() to a file counts, as kernel time of the
 caller); --time real gives wall-clock time instead.
 
@@ -21,7 +23,7 @@ import tempfile
 DEFAULT_FILTER = r"^(fieldlog|spdlog)/(static_msg|fields_10|ctx_10|disabled)/"
 
 
-def run_benchmarks(bench, bench_filter, repetitions, min_time):
+def run_benchmarks(bench, bench_filter, repetitions, min_time, interleave):
     """Runs the binary once and returns its JSON report."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
@@ -29,6 +31,8 @@ def run_benchmarks(bench, bench_filter, repetitions, min_time):
                "--benchmark_out_format=json"]
         if repetitions > 1:
             cmd += [f"--benchmark_repetitions={repetitions}", "--benchmark_report_aggregates_only=true"]
+            if interleave:
+                cmd.append("--benchmark_enable_random_interleaving=true")
         if min_time:
             cmd.append(f"--benchmark_min_time={min_time}")
         # The console report goes to stderr so that stdout holds just the table.
@@ -42,9 +46,13 @@ def to_ns(value, unit):
 
 
 def collect(report, repetitions, clock):
-    """Maps each benchmark name to (ns/op, allocs/op), medians with repetitions."""
+    """Maps each benchmark name to (ns/op, allocs/op), medians with repetitions, in the order
+    the benchmarks are registered (interleaved runs report them in the order they finished)."""
+    def registered(b):
+        return b.get("family_index", 0), b.get("per_family_instance_index", 0)
+
     rows = {}
-    for b in report["benchmarks"]:
+    for b in sorted(report["benchmarks"], key=registered):
         if repetitions > 1 and b.get("aggregate_name") != "median":
             continue
         if repetitions <= 1 and b.get("run_type") == "aggregate":
@@ -96,13 +104,15 @@ def main():
     parser.add_argument("--filter", default=DEFAULT_FILTER, help="--benchmark_filter regex")
     parser.add_argument("--repetitions", type=int, default=1, help="runs per benchmark; medians shown when > 1")
     parser.add_argument("--min-time", type=float, default=None, help="--benchmark_min_time in seconds")
+    parser.add_argument("--no-interleave", action="store_true",
+                        help="run each benchmark's repetitions back to back instead of interleaved")
     parser.add_argument("--time", choices=("cpu", "real"), default="cpu",
                         help="CPU time of the calling thread (default) or wall-clock time per call")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table (for bench/README.md)")
     parser.add_argument("--json", help="also keep the raw Google Benchmark JSON in this file")
     args = parser.parse_args()
 
-    report = run_benchmarks(args.bench, args.filter, args.repetitions, args.min_time)
+    report = run_benchmarks(args.bench, args.filter, args.repetitions, args.min_time, not args.no_interleave)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
@@ -121,7 +131,8 @@ def main():
                             for i, (cell, w) in enumerate(zip(row, widths))))
     context = report.get("context", {})
     print(f"\n{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz; "
-          + (f"medians of {args.repetitions} runs; " if args.repetitions > 1 else "")
+          + (f"medians of {args.repetitions} interleaved runs; " if args.repetitions > 1 and not args.no_interleave
+             else f"medians of {args.repetitions} runs; " if args.repetitions > 1 else "")
           + ("CPU time per call of the calling thread." if args.time == "cpu"
              else "wall-clock time per call (threads:2: elapsed time / calls of both threads)."))
 
