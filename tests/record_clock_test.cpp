@@ -1,7 +1,7 @@
 // The record clock: system_clock time read through the CPU's counter between anchors. Each
 // reading is bracketed by two system_clock reads; the counter's path must stay inside them
-// (give or take the stated error), and must actually be taken where the kernel keeps time
-// with the TSC.
+// (give or take the stated error), must actually be taken where the kernel keeps time with the
+// TSC, and must be left once the counter loses CLOCK_MONOTONIC's pace.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -104,4 +104,45 @@ TEST_CASE("records carry the record clock's time unless the configuration names 
     }
     CHECK(outside == 0);
     fieldlog::configure({.sinks = {}});
+}
+
+TEST_CASE("the counter's pace check allows NTP's slew and sampling error, not another rate", "[record_clock]") {
+    constexpr std::uint64_t kNanosPerTick = 1'717'986'918;  // 0.4 ns (2.5 GHz) in 32.32
+    constexpr double kHourTicks = 9e12;
+    constexpr double kHourNanos = 3.6e12;
+    struct Case {
+        const char* what;
+        std::uint64_t ticks;
+        std::int64_t measured;
+        bool kept;
+    };
+    const Case cases[] = {
+        {"1 ms, exact", 2'500'000, 1'000'000, true},
+        {"1 ms, samples 45 us apart", 2'500'000, 1'045'000, true},
+        {"1 ms, 60 us off", 2'500'000, 1'060'000, false},
+        {"1 h, NTP slewing by 500 ppm", static_cast<std::uint64_t>(kHourTicks),
+         static_cast<std::int64_t>(kHourNanos * 1.0005), true},
+        {"1 h, counter 2% fast (another host's rate)", static_cast<std::uint64_t>(kHourTicks),
+         static_cast<std::int64_t>(kHourNanos / 1.02), false},
+        {"counter stopped for a second", 0, 1'000'000'000, false},
+        {"monotonic time went back", 2'500'000, -1, false},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        CHECK(fieldlog::detail::counter_kept_pace(c.ticks, kNanosPerTick, c.measured) == c.kept);
+    }
+}
+
+TEST_CASE("once the counter lost pace, every record clock reads system_clock", "[record_clock]") {
+    struct Restore {
+        ~Restore() { fieldlog::detail::g_record_counter_distrusted.store(false); }
+    } restore;
+    fieldlog::detail::RecordClock clock;
+    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(100)) == 0);
+    const bool was_interpolating = clock.interpolating();
+    fieldlog::detail::g_record_counter_distrusted.store(true);
+    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(20)) == 0);
+    CHECK_FALSE(clock.interpolating());  // the first re-anchoring after it (within 1 ms) left the counter
+    if (!kernel_clock_is_tsc()) FIELDLOG_TEST_SKIP("the kernel's clocksource is not tsc: no counter to leave");
+    CHECK(was_interpolating);
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -82,10 +83,21 @@ const Origin g_origin = take_origin();
 
 }  // namespace
 
+bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick, std::int64_t measured_nanos) noexcept {
+    // In double: 53 bits resolve a nanosecond over a century, far finer than the tolerance.
+    constexpr double kSampleErrorNanos = 50'000;
+    constexpr double kRateTolerance = 1e-3;
+    const double counted = static_cast<double>(counted_ticks) * (static_cast<double>(nanos_per_tick) / 4294967296.0);
+    const double measured = static_cast<double>(measured_nanos);
+    return measured >= 0 && std::abs(counted - measured) <= kSampleErrorNanos + measured * kRateTolerance;
+}
+
 Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
 #if defined(__x86_64__)
     span_ticks_ = 0;
-    if (!g_origin.usable || ticks < calibrate_at_) return Timestamp(std::chrono::system_clock::now());
+    if (!g_origin.usable || ticks < calibrate_at_ || g_record_counter_distrusted.load(std::memory_order_relaxed)) {
+        return Timestamp(std::chrono::system_clock::now());
+    }
     const Sample now = take_sample();
     const std::int64_t baseline = now.monotonic - g_origin.sample.monotonic;
     const std::uint64_t since_origin = now.monotonic_ticks - g_origin.sample.monotonic_ticks;
@@ -101,11 +113,19 @@ Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
         }
         return now.wall;
     }
+    if (anchor_monotonic_ticks_ != 0 &&
+        !counter_kept_pace(now.monotonic_ticks - anchor_monotonic_ticks_, nanos_per_tick_,
+                           now.monotonic - anchor_monotonic_)) {
+        g_record_counter_distrusted.store(true, std::memory_order_relaxed);
+        return now.wall;
+    }
     nanos_per_tick_ = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / since_origin);
     if (nanos_per_tick_ == 0) return now.wall;
     span_ticks_ = static_cast<std::uint64_t>((static_cast<Wide>(kAnchorNanos) << 32) / nanos_per_tick_);
     anchor_ticks_ = now.wall_ticks;
     anchor_ = now.wall;
+    anchor_monotonic_ticks_ = now.monotonic_ticks;
+    anchor_monotonic_ = now.monotonic;
     return now.wall;
 #else
     return Timestamp(std::chrono::system_clock::now());

@@ -8,9 +8,12 @@
 // calibrated process-wide against CLOCK_MONOTONIC over a baseline that grows with the process.
 // Used only where the kernel itself keeps time with the TSC (clocksource "tsc": invariant and
 // synchronised across CPUs); elsewhere, and before the first calibration, every call reads
-// system_clock.
+// system_clock. Each re-anchoring also checks that the counter kept CLOCK_MONOTONIC's pace
+// since the last one; once it did not (a VM moved to a host whose counter runs at another rate,
+// a counter stopped or reset), every thread of the process reads system_clock from then on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "fieldlog/timestamp.hpp"
@@ -20,6 +23,15 @@
 #endif
 
 namespace fieldlog::detail {
+
+/// Set once a re-anchoring found that the counter lost CLOCK_MONOTONIC's pace: from then on
+/// every RecordClock of the process reads system_clock.
+inline std::atomic<bool> g_record_counter_distrusted{false};
+
+/// Whether `counted_ticks` at `nanos_per_tick` (32.32 fixed point) kept pace with the
+/// `measured_nanos` CLOCK_MONOTONIC advanced meanwhile: within 1000 ppm (NTP slews
+/// CLOCK_MONOTONIC by up to 500) plus 50 µs (what two samples may be off by together).
+bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick, std::int64_t measured_nanos) noexcept;
 
 class RecordClock {
 public:
@@ -60,6 +72,9 @@ private:
     std::uint64_t span_ticks_ = 0;      ///< ticks until the next anchor; 0: read system_clock
     std::uint64_t nanos_per_tick_ = 0;  ///< 32.32 fixed point
     Timestamp anchor_{};
+    /// CLOCK_MONOTONIC and the counter at the last anchor, for the pace check (0: none yet).
+    std::uint64_t anchor_monotonic_ticks_ = 0;
+    std::int64_t anchor_monotonic_ = 0;
 };
 
 }  // namespace fieldlog::detail
