@@ -6,9 +6,9 @@ runs the logger benchmarks (bench/logger_bench.cpp) side by side in one process,
 `fieldlog/<workload>/<sink>` row with its `spdlog/...` row and prints ns/op, the ratio and
 allocs/op. With repetitions the medians are shown, and the repetitions of all benchmarks run
 in a random interleaved order (Google Benchmark's random interleaving), so that a busy spell
-of a shared host falls on both sides of a comparison instead of on one benchmark. Times are the calling thread's CPU time per
-call by default (steady on a busy machine; write() to a file counts, as kernel time of the
-caller); --time real gives wall-clock time instead.
+of a shared host falls on both sides of a comparison instead of on one benchmark. Times are
+the calling thread's CPU time per call by default (steady on a busy machine; write() to a file
+counts, as kernel time of the caller); --time real gives wall-clock time instead.
 
     bench/compare.py --bench build/bench/fieldlog_bench [--repetitions 3] [--markdown]
 """

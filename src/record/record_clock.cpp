@@ -83,7 +83,8 @@ const Origin g_origin = take_origin();
 
 }  // namespace
 
-bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick, std::int64_t measured_nanos) noexcept {
+bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick,
+                       std::int64_t measured_nanos) noexcept {
     // In double: 53 bits resolve a nanosecond over a century, far finer than the tolerance.
     constexpr double kSampleErrorNanos = 50'000;
     constexpr double kRateTolerance = 1e-3;
