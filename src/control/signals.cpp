@@ -231,6 +231,7 @@ void install(int signo, void (*handler)(int, siginfo_t*, void*), int extra_flags
 void install_signal_handlers() {
     const std::lock_guard lock(g_install_mutex);
     if (g_helper_process.load() != ::getpid()) start_helper();  // first call, or first in a forked child
+    detail::final_record_logger();  // made now: the handlers may not allocate
     for (const int signo : kFatalSignals) install(signo, &on_fatal_signal, 0);
     for (const int signo : kTerminateSignals) install(signo, &on_terminate_signal, SA_RESTART);
     install(SIGHUP, &on_hangup, SA_RESTART);

@@ -73,11 +73,12 @@ thread_local SignalStack t_signal_stack;
 Buffer g_final_record;
 Buffer g_final_scratch;
 
-/// The final record's logger: made before any signal can arrive (a handler may not allocate),
-/// never destroyed (a signal may arrive during static destruction).
-const LoggerName* const g_final_record_logger = new LoggerName("fieldlog");
-
 }  // namespace
+
+const LoggerName& final_record_logger() {
+    static const LoggerName* const name = new LoggerName("fieldlog");  // never destroyed
+    return *name;
+}
 
 void park_until_exit() noexcept {
     for (;;) {
@@ -116,7 +117,7 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
     const RecordInput record{
-        note.time, Level::fatal, *g_final_record_logger, text, {}, {}, std::span<const Field>(fields, count)};
+        note.time, Level::fatal, final_record_logger(), text, {}, {}, std::span<const Field>(fields, count)};
     try {
         encode_record(options, out, scratch, record);
     } catch (...) {

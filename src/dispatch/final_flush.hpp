@@ -15,6 +15,7 @@
 
 namespace fieldlog::detail {
 
+struct LoggerName;
 struct Pipeline;
 
 inline std::atomic<bool> g_halting{false};
@@ -51,6 +52,11 @@ struct FinalNote {
     Timestamp time{};
     bool fatal_record = true;  ///< false for SIGTERM/SIGINT: flush only
 };
+
+/// The final record's logger name. Made on the first call, which install_signal_handlers()
+/// makes before any handler can run (a handler may not allocate); never destroyed (a signal may
+/// arrive during static destruction).
+const LoggerName& final_record_logger();
 
 /// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format.
 /// Uses no heap for it (the record is far below the buffer's inline size).
