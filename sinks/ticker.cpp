@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -82,6 +83,11 @@ void after_fork_in_parent() { ticker().mutex.unlock(); }
 
 void after_fork_in_child() {
     Ticker& t = ticker();
+    // The parent's ticker thread was most likely waiting on `changed`: the child inherits a
+    // condition variable that counts a waiter which does not exist here, and glibc's
+    // notify_all() can then wait forever for that waiter to leave its group. No thread waits
+    // in the child, so a fresh one replaces it (the old one is abandoned, not destroyed).
+    new (&t.changed) std::condition_variable;
     t.thread = nullptr;  // that thread does not exist here; its object is abandoned, not joined
     ++t.generation;
     if (!t.entries.empty()) start_thread(t);
