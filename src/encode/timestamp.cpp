@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -156,8 +157,7 @@ void write_time(char* p, std::uint32_t second_of_day) noexcept {
 /// for ([first, first + span): the minute, cut short where a zone rule begins or ends), so any
 /// second of that minute only writes its two second digits; the wall second its date part
 /// starts at, so a new minute of the same day rewrites only the time; and the zone rule in
-/// force, reused by later minutes until they reach rule_end. Trivial, so thread_local costs no
-/// guard and no allocation.
+/// force, reused by later minutes until they reach rule_end.
 struct ThreadCache {
     std::int64_t first = 0;
     std::uint64_t span = 0;   // 0: nothing cached yet
@@ -184,11 +184,27 @@ struct FieldCaches {
     unsigned recent = 0;  ///< the entry the last field time used
 };
 
-// initial-exec: one %fs-relative load even though the library is built position-independent,
-// where the default model is a call to __tls_get_addr (and a stack frame around it). The cost
-// is ~350 bytes of static TLS, which glibc reserves even for a dlopen()ed library.
-[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCache clock_cache;
-[[gnu::tls_model("initial-exec")]] constinit thread_local FieldCaches field_caches;
+/// A thread's caches: the record's own time and the two for time values in fields.
+struct ThreadCaches {
+    ThreadCache clock;
+    FieldCaches fields;
+};
+
+/// This thread's caches, made on its first timestamp. On the heap, not in thread-local storage:
+/// the library's static TLS stays a few words, so a plugin that links it can be dlopen()ed.
+constinit thread_local ThreadCaches* t_caches = nullptr;
+constinit thread_local bool t_caches_gone = false;
+
+/// Frees the thread's caches when it exits (the first use of t_owned_caches registers it).
+struct CachesOwner {
+    ThreadCaches* caches = nullptr;
+    ~CachesOwner() {
+        t_caches = nullptr;
+        t_caches_gone = true;
+        delete caches;
+    }
+};
+thread_local CachesOwner t_owned_caches;
 
 constexpr std::uint64_t utc_suffix = 'Z';
 
@@ -308,7 +324,8 @@ bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noex
 
 /// A field time the recent field cache missed: the other one holds it, or is refilled (it is
 /// the least recently used); either way it becomes the recent one.
-[[gnu::noinline]] char* append_other_field(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+[[gnu::noinline]] char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
+                                           const TimestampFormat& f) noexcept {
     field_caches.recent ^= 1U;
     ThreadCache& cache = field_caches.entries[field_caches.recent];
     if (holds(cache, t, f)) return append_cached(cache, out, t, f.precision);
@@ -355,17 +372,33 @@ template <Slot S>
     return append_in<S>(out, t, f);
 }
 
+/// A thread's first timestamp makes its caches; a thread whose caches are gone (it is exiting)
+/// or that cannot get memory writes through a cache of its own stack.
+template <Slot S>
+[[gnu::noinline, gnu::cold]] char* append_without_caches(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+    if (!t_caches_gone) {
+        CachesOwner& owner = t_owned_caches;
+        owner.caches = new (std::nothrow) ThreadCaches;
+        t_caches = owner.caches;
+        if (t_caches != nullptr) return append_in<S>(out, t, f);
+    }
+    ThreadCache on_stack;
+    return append_uncached(on_stack, out, t, f);
+}
+
 template <Slot S>
 char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     // Every slow path leaves by a tail call, so the cached path stays a leaf without a frame.
     if (t.nanos >= nanos_per_second) [[unlikely]] return append_carried<S>(out, t, f);
     if (f.is_numeric()) return write_unix(out, t, f.precision == TimestampPrecision::unix_seconds_float);
+    ThreadCaches* const caches = t_caches;
+    if (caches == nullptr) [[unlikely]] return append_without_caches<S>(out, t, f);
     if constexpr (S == Slot::clock) {
-        if (!holds(clock_cache, t, f)) [[unlikely]] return append_uncached(clock_cache, out, t, f);
-        return append_cached(clock_cache, out, t, f.precision);
+        if (!holds(caches->clock, t, f)) [[unlikely]] return append_uncached(caches->clock, out, t, f);
+        return append_cached(caches->clock, out, t, f.precision);
     } else {
-        const ThreadCache& recent = field_caches.entries[field_caches.recent];
-        if (!holds(recent, t, f)) [[unlikely]] return append_other_field(out, t, f);
+        const ThreadCache& recent = caches->fields.entries[caches->fields.recent];
+        if (!holds(recent, t, f)) [[unlikely]] return append_other_field(caches->fields, out, t, f);
         return append_cached(recent, out, t, f.precision);
     }
 }

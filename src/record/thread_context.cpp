@@ -46,15 +46,19 @@ void heavy_barrier() noexcept {
 #endif
 }
 
-struct ContextHolder {
-    ThreadContext context;
-    ~ContextHolder() {
+/// Owns this thread's context: the context itself lives on the heap, so the library's static
+/// TLS stays a few words and a plugin linking it can be dlopen()ed (glibc reserves little static
+/// TLS for modules loaded later).
+struct ContextOwner {
+    ThreadContext* context = nullptr;
+    ~ContextOwner() {
         t_context = nullptr;
         t_torn_down = true;
+        delete context;
     }
 };
 
-thread_local ContextHolder t_holder;
+thread_local ContextOwner t_owner;
 
 }  // namespace
 
@@ -79,12 +83,19 @@ ThreadContext::~ThreadContext() {
     s.retired.oversized_records += counters.oversized.load(std::memory_order_relaxed);
     s.retired.truncated_scopes += counters.truncated_scopes.load(std::memory_order_relaxed);
     s.retired.nested_dropped += counters.nested_dropped.load(std::memory_order_relaxed);
+    s.retired.dropped_after_shutdown += counters.after_shutdown.load(std::memory_order_relaxed);
     s.threads.erase(std::remove(s.threads.begin(), s.threads.end(), this), s.threads.end());
 }
 
 ThreadContext* make_thread_context() noexcept {
     if (t_torn_down) return nullptr;
-    t_context = &t_holder.context;  // constructs it on this thread's first use
+    ContextOwner& owner = t_owner;  // registers its destructor on this thread's first use
+    try {
+        owner.context = new ThreadContext;
+    } catch (...) {  // out of memory: this record is lost, the next one tries again
+        return nullptr;
+    }
+    t_context = owner.context;
     return t_context;
 }
 
