@@ -33,6 +33,7 @@ struct Metrics {
     std::uint64_t oversized_records = 0; ///< records that outgrew the inline buffer
     std::uint64_t truncated_scopes = 0;  ///< scope fields cut because the scope was full
     std::uint64_t nested_dropped = 0;    ///< records logged from inside a logging call (dropped)
+    std::uint64_t dropped_after_shutdown = 0;  ///< records logged after shutdown() (dropped)
     AsyncMetrics async{};
     std::vector<SinkMetrics> sinks;      ///< the running sinks
 

@@ -53,9 +53,10 @@ std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index
     return custom;
 }
 
-std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous) {
+std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
+    pipeline->flush_each_record = flush_each_record;
     for (std::size_t index = 0; index < config.sinks.size(); ++index) {
         const SinkConfig& sink_config = config.sinks[index];
         std::shared_ptr<SinkHandle> handle;
@@ -119,11 +120,12 @@ void retire(std::unique_ptr<Pipeline> old, const Pipeline* next) {
     }
 }
 
-void shutdown_at_exit() { shutdown(); }
+void finish_at_exit();
 
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
-void apply(State& s, const Config& config) {
-    std::unique_ptr<Pipeline> next = build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire));
+void apply(State& s, const Config& config, bool flush_each_record = false) {
+    std::unique_ptr<Pipeline> next =
+        build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire), flush_each_record);
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
@@ -143,13 +145,30 @@ void apply(State& s, const Config& config) {
     std::unique_ptr<Pipeline> old(g_current_pipeline.exchange(next.release(), std::memory_order_seq_cst));
     s.shut_down.store(false, std::memory_order_relaxed);
     if (!s.configured.exchange(true)) {
-        std::atexit(shutdown_at_exit);
+        std::atexit(finish_at_exit);
         register_fork_handlers();
     }
     retire(std::move(old), next_raw);
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.
     if (next_raw->writer) next_raw->writer->start();
     next_raw->open.store(true, std::memory_order_release);
+}
+
+/// Normal exit (atexit): everything queued is written and every sink flushed, and then the same
+/// sinks stay open behind a synchronous pipeline that flushes after each record. A record logged
+/// later — from a static destructor, a later atexit handler, a thread still running — is on its
+/// way out before the call returns; the kernel closes the files when the process ends.
+void finish_at_exit() {
+    State& s = state();
+    const std::lock_guard lock(s.configure_mutex);
+    if (s.shut_down.load(std::memory_order_relaxed)) return;  // shutdown() already closed everything
+    Config last = s.config;
+    last.async.enabled = false;
+    try {
+        apply(s, last, true);
+    } catch (...) {  // a sink could not be kept (it cannot be: apply reuses them): flush what runs
+        if (const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire)) pipeline->flush();
+    }
 }
 
 /// Reopens the sinks of `pipeline` (caller holds configure_mutex); with `kept_from`, only those
@@ -169,7 +188,8 @@ void ensure_configured() {
     State& s = state();
     if (s.configured.load(std::memory_order_acquire)) return;
     const std::lock_guard lock(s.configure_mutex);
-    if (s.configured.load(std::memory_order_acquire)) return;
+    // shutdown() before any configuration is a decision too: no default stdout pipeline after it.
+    if (s.configured.load(std::memory_order_acquire) || s.shut_down.load(std::memory_order_relaxed)) return;
     try {
         apply(s, Config::from_env());
     } catch (const std::exception& e) {

@@ -24,6 +24,7 @@ Metrics metrics() {
             m.oversized_records += c.oversized.load(std::memory_order_relaxed);
             m.truncated_scopes += c.truncated_scopes.load(std::memory_order_relaxed);
             m.nested_dropped += c.nested_dropped.load(std::memory_order_relaxed);
+            m.dropped_after_shutdown += c.after_shutdown.load(std::memory_order_relaxed);
         }
     }
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
@@ -92,6 +93,8 @@ std::string metrics_text() {
     line("fieldlog_truncated_scopes_total", "", m.truncated_scopes);
     counter(out, "fieldlog_nested_dropped_total", "Records logged from inside a logging call, dropped.");
     line("fieldlog_nested_dropped_total", "", m.nested_dropped);
+    counter(out, "fieldlog_dropped_after_shutdown_total", "Records logged after shutdown(), dropped.");
+    line("fieldlog_dropped_after_shutdown_total", "", m.dropped_after_shutdown);
 
     counter(out, "fieldlog_async_accepted_records_total", "Records accepted by the async queue.");
     line("fieldlog_async_accepted_records_total", "", m.async.accepted_records);

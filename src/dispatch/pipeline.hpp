@@ -44,6 +44,9 @@ struct Pipeline {
     std::vector<Channel> channels;
     ClockFn clock = nullptr;
     Level min_level = Level::off;
+    /// The pipeline after normal exit: each record is flushed as soon as it is written, since
+    /// nothing may flush it later.
+    bool flush_each_record = false;
 
     /// False while the previous pipeline's writer still has records queued (a swap from async
     /// to sync): direct writes wait for it, so no thread's record overtakes its queued ones.

@@ -3,6 +3,8 @@
 // other than each sink's own.
 #include "fieldlog/logger.hpp"
 
+#include <mutex>
+
 #include "control/state.hpp"
 #include "encode/encode.hpp"
 #include "record/bound_fields.hpp"
@@ -19,7 +21,11 @@ namespace {
 [[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
                                                        const LoggerName& logger, const BoundFields* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
-    if (pipeline == nullptr || level < pipeline->min_level) return;
+    if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
+        ThreadCounters::bump(context.counters.after_shutdown);
+        return;
+    }
+    if (level < pipeline->min_level) return;
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
@@ -63,11 +69,41 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
     encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
 }
 
+/// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
+/// main thread after main returned, a thread's own thread_local destructors) or could not be
+/// made: one shared context, one record at a time. Cold; never on a thread with a context.
+[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerName& logger, const BoundFields* bound, Level level,
+                                                      const Message& message, std::span<const Field> fields) noexcept {
+    // Never destroyed, as records may come until the process ends. Recursive: a record logged
+    // from inside this one (by a sink) is dropped below instead of deadlocking.
+    static auto* const mutex = new std::recursive_mutex;
+    static ThreadContext* shared = nullptr;
+    const std::lock_guard lock(*mutex);
+    if (shared == nullptr) {
+        try {
+            shared = new ThreadContext;
+        } catch (...) {
+            return;
+        }
+    }
+    if (shared->busy) {
+        ThreadCounters::bump(shared->counters.nested_dropped);
+        return;
+    }
+    shared->busy = true;
+    encode_and_dispatch(*shared, acquire_pipeline(*shared), logger, bound, level, message, fields);
+    release_pipeline(*shared);
+    shared->busy = false;
+}
+
 }  // namespace detail
 
 void Logger::emit(Level level, const Message& message, std::span<const Field> fields) const noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
-    if (context == nullptr) return;  // the thread is exiting; its buffers are gone
+    if (context == nullptr) [[unlikely]] {
+        detail::emit_without_context(core_->name, bound_.get(), level, message, fields);
+        return;
+    }
     if (context->busy) {
         detail::ThreadCounters::bump(context->counters.nested_dropped);
         return;

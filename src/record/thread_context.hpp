@@ -25,6 +25,7 @@ struct ThreadCounters {
     std::atomic<std::uint64_t> oversized{0};
     std::atomic<std::uint64_t> truncated_scopes{0};
     std::atomic<std::uint64_t> nested_dropped{0};
+    std::atomic<std::uint64_t> after_shutdown{0};
 
     static void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
