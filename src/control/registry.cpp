@@ -2,13 +2,17 @@
 // allocate; the handles it returns are then used lock-free.
 #include <new>
 
+#include "control/instance.hpp"
 #include "control/state.hpp"
 
 namespace fieldlog {
 namespace detail {
 
 State& state() noexcept {
-    static State* const instance = new State();  // never destroyed: see state.hpp
+    static State* const instance = [] {
+        announce_instance();
+        return new State();  // never destroyed: see state.hpp
+    }();
     return *instance;
 }
 
