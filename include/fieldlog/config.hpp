@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fieldlog/encoder.hpp"
+#include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/sink.hpp"
 #include "fieldlog/sinks/basic_sinks.hpp"
@@ -25,7 +26,7 @@
 
 namespace fieldlog {
 
-struct StdoutSinkOptions {
+struct FIELDLOG_API StdoutSinkOptions {
     StdStream stream = StdStream::out;
     friend bool operator==(const StdoutSinkOptions&, const StdoutSinkOptions&) = default;
 };
@@ -35,7 +36,7 @@ struct StdoutSinkOptions {
 /// program made is only flushed then (and at shutdown), so it may be configured again.
 using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, std::shared_ptr<Sink>>;
 
-struct SinkConfig {
+struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
     std::optional<Format> format{};  ///< default: Config::format (console becomes plain off a TTY)
     Level level = Level::trace;      ///< records below this are not sent to this sink
@@ -61,7 +62,7 @@ enum class OverflowPolicy : std::uint8_t {
 ///   to the sinks itself, after its earlier records; with `drop` it is dropped and counted.
 /// - flush() and shutdown() (and so normal exit: return from main, exit()) write every record
 ///   accepted before them. _exit() and quick_exit() lose what is still queued.
-struct AsyncConfig {
+struct FIELDLOG_API AsyncConfig {
     bool enabled = false;
     std::size_t queue_bytes = 4 * 1024 * 1024;
     OverflowPolicy overflow = OverflowPolicy::block;
@@ -70,7 +71,7 @@ struct AsyncConfig {
 /// Returns the current time of a record; replaceable for tests (golden lines).
 using ClockFn = Timestamp (*)() noexcept;
 
-struct Config {
+struct FIELDLOG_API Config {
     Level level = Level::info;
     /// Per-logger levels: "db" applies to "db" and "db.*" (the longest match wins).
     std::map<std::string, Level, std::less<>> levels{};
@@ -97,7 +98,7 @@ struct Config {
 };
 
 /// A rejected configuration; what() names the file, line and key.
-class ConfigError : public std::runtime_error {
+class FIELDLOG_API ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
@@ -110,24 +111,24 @@ public:
 /// that does not resolve); then nothing changes and the running configuration stays in force.
 /// We throw rather than return a status so that a bad configuration at start-up cannot be
 /// ignored by accident; a program that reconfigures at run time catches it and carries on.
-void configure(const Config& config);
+FIELDLOG_API void configure(const Config& config);
 
 /// Configures again from the file last given to Config::load or FIELDLOG_CONFIG (what SIGHUP
 /// does once install_signal_handlers() ran). Throws ConfigError; the running set then stays.
 /// Sinks the new configuration keeps are reopened, so a file logrotate moved is let go.
-void reload();
+FIELDLOG_API void reload();
 
 /// Reopens every running sink's file without reading any configuration: what a service with
 /// no config file wires to SIGHUP after logrotate. Errors are counted per sink, never thrown.
-void reopen_files();
+FIELDLOG_API void reopen_files();
 
 /// Flushes every sink; in async mode first waits until every record logged before the call
 /// has been handed to the sinks.
-void flush();
+FIELDLOG_API void flush();
 
 /// Flushes every sink and closes those configure() made; later records are dropped. Runs at
 /// normal exit too.
-void shutdown();
+FIELDLOG_API void shutdown();
 
 /// Opt-in signal handling for the whole process (call it again in a forked child):
 /// - SIGHUP: reload() when a configuration file was loaded, else reopen_files(); done on a
@@ -142,6 +143,6 @@ void shutdown();
 /// Once either path has begun, logging calls on other threads no longer return (a call that
 /// returned was written). Both paths are bounded by alarm(3): if the sinks hang, the process
 /// still ends by the original signal. Handlers installed before are replaced, not chained.
-void install_signal_handlers();
+FIELDLOG_API void install_signal_handlers();
 
 }  // namespace fieldlog

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog {
@@ -42,7 +43,7 @@ enum class DurationFormat : std::uint8_t {
 };
 
 /// Everything that shapes the bytes of a line besides the record itself.
-struct EncoderOptions {
+struct FIELDLOG_API EncoderOptions {
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;

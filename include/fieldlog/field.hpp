@@ -36,6 +36,7 @@
 
 #include <fmt/format.h>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog {
@@ -91,12 +92,12 @@ inline constexpr bool always_false = false;
 }  // namespace detail
 
 /// A span of bytes, written base64-encoded (RFC 4648, with padding) in every format.
-struct Bytes {
+struct FIELDLOG_API Bytes {
     std::span<const std::byte> data;
 };
 
 /// A nested object: {"user", fieldlog::Object{{"name", n}, {"id", 7}}}.
-class Object {
+class FIELDLOG_API Object {
 public:
     constexpr Object(std::initializer_list<Field> fields) noexcept;  // NOLINT: braces are the API
     constexpr explicit Object(std::span<const Field> fields) noexcept : fields_(fields) {}
@@ -108,7 +109,7 @@ private:
 
 /// A nested array of mixed values: {"ids", fieldlog::Array{1, 2, "three"}}. Containers of a
 /// supported element type (std::vector<int>, std::array<User, 3>, …) need no wrapper.
-class Array {
+class FIELDLOG_API Array {
 public:
     constexpr Array(std::initializer_list<Value> values) noexcept;  // NOLINT: braces are the API
     constexpr explicit Array(std::span<const Value> values) noexcept : values_(values) {}
@@ -120,7 +121,7 @@ private:
 
 /// One value of a field. Kinds are few on purpose (zap's lesson): scalars, strings, time,
 /// nested containers, and `custom` for everything a user teaches us to write.
-class Value {
+class FIELDLOG_API Value {
 public:
     enum class Kind : std::uint8_t {
         null, boolean, int64, uint64, float64, string, duration, time, error_code, bytes,
@@ -255,7 +256,7 @@ private:
 };
 
 /// A key and its value. Keys are written escaped like any string.
-struct Field {
+struct FIELDLOG_API Field {
     std::string_view key;
     Value value;
 };
@@ -266,7 +267,7 @@ struct Field {
 ///   void fieldlog_encode(fieldlog::ValueEncoder& enc, const User& u) {
 ///       enc.value(fieldlog::Object{{"name", u.name}, {"email", u.email}});
 ///   }
-class ValueEncoder {
+class FIELDLOG_API ValueEncoder {
 public:
     /// Writes one value (scalar, string, or a whole Object/Array).
     virtual void value(const Value& v) = 0;

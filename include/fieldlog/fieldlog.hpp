@@ -5,6 +5,7 @@
 
 #include "fieldlog/config.hpp"
 #include "fieldlog/encoder.hpp"
+#include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/logger.hpp"

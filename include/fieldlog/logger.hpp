@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
 
@@ -67,7 +68,7 @@ constexpr bool compiled_in(Level level) noexcept {
 
 /// A message: plain text, or a fmt format string with its arguments (formatted straight into
 /// the record buffer). Made implicitly at the call site.
-class Message {
+class FIELDLOG_API Message {
 public:
     constexpr Message(std::string_view text) noexcept : text_(text) {}  // NOLINT: implicit by design
     constexpr Message(const char* text) noexcept : text_(text) {}       // NOLINT
@@ -107,7 +108,7 @@ template <typename... Args>
 }
 
 /// A named logger handle carrying bound fields. Copy it freely; it is thread-safe.
-class Logger {
+class FIELDLOG_API Logger {
 public:
     /// The root logger (name "").
     Logger();
@@ -180,7 +181,7 @@ private:
 };
 
 /// The logger named `name` (created on first use; the same core for every call).
-Logger get(std::string_view name);
+FIELDLOG_API Logger get(std::string_view name);
 
 }  // namespace fieldlog
 

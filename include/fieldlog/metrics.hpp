@@ -7,18 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog {
 
-struct SinkMetrics {
+struct FIELDLOG_API SinkMetrics {
     std::string kind;    ///< "stdout", "stderr", "file", "udp", "null", "memory", "custom"
     std::string target;  ///< path or address; empty for the others
     SinkCounters counters;
 };
 
-struct AsyncMetrics {
+struct FIELDLOG_API AsyncMetrics {
     std::uint64_t accepted_records = 0;
     std::uint64_t accepted_bytes = 0;
     std::uint64_t dropped_records = 0;   ///< overflow with policy `drop`
@@ -27,7 +28,7 @@ struct AsyncMetrics {
     std::uint64_t blocked_nanos = 0;     ///< time callers waited for space (policy `block`)
 };
 
-struct Metrics {
+struct FIELDLOG_API Metrics {
     std::array<std::uint64_t, level_count> records_by_level{};  ///< records that passed the gate
     std::uint64_t encoded_bytes = 0;     ///< bytes encoded (once per format in use)
     std::uint64_t oversized_records = 0; ///< records that outgrew the inline buffer
@@ -45,8 +46,8 @@ struct Metrics {
 };
 
 /// A snapshot of every counter.
-Metrics metrics();
+FIELDLOG_API Metrics metrics();
 /// The same, in the Prometheus text exposition format 0.0.4 (metric names start `fieldlog_`).
-std::string metrics_text();
+FIELDLOG_API std::string metrics_text();
 
 }  // namespace fieldlog

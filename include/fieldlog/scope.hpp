@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 
 namespace fieldlog {
@@ -30,7 +31,7 @@ inline constexpr std::size_t kScopeContextBytes = 2352;
 /// The scope fields open on one thread, captured as a value: copy it anywhere (another thread,
 /// a queued task) and re-open it there with `Scope s{context}`. Holds no pointers and never
 /// allocates; copying it copies kScopeContextBytes bytes.
-class ScopeContext {
+class FIELDLOG_API ScopeContext {
 public:
     /// An empty context (re-opening it adds no fields).
     ScopeContext() noexcept;
@@ -51,7 +52,7 @@ private:
 /// NOTE: a Scope MUST be destroyed on the thread that opened it (move it within the thread
 /// only; destroyed elsewhere it cannot close, and its fields stay on the opening thread). To
 /// carry fields to another thread, capture() them.
-class Scope {
+class FIELDLOG_API Scope {
 public:
     static constexpr std::size_t capacity = 512;  ///< bytes per format, all open scopes together
     static constexpr std::size_t max_fields = 32;  ///< members per format, all open scopes together

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/timestamp.hpp"
 
@@ -15,14 +16,14 @@ namespace fieldlog {
 /// One complete, encoded record as a sink sees it. `bytes` ends with '\n'.
 /// NOTE: the bytes live in a per-thread buffer or the async queue; a sink MUST NOT keep the
 /// span after the call returns (copy what it needs).
-struct RecordView {
+struct FIELDLOG_API RecordView {
     std::span<const char> bytes;
     Level level = Level::info;
     Timestamp time{};
 };
 
 /// A sink's own counters, readable at any time from any thread.
-struct SinkCounters {
+struct FIELDLOG_API SinkCounters {
     std::uint64_t records = 0;  ///< records fully written
     std::uint64_t bytes = 0;    ///< bytes fully written
     std::uint64_t dropped = 0;  ///< records lost (full disk, no receiver, oversize, …)
@@ -35,7 +36,7 @@ struct SinkCounters {
 ///       void write(std::span<const char> line) override { ::write(2, line.data(), line.size()); }
 ///       void flush() override {}
 ///   };
-class Sink {
+class FIELDLOG_API Sink {
 public:
     Sink() = default;
     Sink(const Sink&) = delete;

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "fieldlog/export.hpp"
+
 namespace fieldlog {
 
 /// A point on the UTC time line: whole seconds since 1970-01-01T00:00:00Z (floored) and the
 /// nanoseconds into that second. Wider than sys_time<nanoseconds>, so coarse time points of any
 /// year 0001–9999 convert exactly.
-struct Timestamp {
+struct FIELDLOG_API Timestamp {
     std::int64_t seconds = 0;
     std::uint32_t nanos = 0;  ///< in [0, 1e9); append_rfc3339 carries larger values into seconds
 
@@ -66,7 +68,7 @@ struct ZoneData;  // defined in src/encode/timestamp.cpp: the zone's offset hist
 /// the wall time is computed from that same offset, so the text always names the exact instant.
 /// NOTE: date's reader of the system tz database (3.0.1) extends a zone's last listed transition
 /// (2037 in Debian's tzdata) forever; later DST switches are not applied.
-class TimeZone {
+class FIELDLOG_API TimeZone {
 public:
     /// UTC, written as `Z`.
     constexpr TimeZone() noexcept = default;
@@ -93,7 +95,7 @@ private:
 };
 
 /// How timestamps are written: precision/layout and zone. Travels with an encoder.
-struct TimestampFormat {
+struct FIELDLOG_API TimestampFormat {
     TimestampPrecision precision = TimestampPrecision::nano;
     TimeZone zone{};
 
@@ -121,10 +123,10 @@ inline constexpr std::size_t max_rfc3339_size = 40;
 /// char* end = fieldlog::append_rfc3339(buf, std::chrono::system_clock::now());
 /// // std::string_view(buf, end - buf) == "2026-11-30T08:38:11.120000000Z"
 /// ```
-char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f = {}) noexcept;
+FIELDLOG_API char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f = {}) noexcept;
 
 /// Parses a format name from config: "rfc3339nano", "rfc3339nano-trimmed", "rfc3339micro",
 /// "rfc3339milli", "rfc3339", "unix_nanos", "unix_seconds_float"; false when unknown.
-bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept;
+FIELDLOG_API bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept;
 
 }  // namespace fieldlog

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
 struct iovec;
@@ -25,7 +26,7 @@ enum class StdStream : std::uint8_t { out, err };
 /// is counted as an error and a drop and never kills the process: SIGPIPE is blocked around
 /// writes to a pipe (unless the program ignores it anyway) and sockets get MSG_NOSIGNAL.
 /// Failures are reported on stderr at most once per second (not for the stderr sink itself).
-class StdoutSink final : public Sink {
+class FIELDLOG_API StdoutSink final : public Sink {
 public:
     explicit StdoutSink(StdStream stream = StdStream::out);
     ~StdoutSink() override;
@@ -49,14 +50,14 @@ private:
 
 /// Drops every record after it was fully encoded; counts them. For benchmarks and for
 /// measuring the cost of encoding alone.
-class NullSink final : public Sink {
+class FIELDLOG_API NullSink final : public Sink {
 public:
     void write(std::span<const char> record) override { count_written(1, record.size()); }
     void flush() override {}
 };
 
 /// Keeps every line (without its '\n') in memory. Thread-safe to read while loggers write.
-class MemorySink final : public Sink {
+class FIELDLOG_API MemorySink final : public Sink {
 public:
     void write(std::span<const char> record) override;
     void flush() override {}

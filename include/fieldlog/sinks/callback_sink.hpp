@@ -6,6 +6,7 @@
 #include <functional>
 #include <string_view>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog {
@@ -19,7 +20,7 @@ namespace fieldlog {
 ///   auto sink = std::make_shared<fieldlog::CallbackSink>(
 ///       [&](std::string_view line) { queue.push(std::string(line)); });
 ///   fieldlog::configure({.sinks = {{.target = sink}}});
-class CallbackSink final : public Sink {
+class FIELDLOG_API CallbackSink final : public Sink {
 public:
     /// `on_record` receives the line without its trailing '\n'.
     explicit CallbackSink(std::function<void(std::string_view line)> on_record, std::function<void()> on_flush = {});

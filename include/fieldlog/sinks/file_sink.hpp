@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog {
@@ -17,7 +18,7 @@ namespace fieldlog {
 /// Time-based rotation: at the top of each hour, or at midnight (UTC or local time).
 enum class RotateEvery : std::uint8_t { never, hour, day };
 
-struct FileSinkOptions {
+struct FIELDLOG_API FileSinkOptions {
     std::string path;
     /// Userspace buffer; 0 writes each record through. 256 KiB (zap's default too): on ext4 a
     /// busy log spent ~30% less kernel time per record than with 64 KiB (bench/README.md); the
@@ -57,7 +58,7 @@ struct FileSinkOptions {
 /// Construction throws std::system_error when the file cannot be opened; later failures are
 /// counted and never reach the caller. Thread-safe (an internal lock shares the sink with its
 /// background tick); the dispatcher still calls it from one thread at a time.
-class FileSink final : public Sink {
+class FIELDLOG_API FileSink final : public Sink {
 public:
     explicit FileSink(FileSinkOptions options);
     ~FileSink() override;
@@ -77,7 +78,7 @@ public:
     [[nodiscard]] const FileSinkOptions& options() const noexcept;
 
 private:
-    struct State;
+    struct FIELDLOG_LOCAL State;  // the implementation: not exported with the class
     std::unique_ptr<State> state_;
 };
 

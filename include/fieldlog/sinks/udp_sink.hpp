@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog {
@@ -19,7 +20,7 @@ enum class UdpFraming : std::uint8_t { json, rfc5424 };
 /// What happens to a record whose datagram would exceed max_datagram (see UdpSink).
 enum class OversizePolicy : std::uint8_t { truncate, drop };
 
-struct UdpSinkOptions {
+struct FIELDLOG_API UdpSinkOptions {
     std::string address;                      ///< "host:port", "1.2.3.4:port", "[::1]:port"
     UdpFraming framing = UdpFraming::json;
     std::size_t max_datagram = 2048;          ///< whole datagram, header included; RFC 5426's safe size; ≤ 65507
@@ -56,7 +57,7 @@ struct UdpSinkOptions {
 ///
 /// Construction throws std::invalid_argument for a malformed or unresolvable address or bad
 /// options, std::system_error when the socket cannot be made.
-class UdpSink final : public Sink {
+class FIELDLOG_API UdpSink final : public Sink {
 public:
     explicit UdpSink(UdpSinkOptions options);
     ~UdpSink() override;
@@ -74,7 +75,7 @@ public:
     [[nodiscard]] const UdpSinkOptions& options() const noexcept;
 
 private:
-    struct State;
+    struct FIELDLOG_LOCAL State;  // the implementation: not exported with the class
     std::unique_ptr<State> state_;
 };
 
