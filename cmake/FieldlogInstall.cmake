@@ -1,6 +1,6 @@
 # `cmake --install` produces a CMake package: find_package(fieldlog CONFIG REQUIRED) then link
-# fieldlog::fieldlog. It describes the variant built (static or shared). tests/package/ builds
-# a consumer against the installed tree.
+# fieldlog::fieldlog; and a pkg-config file, fieldlog.pc. Either describes the variant built
+# (static or shared). tests/package/ builds consumers of both kinds against the installed tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -25,3 +25,32 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/fieldlogConfigVersion.cma
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/fieldlogConfig.cmake ${PROJECT_BINARY_DIR}/fieldlogConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/fieldlog)
+
+# fieldlog.pc: its paths relative to ${pcfiledir} (what `cmake --install --prefix` decides is
+# not known here), unless the install dirs are absolute.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(FIELDLOG_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(FIELDLOG_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+  set(FIELDLOG_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+else()
+  file(RELATIVE_PATH FIELDLOG_PC_UP "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+  string(REGEX REPLACE "/$" "" FIELDLOG_PC_UP "${FIELDLOG_PC_UP}")
+  set(FIELDLOG_PC_PREFIX "\${pcfiledir}/${FIELDLOG_PC_UP}")
+  set(FIELDLOG_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+  set(FIELDLOG_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+if(FIELDLOG_SHARED_LIBRARY)
+  set(FIELDLOG_PC_REQUIRES "fmt")
+  set(FIELDLOG_PC_REQUIRES_PRIVATE "tomlplusplus")
+  set(FIELDLOG_PC_LIBS "")
+  set(FIELDLOG_PC_LIBS_PRIVATE "-ldate-tz -pthread")
+  set(FIELDLOG_PC_CFLAGS " -DFIELDLOG_SHARED")
+else()
+  set(FIELDLOG_PC_REQUIRES "fmt tomlplusplus")
+  set(FIELDLOG_PC_REQUIRES_PRIVATE "")
+  set(FIELDLOG_PC_LIBS " -ldate-tz -pthread")
+  set(FIELDLOG_PC_LIBS_PRIVATE "")
+  set(FIELDLOG_PC_CFLAGS "")
+endif()
+configure_file(cmake/fieldlog.pc.in ${PROJECT_BINARY_DIR}/fieldlog.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/fieldlog.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
