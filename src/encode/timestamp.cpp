@@ -190,10 +190,13 @@ struct ThreadCaches {
     FieldCaches fields;
 };
 
-/// This thread's caches, made on its first timestamp. On the heap, not in thread-local storage:
-/// the library's static TLS stays a few words, so a plugin that links it can be dlopen()ed.
-constinit thread_local ThreadCaches* t_caches = nullptr;
-constinit thread_local bool t_caches_gone = false;
+/// This thread's caches, made on its first timestamp. On the heap, so the library's TLS stays a
+/// few words. initial-exec: one %fs-relative load, where the default model for position-
+/// independent code is a call to __tls_get_addr and the register saves around it. A dlopen()ed
+/// module with such variables takes its whole TLS block from the small static reserve glibc
+/// keeps for that, which a few words fit.
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCaches* t_caches = nullptr;
+[[gnu::tls_model("initial-exec")]] constinit thread_local bool t_caches_gone = false;
 
 /// Frees the thread's caches when it exits (the first use of t_owned_caches registers it).
 struct CachesOwner {
