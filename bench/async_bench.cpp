@@ -18,6 +18,7 @@
 #include "alloc_counter.hpp"
 #include "async_workloads.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "fixed_iterations.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -106,12 +107,16 @@ void spdlog_async(benchmark::State& state) {
 // CPU column leaves out the writer thread.
 const bool registered = [] {
     benchmark::RegisterBenchmark("fieldlog/fields_10/async", &fieldlog_async<Workload::fields_10>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_fieldlog)->Teardown(&teardown);
     benchmark::RegisterBenchmark("spdlog/fields_10/async", &spdlog_async<Workload::fields_10>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_spdlog)->Teardown(&teardown);
     benchmark::RegisterBenchmark("fieldlog/request_8/async", &fieldlog_async<Workload::request_8>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_fieldlog)->Teardown(&teardown);
     benchmark::RegisterBenchmark("spdlog/request_8/async", &spdlog_async<Workload::request_8>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_spdlog)->Teardown(&teardown);
     return true;
 }();

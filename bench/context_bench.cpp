@@ -6,6 +6,10 @@
 //   spdlog/request_8/null       bytes, user id, request id, remote address (identical bytes,
 //                               checked before timing; latency as integer nanoseconds in both)
 //   fieldlog/large_string/null  one string field of 1 MiB and 4 MiB (bytes/s: linear time)
+//   fieldlog/request_ctx_{inline,with,scope,capture}/null  one request: 3 context fields and 3
+//                               records, the fields inline in each record, on a with() child,
+//                               in a Scope, in a Scope captured and re-opened
+//   fieldlog/with_3/null        the with() of 3 fields alone
 // Each reports allocs_per_op (global operator new, timed calls only). Compare scope_10 with
 // logger_bench.cpp's fieldlog/static_msg/null in the same run.
 #include <benchmark/benchmark.h>
@@ -17,11 +21,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <spdlog/sinks/ostream_sink.h>
 
 #include "alloc_counter.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "fixed_iterations.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -166,6 +172,59 @@ void fieldlog_large_string(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
 }
 
+// One request (each op): 3 context fields — request_id, method, path — and 3 records to the
+// null sink, the context attached four ways; with_3 is the with() alone.
+#define CONTEXT_BENCH_REQUEST_3 \
+    {{"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}, {"method", "GET"}, {"path", "/api/v1/orders/1234567"}}
+
+void log_3_records(const fieldlog::Logger& log) {
+    log.info("request started");
+    log.info("cache miss");
+    log.info("request done");
+}
+
+void fieldlog_request_ctx_inline(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        log.info("request started", CONTEXT_BENCH_REQUEST_3);
+        log.info("cache miss", CONTEXT_BENCH_REQUEST_3);
+        log.info("request done", CONTEXT_BENCH_REQUEST_3);
+    });
+}
+
+void fieldlog_request_ctx_with(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] { log_3_records(log.with(CONTEXT_BENCH_REQUEST_3)); });
+}
+
+void fieldlog_request_ctx_scope(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope request CONTEXT_BENCH_REQUEST_3;
+        log_3_records(log);
+    });
+}
+
+void fieldlog_request_ctx_capture(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope request CONTEXT_BENCH_REQUEST_3;
+        const fieldlog::ScopeContext context = fieldlog::Scope::capture();
+        const fieldlog::Scope reopened{context};
+        log_3_records(log);
+    });
+}
+
+void fieldlog_with_3(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] { benchmark::DoNotOptimize(log.with(CONTEXT_BENCH_REQUEST_3)); });
+}
+
 void teardown(const benchmark::State& /*state*/) {
     fieldlog::Config no_sinks;
     no_sinks.sinks.clear();
@@ -173,12 +232,30 @@ void teardown(const benchmark::State& /*state*/) {
 }
 
 const bool registered = [] {
-    benchmark::RegisterBenchmark("fieldlog/scope_10/null", &fieldlog_scope_10)->Teardown(&teardown);
-    benchmark::RegisterBenchmark("fieldlog/scope_open_10/null", &fieldlog_scope_open_10)->Teardown(&teardown);
-    benchmark::RegisterBenchmark("fieldlog/capture_10/null", &fieldlog_capture_10)->Teardown(&teardown);
-    benchmark::RegisterBenchmark("fieldlog/request_8/null", &fieldlog_request_8)->Teardown(&teardown);
-    benchmark::RegisterBenchmark("spdlog/request_8/null", &spdlog_request_8)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/scope_10/null", &fieldlog_scope_10)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/scope_open_10/null", &fieldlog_scope_open_10)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/capture_10/null", &fieldlog_capture_10)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_8/null", &fieldlog_request_8)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("spdlog/request_8/null", &spdlog_request_8)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    for (const auto& [name, run] : {std::pair{"fieldlog/request_ctx_inline/null", &fieldlog_request_ctx_inline},
+                                    std::pair{"fieldlog/request_ctx_with/null", &fieldlog_request_ctx_with},
+                                    std::pair{"fieldlog/request_ctx_scope/null", &fieldlog_request_ctx_scope},
+                                    std::pair{"fieldlog/request_ctx_capture/null", &fieldlog_request_ctx_capture},
+                                    std::pair{"fieldlog/with_3/null", &fieldlog_with_3}}) {
+        benchmark::RegisterBenchmark(name, run)->Apply(fieldlog_bench::fixed_iterations)->Teardown(&teardown);
+    }
     benchmark::RegisterBenchmark("fieldlog/large_string/null", &fieldlog_large_string)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Arg(1 << 20)
         ->Arg(4 << 20)
         ->Teardown(&teardown);

@@ -20,6 +20,7 @@
 
 #include "alloc_counter.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "fixed_iterations.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -170,7 +171,10 @@ constexpr const char* name_of(Output o) { return o == Output::null ? "null" : "f
 template <System S, Workload W, Output O>
 benchmark::internal::Benchmark* add() {
     const std::string name = std::string(name_of(S)) + "/" + name_of(W) + "/" + name_of(O);
-    return benchmark::RegisterBenchmark(name.c_str(), &run<S, W>)->Setup(&setup<S, W, O>)->Teardown(&teardown);
+    return benchmark::RegisterBenchmark(name.c_str(), &run<S, W>)
+        ->Setup(&setup<S, W, O>)
+        ->Teardown(&teardown)
+        ->Apply(fieldlog_bench::fixed_iterations);
 }
 
 /// Registered in this order so that each fieldlog row is followed by its spdlog row.

@@ -23,6 +23,7 @@
 
 #include "alloc_counter.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "fixed_iterations.hpp"
 #include "workloads.hpp"
 
 namespace {
@@ -161,12 +162,15 @@ void run_udp(benchmark::State& state) {
 
 const bool registered = [] {
     benchmark::RegisterBenchmark("fieldlog/fields_10/udp", &run_udp<Sender::fieldlog_json>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_udp<Sender::fieldlog_json>)
         ->Teardown(&teardown_udp);
     benchmark::RegisterBenchmark("spdlog/fields_10/udp", &run_udp<Sender::spdlog>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_udp<Sender::spdlog>)
         ->Teardown(&teardown_udp);
     benchmark::RegisterBenchmark("fieldlog/fields_10/udp_rfc5424", &run_udp<Sender::fieldlog_rfc5424>)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_udp<Sender::fieldlog_rfc5424>)
         ->Teardown(&teardown_udp);
     return true;

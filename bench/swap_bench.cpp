@@ -26,6 +26,7 @@
 #include "alloc_counter.hpp"
 #include "control/state.hpp"
 #include "fieldlog/fieldlog.hpp"
+#include "fixed_iterations.hpp"
 #include "record/emit.hpp"
 #include "record/thread_context.hpp"
 #include "ticks.hpp"
@@ -205,12 +206,18 @@ void latency(benchmark::State& state) {
 
 const bool registered = [] {
     benchmark::RegisterBenchmark("fieldlog/fields_10/null_fixed", &fixed_dispatcher)
+        ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&fixed_setup)
         ->Teardown(&fixed_teardown);
-    benchmark::RegisterBenchmark("fieldlog/fields_10/null_during_swap", &during_swap);
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_during_swap", &during_swap)
+        ->Apply(fieldlog_bench::fixed_iterations);
     // A fixed call count, so that both rows sort the same number of samples.
-    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/steady", &latency<false>)->Iterations(2'000'000);
-    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/during_swap", &latency<true>)->Iterations(2'000'000);
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/steady", &latency<false>)
+        ->Iterations(2'000'000)
+        ->Apply(fieldlog_bench::fixed_iterations);
+    benchmark::RegisterBenchmark("fieldlog/fields_10/null_latency/during_swap", &latency<true>)
+        ->Iterations(2'000'000)
+        ->Apply(fieldlog_bench::fixed_iterations);
     return true;
 }();
 

@@ -15,6 +15,7 @@
 
 #include "alloc_counter.hpp"
 #include "fieldlog/timestamp.hpp"
+#include "fixed_iterations.hpp"
 
 namespace {
 
@@ -104,12 +105,13 @@ void libc_strftime(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(fieldlog_cached)->Name("fieldlog/timestamp/cached");
-BENCHMARK(fieldlog_new_second)->Name("fieldlog/timestamp/new_second");
-BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached");
-BENCHMARK(fieldlog_new_day)->Name("fieldlog/timestamp/new_day");
-BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin");
-BENCHMARK(fieldlog_berlin_uncached)->Name("fieldlog/timestamp/berlin_uncached");
-BENCHMARK(date_format)->Name("date/timestamp/format");
-BENCHMARK(fmt_chrono)->Name("fmt/timestamp/chrono");
-BENCHMARK(libc_strftime)->Name("libc/timestamp/strftime");
+BENCHMARK(fieldlog_cached)->Name("fieldlog/timestamp/cached")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_new_second)->Name("fieldlog/timestamp/new_second")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_new_day)->Name("fieldlog/timestamp/new_day")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_berlin_uncached)->Name("fieldlog/timestamp/berlin_uncached")
+    ->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(date_format)->Name("date/timestamp/format")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fmt_chrono)->Name("fmt/timestamp/chrono")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(libc_strftime)->Name("libc/timestamp/strftime")->Apply(fieldlog_bench::fixed_iterations);
