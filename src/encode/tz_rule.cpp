@@ -126,25 +126,29 @@ bool is_leap(std::int64_t y) noexcept { return y % 4 == 0 && (y % 100 != 0 || y 
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept { return a / b - (a % b != 0 && (a < 0) != (b < 0) ? 1 : 0); }
 
-/// The local second (from 1970-01-01 local midnight) at which `date` falls in `year`.
-std::int64_t local_second(const TzRuleDate& date, std::int64_t year) noexcept {
+/// The local second (from 1970-01-01 local midnight) at which `date` falls in the year whose
+/// January 1 is day `jan1`.
+std::int64_t local_second(const TzRuleDate& date, std::int64_t jan1, bool leap) noexcept {
     std::int64_t day = 0;
     switch (date.kind) {
         case TzRuleDate::Kind::month_week_day: {
             static constexpr unsigned lengths[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-            const unsigned length = lengths[date.month - 1] + (date.month == 2 && is_leap(year) ? 1 : 0);
-            const std::int64_t first = days_from_civil(year, date.month, 1);
+            static constexpr unsigned before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+            const unsigned length = lengths[date.month - 1] + (date.month == 2 && leap ? 1 : 0);
+            const std::int64_t first = jan1 + before[date.month - 1] + (date.month > 2 && leap ? 1 : 0);
             const std::int64_t first_weekday = ((first % 7) + 11) % 7;  // 1970-01-01 was a Thursday
             day = first + (date.weekday - first_weekday + 7) % 7 + 7 * (date.week - 1);
             if (day >= first + length) day -= 7;
             break;
         }
-        case TzRuleDate::Kind::julian:
-            day = days_from_civil(year, 1, 1) + date.day - 1 + (is_leap(year) && date.day >= 60 ? 1 : 0);
-            break;
-        case TzRuleDate::Kind::zero_based: day = days_from_civil(year, 1, 1) + date.day; break;
+        case TzRuleDate::Kind::julian: day = jan1 + date.day - 1 + (leap && date.day >= 60 ? 1 : 0); break;
+        case TzRuleDate::Kind::zero_based: day = jan1 + date.day; break;
     }
     return day * seconds_per_day + date.time;
+}
+
+TzYearTransitions transitions_from(const PosixTzRule& rule, std::int64_t jan1, bool leap) noexcept {
+    return {local_second(rule.start, jan1, leap) - rule.std_offset, local_second(rule.end, jan1, leap) - rule.dst_offset};
 }
 
 }  // namespace
@@ -167,7 +171,7 @@ std::optional<PosixTzRule> parse_posix_tz(std::string_view text) {
 }
 
 TzYearTransitions year_transitions(const PosixTzRule& rule, std::int64_t year) noexcept {
-    return {local_second(rule.start, year) - rule.std_offset, local_second(rule.end, year) - rule.dst_offset};
+    return transitions_from(rule, days_from_civil(year, 1, 1), is_leap(year));
 }
 
 TzRuleSpan rule_span_at(const PosixTzRule& rule, std::int64_t s) noexcept {
@@ -175,11 +179,13 @@ TzRuleSpan rule_span_at(const PosixTzRule& rule, std::int64_t s) noexcept {
         return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(), rule.std_offset, false};
     }
     const std::int64_t year = year_of_day(floor_div(s + rule.std_offset, seconds_per_day));
-    const TzYearTransitions t = year_transitions(rule, year);
+    const std::int64_t jan1 = days_from_civil(year, 1, 1);
+    const bool leap = is_leap(year);
+    const TzYearTransitions t = transitions_from(rule, jan1, leap);
     const bool dst = t.start < t.end ? t.start <= s && s < t.end : !(t.end <= s && s < t.start);
     // The year's own bounds and its two transitions cut it into stretches of one offset.
-    std::int64_t begin = days_from_civil(year, 1, 1) * seconds_per_day - rule.std_offset;
-    std::int64_t end = days_from_civil(year + 1, 1, 1) * seconds_per_day - rule.std_offset;
+    std::int64_t begin = jan1 * seconds_per_day - rule.std_offset;
+    std::int64_t end = (jan1 + (leap ? 366 : 365)) * seconds_per_day - rule.std_offset;
     for (const std::int64_t cut : {t.start, t.end}) {
         if (cut <= s) begin = std::max(begin, cut);
         else end = std::min(end, cut);
