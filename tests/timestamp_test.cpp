@@ -1,22 +1,34 @@
 // Timestamps (src/encode/timestamp.cpp) against an independent implementation: Howard Hinnant's
 // date library formats the same instants (date::format, date's civil calendar and date's own
-// zone lookups), over every leap day and year boundary 0001–9999, every transition of the test
-// zones and millions of random instants. Also Go's RFC3339Nano table, the range policy, the
+// zone lookups; after a zone's last listed transition, Hinnant's Posix::time_zone on the footer
+// rule of its TZif file), over every leap day and year boundary 0001–9999, every transition of
+// the test zones and millions of random instants. Also Go's RFC3339Nano table, the range policy, the
 // zone API and the per-thread cache. Zero allocations are proven in alloc/timestamp_alloc_test.cpp.
 #include "fieldlog/timestamp.hpp"
 
 #include "encode/text.hpp"
+#include "fieldlog/fieldlog.hpp"
+#include "support/test_support.hpp"
 
 #include <catch2/catch.hpp>
 #include <date/date.h>
 #include <date/tz.h>
+// ptz.h names hh_mm_ss with both date's and std::chrono's in scope, ambiguous in C++20 but for
+// a declaration in its own namespace, which lookup finds first.
+namespace Posix {
+using date::hh_mm_ss;
+}
+#include <date/ptz.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -109,12 +121,49 @@ std::pair<std::string, std::string> unix_reference(Timestamp t) {
     return {int128_text(total), (total < 0 ? "-" : "") + int128_text(magnitude / 1'000'000'000) + "." + fraction};
 }
 
-/// The UTC offset in force at second `s`, as date reports it (seconds east).
+/// The footer rules of the test zones with DST after their last listed transition: the text
+/// between the last two newlines of each TZif file, read here, as a Posix::time_zone.
+const std::map<const date::time_zone*, Posix::time_zone>& footer_rules() {
+    static const auto rules = [] {
+        std::map<const date::time_zone*, Posix::time_zone> m;
+        for (const TestZone& zone : test_zones()) {
+            if (zone.theirs == nullptr) continue;
+            std::ifstream in("/usr/share/zoneinfo/" + zone.name, std::ios::binary);
+            const std::string file{std::istreambuf_iterator<char>(in), {}};
+            const std::size_t end = file.size() - 1;
+            const std::string footer = file.substr(file.rfind('\n', end - 1) + 1, end - file.rfind('\n', end - 1) - 1);
+            if (footer.find(',') != std::string::npos) m.emplace(zone.theirs, Posix::time_zone(footer));
+        }
+        return m;
+    }();
+    return rules;
+}
+
+/// The Posix::time_zone that holds at UTC second `s` of `tz` (within two days of years
+/// 0000–9999): its footer rule after its last listed transition, else nullptr.
+const Posix::time_zone* footer_at(const date::time_zone* tz, std::int64_t s) {
+    const auto it = footer_rules().find(tz);
+    if (it == footer_rules().end()) return nullptr;
+    const date::sys_info info = tz->get_info(date::sys_seconds{seconds{s}});
+    return info.end > date::sys_days{date::year{10002} / 1 / 1} ? &it->second : nullptr;
+}
+
+/// The UTC offset in force at second `s`, as date (or the footer rule) reports it (seconds east).
 seconds date_offset(const date::time_zone* tz, std::int64_t s) {
     if (tz == nullptr) return 0s;
     // Far outside years 0000–9999 nothing changes any more (and date's year arithmetic overflows).
     s = std::clamp(s, min_wall - 2 * day, max_wall + 2 * day);
-    return tz->get_info(date::sys_seconds{seconds{s}}).offset;
+    const date::sys_seconds at{seconds{s}};
+    if (const Posix::time_zone* footer = footer_at(tz, s)) return footer->get_info(at).offset;
+    return tz->get_info(at).offset;
+}
+
+/// date::format of `tp` in `tz` with `layout`: a zoned time of date's zone, or of its footer rule.
+template <typename Duration>
+std::string zoned_format(const char* layout, const date::time_zone* tz, date::sys_time<Duration> tp) {
+    if (const Posix::time_zone* footer = footer_at(tz, date::floor<seconds>(tp).time_since_epoch().count()))
+        return date::format(layout, date::zoned_time<Duration, const Posix::time_zone*>(footer, tp));
+    return date::format(layout, date::make_zoned(tz, tp));
 }
 
 /// Every format of `t` in `tz`, built by date::format: the wall clock from date::format of the
@@ -127,7 +176,7 @@ std::array<std::string, precision_count> date_reference(Timestamp t, const date:
     std::string zone_text = "Z";
     if (tz != nullptr) {
         const std::int64_t q = std::clamp(t.seconds, min_wall - 2 * day, max_wall + 2 * day);
-        zone_text = date::format("%Ez", date::make_zoned(tz, date::sys_seconds{seconds{q}}));
+        zone_text = zoned_format("%Ez", tz, date::sys_seconds{seconds{q}});
     }
     const std::int64_t wall = t.seconds + std::chrono::duration_cast<std::chrono::minutes>(offset).count() * 60;
     std::string date_time;
@@ -592,11 +641,10 @@ TEST_CASE("Whole-minute offsets agree with date::format of a zoned time, unchang
                 REQUIRE(text(tp, Precision::nano) == date::format("%FT%TZ", tp));
                 continue;
             }
-            const auto zoned = date::make_zoned(zone.theirs, tp);
-            if (zoned.get_info().offset % 60 != 0s) continue;
-            REQUIRE(text(tp, Precision::nano, zone.ours) == date::format("%FT%T%Ez", zoned));
+            if (date_offset(zone.theirs, date::floor<seconds>(tp).time_since_epoch().count()) % 60 != 0s) continue;
+            REQUIRE(text(tp, Precision::nano, zone.ours) == zoned_format("%FT%T%Ez", zone.theirs, tp));
             REQUIRE(text(tp, Precision::micro, zone.ours) ==
-                    date::format("%FT%T%Ez", date::make_zoned(zone.theirs, date::floor<std::chrono::microseconds>(tp))));
+                    zoned_format("%FT%T%Ez", zone.theirs, date::floor<std::chrono::microseconds>(tp)));
         }
     }
 }
@@ -671,6 +719,12 @@ TEST_CASE("Wall times outside years 0000-9999 clamp to the nearest bound and kee
     CHECK(text({max_wall - 3600, 0}, Precision::nano, berlin) == "9999-12-31T23:59:59.000000000+01:00");
     const TimeZone st_johns = TimeZone::named("America/St_Johns");
     CHECK(text({min_wall + 3600, 0}, Precision::milli, st_johns) == "0000-01-01T00:00:00.000-03:30");
+    // The last second of all, in zones with and without a footer rule of DST (Lord Howe keeps
+    // DST over New Year).
+    CHECK(text({limits::max(), 0}, Precision::seconds, berlin) == "9999-12-31T23:59:59+01:00");
+    CHECK(text({limits::max(), 0}, Precision::seconds, TimeZone::named("Asia/Kolkata")) == "9999-12-31T23:59:59+05:30");
+    CHECK(text({limits::max(), 0}, Precision::seconds, TimeZone::named("Australia/Lord_Howe")) == "9999-12-31T23:59:59+11:00");
+    CHECK(text({limits::min(), 0}, Precision::seconds, TimeZone::named("Australia/Lord_Howe")) == "0000-01-01T00:00:00+10:36");
 
     // The numeric layouts have no year to clamp: they stay exact.
     CHECK(text({limits::min(), 0}, Precision::unix_nanos) == "-9223372036854775808000000000");
@@ -835,4 +889,58 @@ TEST_CASE("Layout names from config parse to precisions", "[timestamp]") {
     CHECK(untouched == Precision::milli);
     CHECK(fieldlog::TimestampFormat{Precision::unix_nanos}.is_numeric());
     CHECK_FALSE(fieldlog::TimestampFormat{}.is_numeric());
+}
+
+namespace {
+
+fieldlog::Timestamp golden_now;
+fieldlog::Timestamp golden_clock() noexcept { return golden_now; }
+
+}  // namespace
+
+TEST_CASE("Records across a DST switch in 2050 carry the zone's offsets, in ts and in field times",
+          "[timestamp][tz]") {
+    // Expected texts from Python's zoneinfo. All but Casablanca follow their TZif footer rule in
+    // 2050 (Lord Howe: 30 minutes of DST; Santiago: switches at 24:00 local); Casablanca's
+    // changes around Ramadan are listed in its file up to 2087.
+    struct Case {
+        const char* zone;
+        std::int64_t at;  // the UTC second the offset changes
+        const char* before;
+        const char* after;
+    };
+    const Case cases[] = {
+        {"Europe/Berlin", 2531955600, "2050-03-27T01:59:59+01:00", "2050-03-27T03:00:00+02:00"},
+        {"Europe/Berlin", 2550704400, "2050-10-30T02:59:59+02:00", "2050-10-30T02:00:00+01:00"},
+        {"America/New_York", 2530767600, "2050-03-13T01:59:59-05:00", "2050-03-13T03:00:00-04:00"},
+        {"America/New_York", 2551327200, "2050-11-06T01:59:59-04:00", "2050-11-06T01:00:00-05:00"},
+        {"Australia/Lord_Howe", 2532524400, "2050-04-03T01:59:59+11:00", "2050-04-03T01:30:00+10:30"},
+        {"Australia/Lord_Howe", 2548251000, "2050-10-02T01:59:59+10:30", "2050-10-02T02:30:00+11:00"},
+        {"America/Santiago", 2532567600, "2050-04-02T23:59:59-03:00", "2050-04-02T23:00:00-04:00"},
+        {"America/Santiago", 2545876800, "2050-09-03T23:59:59-04:00", "2050-09-04T01:00:00-03:00"},
+        {"Africa/Casablanca", 2536192800, "2050-05-15T02:59:59+01:00", "2050-05-15T02:00:00+00:00"},
+        {"Africa/Casablanca", 2539821600, "2050-06-26T01:59:59+00:00", "2050-06-26T03:00:00+01:00"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.zone << " " << c.before) {
+            auto sink = std::make_shared<fieldlog::MemorySink>();
+            fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,
+                                                 .timestamp = {Precision::seconds, TimeZone::named(c.zone)},
+                                                 .sinks = {fieldlog::SinkConfig{.target = sink}},
+                                                 .clock = &golden_clock});
+            const date::sys_seconds switch_at{seconds{c.at}};
+            golden_now = Timestamp{c.at - 1, 0};
+            fieldlog::get("svc").info("switch", {{"at", switch_at}, {"before", switch_at - 1s}});
+            golden_now = Timestamp{c.at, 0};
+            fieldlog::get("svc").info("switch", {{"at", switch_at}, {"before", switch_at - 1s}});
+            const std::string fields = std::string(R"(","msg":"switch","at":")") + c.after + R"(","before":")" + c.before + R"("})";
+            CHECK(sink->lines() == std::vector<std::string>{
+                                       std::string(R"({"ts":")") + c.before + R"(","level":"info","logger":"svc)" + fields,
+                                       std::string(R"({"ts":")") + c.after + R"(","level":"info","logger":"svc)" + fields});
+            fieldlog::configure(fieldlog::Config{.sinks = {}});
+        }
+    }
+    // The cross-checks above follow the footers of these two test zones (the third, Kolkata, has
+    // no DST).
+    CHECK(footer_rules().size() == 2);
 }

@@ -1,11 +1,14 @@
 // Timestamps, cold then hot. TimeZone::named reads a zone's offset history from date's tz
-// database once into a never-freed registry; append_rfc3339 then writes from a per-thread cache
-// (two: the record's clock and field values) of the current minute's `YYYY-MM-DDTHH:MM:` and
-// offset, recomputing a new minute with Hinnant's civil-from-days integer arithmetic. The only
-// file that includes date/tz.h.
+// database once into a never-freed registry, with the POSIX TZ rule its TZif file's footer gives
+// for instants after the last listed transition (tzif.cpp, tz_rule.cpp); append_rfc3339 then
+// writes from a per-thread cache (two: the record's clock and field values) of the current
+// minute's `YYYY-MM-DDTHH:MM:` and offset, recomputing a new minute with Hinnant's
+// civil-from-days integer arithmetic. The only file that includes date/tz.h.
 #include "fieldlog/timestamp.hpp"
 
 #include "encode/text.hpp"
+#include "encode/tz_rule.hpp"
+#include "encode/tzif.hpp"
 
 #include <date/date.h>
 #include <date/tz.h>
@@ -20,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,12 +42,20 @@ struct ZoneRule {
 struct ZoneData {
     std::string name;
     std::vector<ZoneRule> rules;  ///< ascending begin; the first covers everything before it
+    /// From footer_from on, DST and standard time follow `footer` (a footer without DST changes
+    /// nothing: the last rule above already has its offset).
+    std::optional<PosixTzRule> footer;
+    std::int64_t footer_from = std::numeric_limits<std::int64_t>::max();
+    ZoneRule footer_std;  ///< offset and suffix of the footer's standard time
+    ZoneRule footer_dst;
 };
 
 }  // namespace detail
 
 namespace {
 
+using detail::rule_span_at;
+using detail::TzRuleSpan;
 using detail::ZoneData;
 using detail::ZoneRule;
 
@@ -52,6 +64,10 @@ constexpr std::uint32_t nanos_per_second = 1'000'000'000;
 constexpr std::int64_t min_wall_second = -62'167'219'200;
 constexpr std::int64_t max_wall_second = 253'402'300'799;
 constexpr std::int64_t no_end = std::numeric_limits<std::int64_t>::max();
+// A footer rule is evaluated within two days of the wall-time range; beyond, the offset at the
+// nearer edge holds (it only goes with a clamped wall time).
+constexpr std::int64_t footer_low = min_wall_second - 2 * 86400;
+constexpr std::int64_t footer_high = max_wall_second + 2 * 86400;
 
 // ---------------------------------------------------------------------------------------------
 // Digits
@@ -168,7 +184,7 @@ struct ThreadCache {
     char prefix[20] = {};  // `YYYY-MM-DDTHH:MM:SS.`, the seconds rewritten per call
     std::int64_t day_start = std::numeric_limits<std::int64_t>::min() / 2;  // no wall day yet
     const ZoneData* rule_zone = nullptr;
-    const ZoneRule* rule = nullptr;
+    ZoneRule rule;  ///< a copy: a footer's rules are made on a miss, not stored
     std::int64_t rule_end = 0;
 };
 
@@ -219,16 +235,42 @@ std::uint64_t suffix_word(const ZoneRule& rule) noexcept {
     return word;
 }
 
-/// The rule of `zone` in force at UTC second `s`, through the thread's cached rule.
-const ZoneRule& rule_at(ThreadCache& cache, const ZoneData& zone, std::int64_t s) noexcept {
-    if (cache.rule_zone != &zone || s < cache.rule->begin || s >= cache.rule_end) {
-        const auto next = std::upper_bound(zone.rules.begin() + 1, zone.rules.end(), s,
-                                           [](std::int64_t v, const ZoneRule& r) { return v < r.begin; });
-        cache.rule_zone = &zone;
-        cache.rule = &*(next - 1);
-        cache.rule_end = next == zone.rules.end() ? no_end : next->begin;
+/// The first listed rule of `zone` that begins after UTC second s.
+std::vector<ZoneRule>::const_iterator next_listed(const ZoneData& zone, std::int64_t s) noexcept {
+    return std::upper_bound(zone.rules.begin() + 1, zone.rules.end(), s,
+                            [](std::int64_t v, const ZoneRule& r) { return v < r.begin; });
+}
+
+/// The stretch of `zone`'s footer rule holding UTC second s ≥ zone.footer_from, into the cache.
+void footer_rule_at(ThreadCache& cache, const ZoneData& zone, std::int64_t s) noexcept {
+    const TzRuleSpan span = rule_span_at(*zone.footer, std::clamp(s, footer_low, footer_high));
+    cache.rule = span.dst ? zone.footer_dst : zone.footer_std;
+    std::int64_t begin = std::max(span.begin, footer_low);
+    cache.rule_end = std::min(span.end, footer_high + 1);
+    if (s < footer_low) {
+        begin = std::numeric_limits<std::int64_t>::min();
+        cache.rule_end = footer_low;
+    } else if (s > footer_high) {
+        begin = footer_high + 1;
+        cache.rule_end = no_end;
     }
-    return *cache.rule;
+    cache.rule.begin = std::max(begin, zone.footer_from);
+}
+
+/// The rule of `zone` in force at UTC second `s`, through the thread's cached rule: the listed
+/// transitions, then the footer's.
+const ZoneRule& rule_at(ThreadCache& cache, const ZoneData& zone, std::int64_t s) noexcept {
+    if (cache.rule_zone != &zone || s < cache.rule.begin || s >= cache.rule_end) {
+        cache.rule_zone = &zone;
+        if (zone.footer && s >= zone.footer_from) {
+            footer_rule_at(cache, zone, s);
+        } else {
+            const auto next = next_listed(zone, s);
+            cache.rule = *(next - 1);
+            cache.rule_end = std::min(next == zone.rules.end() ? no_end : next->begin, zone.footer_from);
+        }
+    }
+    return cache.rule;
 }
 
 /// Writes the fraction and the zone suffix after a 20-char prefix at `p`; returns the end.
@@ -421,8 +463,18 @@ std::string offset_suffix(std::int32_t offset) {
     return s;
 }
 
+/// A rule of `offset` seconds east, truncated to whole minutes, with its suffix.
+ZoneRule rule_of(std::int32_t offset) {
+    ZoneRule rule;
+    rule.offset = detail::whole_minutes(offset);
+    const std::string text = offset_suffix(rule.offset);
+    std::memcpy(rule.suffix.data(), text.data(), text.size());
+    return rule;
+}
+
 /// Reads every offset `tz` had from year −1 to 10001 (wall times of years 0000–9999 at any
-/// offset), merging neighbours that write the same after truncation to minutes.
+/// offset), merging neighbours that write the same after truncation to minutes, and the footer
+/// rule of its TZif file for what follows the last listed transition (date extends that one).
 std::unique_ptr<ZoneData> load_zone(const date::time_zone& tz) {
     auto zone = std::make_unique<ZoneData>();
     zone->name = tz.name();
@@ -430,17 +482,22 @@ std::unique_ptr<ZoneData> load_zone(const date::time_zone& tz) {
     date::sys_seconds at = date::sys_days{date::year{-1} / 1 / 1};
     for (;;) {
         const date::sys_info info = tz.get_info(at);
-        const auto offset = static_cast<std::int32_t>(info.offset.count() / 60 * 60);
-        if (zone->rules.empty() || zone->rules.back().offset != offset) {
-            ZoneRule rule;
-            rule.begin = zone->rules.empty() ? std::numeric_limits<std::int64_t>::min() : info.begin.time_since_epoch().count();
-            rule.offset = offset;
-            const std::string text = offset_suffix(offset);
-            std::memcpy(rule.suffix.data(), text.data(), text.size());
+        const ZoneRule rule = rule_of(static_cast<std::int32_t>(info.offset.count()));
+        if (zone->rules.empty() || zone->rules.back().offset != rule.offset) {
             zone->rules.push_back(rule);
+            zone->rules.back().begin =
+                zone->rules.size() == 1 ? std::numeric_limits<std::int64_t>::min() : info.begin.time_since_epoch().count();
         }
         if (info.end >= stop) break;
         at = info.end;
+    }
+    auto footer = detail::zone_footer(zone->name, detail::read_zone_file(zone->name),
+                                      [&](std::int64_t s) { return (next_listed(*zone, s) - 1)->offset; });
+    if (footer && footer->rule.has_dst()) {
+        zone->footer_from = footer->rule_from;
+        zone->footer_std = rule_of(footer->rule.std_offset);
+        zone->footer_dst = rule_of(footer->rule.dst_offset);
+        zone->footer = std::move(footer->rule);
     }
     return zone;
 }

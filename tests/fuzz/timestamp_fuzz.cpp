@@ -1,10 +1,17 @@
 // libFuzzer target for append_rfc3339 (src/encode/timestamp.cpp): any 64-bit instant, any
 // nanosecond field (also ≥ 1e9), any layout, eight zones; the text must equal one built from
-// date::format and date's zone offsets, and stay within max_rfc3339_size. Input: 8 bytes
+// date::format and date's zone offsets (after a zone's last listed transition, those of
+// Hinnant's Posix::time_zone on its TZif footer rule), and stay within max_rfc3339_size. Input: 8 bytes
 // seconds (or, with bit 0 of byte 14, a sys_time<nanoseconds> count), 4 bytes nanos, 1 byte
 // layout, 1 byte zone, 1 byte mode. Seeds: tests/fuzz/corpus/timestamp/.
 #include <date/date.h>
 #include <date/tz.h>
+// ptz.h names hh_mm_ss with both date's and std::chrono's in scope, ambiguous in C++20 but for
+// a declaration in its own namespace, which lookup finds first.
+namespace Posix {
+using date::hh_mm_ss;
+}
+#include <date/ptz.h>
 
 #include <algorithm>
 #include <array>
@@ -12,7 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "fieldlog/timestamp.hpp"
@@ -36,12 +46,25 @@ constexpr const char* zone_names[] = {"UTC",           "Europe/Berlin",       "A
 struct Zone {
     fieldlog::TimeZone ours;
     const date::time_zone* theirs;  // nullptr: fieldlog's UTC (`Z`)
+    std::optional<Posix::time_zone> footer;  // the TZif footer's rule, when it has DST
 };
+
+/// The text between the last two newlines of the zone's TZif file.
+std::string footer_text(const char* name) {
+    std::ifstream in(std::string("/usr/share/zoneinfo/") + name, std::ios::binary);
+    const std::string file{std::istreambuf_iterator<char>(in), {}};
+    const std::size_t begin = file.rfind('\n', file.size() - 2) + 1;
+    return file.substr(begin, file.size() - 1 - begin);
+}
 
 std::array<Zone, 8> load_zones() {
     std::array<Zone, 8> zones{};
-    for (std::size_t i = 1; i < zones.size(); ++i)
-        zones[i] = {fieldlog::TimeZone::named(zone_names[i]), date::locate_zone(zone_names[i])};
+    for (std::size_t i = 1; i < zones.size(); ++i) {
+        zones[i].ours = fieldlog::TimeZone::named(zone_names[i]);
+        zones[i].theirs = date::locate_zone(zone_names[i]);
+        const std::string footer = footer_text(zone_names[i]);
+        if (footer.find(',') != std::string::npos) zones[i].footer.emplace(footer);
+    }
     return zones;
 }
 
@@ -58,7 +81,8 @@ std::string int128_text(Int128 v) {
 
 /// The expected text, from date and 128-bit arithmetic; the stated policies restated: nanos
 /// carry (saturating), offsets truncate to minutes, wall times outside 0000–9999 clamp.
-std::string reference(Timestamp t, TimestampPrecision p, const date::time_zone* tz) {
+std::string reference(Timestamp t, TimestampPrecision p, const Zone& zone) {
+    const date::time_zone* tz = zone.theirs;
     if (t.nanos >= 1'000'000'000) {
         const std::int64_t carry = t.nanos / 1'000'000'000;
         t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
@@ -76,8 +100,14 @@ std::string reference(Timestamp t, TimestampPrecision p, const date::time_zone* 
     seconds offset{0};
     std::string zone_text = "Z";
     if (tz != nullptr) {
-        offset = tz->get_info(query).offset;
-        zone_text = date::format("%Ez", date::make_zoned(tz, query));
+        const date::sys_info info = tz->get_info(query);
+        if (zone.footer && info.end > date::sys_days{date::year{10002} / 1 / 1}) {  // the last listed stretch
+            offset = zone.footer->get_info(query).offset;
+            zone_text = date::format("%Ez", date::zoned_time<seconds, const Posix::time_zone*>(&*zone.footer, query));
+        } else {
+            offset = info.offset;
+            zone_text = date::format("%Ez", date::make_zoned(tz, query));
+        }
     }
     const std::int64_t wall = std::clamp(t.seconds, min_wall - margin, max_wall + margin) +
                               std::chrono::duration_cast<std::chrono::minutes>(offset).count() * 60;
@@ -125,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::memset(buf, '#', sizeof buf);
     const char* end = fieldlog::append_rfc3339(buf, t, {precision, zone.ours});
     const std::string actual(buf, static_cast<std::size_t>(end - buf));
-    const std::string expected = reference(t, precision, zone.theirs);
+    const std::string expected = reference(t, precision, zone);
     const bool overrun = std::any_of(buf + fieldlog::max_rfc3339_size, buf + sizeof buf, [](char c) { return c != '#'; });
     if (actual != expected || overrun) {
         std::fprintf(stderr, "seconds=%lld nanos=%u layout=%d zone=%s\n  expected %s\n  actual   %s%s\n",
