@@ -4,7 +4,8 @@
 // common case copies ~20 bytes and writes the seconds and the fraction. The record's own time
 // has a cache, time values in fields two (a record often carries field times of two minutes),
 // so that none evicts another. No heap, no locale, no strftime, no localtime_r on this path;
-// zones are loaded once, on the cold path, from date's tz database (src/encode/timestamp.cpp).
+// zones are loaded once, on the cold path, from date's tz database and the footer rule of each
+// zone's TZif file (src/encode/timestamp.cpp, src/encode/tzif.cpp).
 #pragma once
 
 #include <chrono>
@@ -63,11 +64,13 @@ struct ZoneData;  // defined in src/encode/timestamp.cpp: the zone's offset hist
 /// (numeric offset `±hh:mm`, also at offset zero: Europe/London in winter is `+00:00`, where
 /// Go's Z07:00 would write `Z`). Cheap to copy; zones are loaded once and live for the program.
 ///
-/// The offset switches on the exact second of each transition the tz database lists. Offsets
-/// with seconds (local mean time, mostly before 1900) are written truncated to whole minutes and
-/// the wall time is computed from that same offset, so the text always names the exact instant.
-/// NOTE: date's reader of the system tz database (3.0.1) extends a zone's last listed transition
-/// (2037 in Debian's tzdata) forever; later DST switches are not applied.
+/// The offset switches on the exact second of each transition the tz database lists; after a
+/// zone's last listed one (2037 for most zones in Debian's tzdata) it follows the POSIX TZ rule
+/// at the end of the zone's TZif file (RFC 8536), as glibc, Go and Python's zoneinfo do, up to
+/// year 9999. A zone file without a valid rule is reported once on stderr and its last listed
+/// offset holds from then on. Offsets with seconds (local mean time, mostly before 1900) are
+/// written truncated to whole minutes and the wall time is computed from that same offset, so
+/// the text always names the exact instant.
 class FIELDLOG_API TimeZone {
 public:
     /// UTC, written as `Z`.
