@@ -33,8 +33,8 @@ std::uint32_t next_nanos(std::uint32_t nanos) {
 /// cached path while the minute lasts), 61 is a new minute every call, one day and a second a
 /// new date every call (the whole civil computation).
 template <typename Write>
-void run(benchmark::State& state, std::int64_t step, Write write) {
-    std::int64_t second = base_second;
+void run(benchmark::State& state, std::int64_t step, Write write, std::int64_t first_second = base_second) {
+    std::int64_t second = first_second;
     std::uint32_t nanos = 0;
     write(second, nanos);  // warm-up: zone rules, thread cache, library statics
     const std::uint64_t before = fieldlog_bench::allocations();
@@ -52,13 +52,14 @@ constexpr std::int64_t new_second = 1;
 constexpr std::int64_t new_minute = 61;
 constexpr std::int64_t new_day = 86401;
 
-void fieldlog_timestamp(benchmark::State& state, std::int64_t step, fieldlog::TimestampFormat format) {
+void fieldlog_timestamp(benchmark::State& state, std::int64_t step, fieldlog::TimestampFormat format,
+                        std::int64_t first_second = base_second) {
     char buf[fieldlog::max_rfc3339_size];
     run(state, step, [&](std::int64_t second, std::uint32_t nanos) {
         char* end = fieldlog::append_rfc3339(buf, {second, nanos}, format);
         benchmark::DoNotOptimize(end);
         benchmark::ClobberMemory();
-    });
+    }, first_second);
 }
 
 void fieldlog_cached(benchmark::State& state) { fieldlog_timestamp(state, same_second, {}); }
@@ -70,6 +71,15 @@ void fieldlog_berlin(benchmark::State& state) {
 }
 void fieldlog_berlin_uncached(benchmark::State& state) {
     fieldlog_timestamp(state, new_minute, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+}
+// A new date every call in a year of the zone's listed transitions, and in one its TZif footer
+// rule governs (after 2037): the rule in force is looked up, or worked out, on each new date.
+void fieldlog_berlin_new_day(benchmark::State& state) {
+    fieldlog_timestamp(state, new_day, {.zone = fieldlog::TimeZone::named("Europe/Berlin")});
+}
+void fieldlog_berlin_2050_new_day(benchmark::State& state) {
+    constexpr std::int64_t in_2050 = 2'551'000'000;  // 2050-11-02
+    fieldlog_timestamp(state, new_day, {.zone = fieldlog::TimeZone::named("Europe/Berlin")}, in_2050);
 }
 
 void date_format(benchmark::State& state) {
@@ -110,6 +120,9 @@ BENCHMARK(fieldlog_new_second)->Name("fieldlog/timestamp/new_second")->Apply(fie
 BENCHMARK(fieldlog_uncached)->Name("fieldlog/timestamp/uncached")->Apply(fieldlog_bench::fixed_iterations);
 BENCHMARK(fieldlog_new_day)->Name("fieldlog/timestamp/new_day")->Apply(fieldlog_bench::fixed_iterations);
 BENCHMARK(fieldlog_berlin)->Name("fieldlog/timestamp/berlin")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_berlin_new_day)->Name("fieldlog/timestamp/berlin_new_day")->Apply(fieldlog_bench::fixed_iterations);
+BENCHMARK(fieldlog_berlin_2050_new_day)->Name("fieldlog/timestamp/berlin_2050_new_day")
+    ->Apply(fieldlog_bench::fixed_iterations);
 BENCHMARK(fieldlog_berlin_uncached)->Name("fieldlog/timestamp/berlin_uncached")
     ->Apply(fieldlog_bench::fixed_iterations);
 BENCHMARK(date_format)->Name("date/timestamp/format")->Apply(fieldlog_bench::fixed_iterations);
