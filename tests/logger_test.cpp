@@ -134,10 +134,9 @@ TEST_CASE("child loggers carry their bound fields, parents first, before call fi
                       R"("service":"checkout","version":3})");
 }
 
-// A child's JSON bound fields stay in the thread's record buffer between its records (see
-// src/record/resident_bound.hpp); every record that could write over them or cut into them
-// must make the next one copy them again.
-TEST_CASE("bound fields kept between records: every order of records gives exact lines", "[logger][bound]") {
+// Child loggers interleaved with each other, with the root, with long and oversized records,
+// with keys that replace a bound one and with scopes: every line exact.
+TEST_CASE("bound fields in every order of records give exact lines", "[logger][bound]") {
     auto sink = capture();
     const auto a = fieldlog::get("svc").with({{"a", 1}, {"s", "alpha"}});
     const auto b = fieldlog::get("svc").with({{"b", 2}});
@@ -170,12 +169,12 @@ TEST_CASE("bound fields kept between records: every order of records gives exact
     expected.insert(expected.end(), {info_line("9", R"(,"s":"alpha","a":9)"), info_line("10", a_members),
                                      info_line("11", a_members + R"(,"big":")" + big + '"'), info_line("12", a_members)});
     {
-        // Encoded in the record buffer; the long member does not fit in the scope and is left out.
         const fieldlog::Scope scope{{"k", "v"}, {"long", long_message}};
         a.info("13");
     }
     a.info("14");
-    expected.insert(expected.end(), {info_line("13", a_members + R"(,"k":"v")"), info_line("14", a_members)});
+    expected.insert(expected.end(), {info_line("13", a_members + R"(,"k":"v","long":")" + long_message + '"'),
+                                     info_line("14", a_members)});
     for (const int value : {1, 2}) {  // the second child may get the first one's address
         const auto child = fieldlog::get("svc").with({{"c", value}});
         child.info("15");
@@ -183,7 +182,7 @@ TEST_CASE("bound fields kept between records: every order of records gives exact
         const std::string members = R"(,"c":)" + std::to_string(value);
         expected.insert(expected.end(), {info_line("15", members), info_line("16", members)});
     }
-    const auto huge = fieldlog::get("svc").with({{"h", huge_bound}});  // more than the buffer keeps
+    const auto huge = fieldlog::get("svc").with({{"h", huge_bound}});  // more than the inline buffer
     huge.info("17");
     huge.info("18");
     expected.insert(expected.end(), {info_line("17", R"(,"h":")" + huge_bound + '"'),
@@ -198,7 +197,7 @@ TEST_CASE("bound fields kept between records: every order of records gives exact
     CHECK(jsonl_errors(lines) == "");
 }
 
-TEST_CASE("bound fields kept between records: a logfmt sink before the JSON one", "[logger][bound]") {
+TEST_CASE("bound fields in two formats: a long logfmt line between JSON ones", "[logger][bound]") {
     auto logfmt = std::make_shared<fieldlog::MemorySink>();
     auto json = std::make_shared<fieldlog::MemorySink>();
     fieldlog::configure({.level = fieldlog::Level::trace,
@@ -208,7 +207,7 @@ TEST_CASE("bound fields kept between records: a logfmt sink before the JSON one"
     const auto a = fieldlog::get("svc").with({{"a", 1}});
     const std::string long_value(3000, 'v');
     a.info("1");
-    a.info("2", {{"v", long_value}});  // the logfmt line reaches past the kept JSON bytes
+    a.info("2", {{"v", long_value}});
     a.info("3");
     const auto json_lines = json->lines();
     REQUIRE(json_lines.size() == 3);

@@ -1,5 +1,5 @@
 // Loggers: the call site of the flow. A Logger is a cheap handle (a registry entry plus the
-// bound fields it carries); its level gate is one relaxed atomic load, and everything past it
+// context node of the fields it carries); its level gate is one relaxed atomic load, and everything past it
 // runs out of line in src/record/: buffer → encoder → dispatcher → sinks.
 //
 //   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,7 +50,10 @@ struct LoggerCore {
     LoggerName name;
 };
 
-struct BoundFields;  // encoded bytes of Logger::with fields, one string per format
+struct ContextNode;  // the fields Logger::with attached (src/record/context_node.hpp)
+/// A logger copy shares its context node: these keep its reference count.
+FIELDLOG_API void retain_context(ContextNode* node) noexcept;
+FIELDLOG_API void release_context(ContextNode* node) noexcept;
 
 /// True when calls at `level` survive FIELDLOG_ACTIVE_LEVEL (a template so that the default 0
 /// does not produce an always-true comparison warning in users' code).
@@ -161,23 +163,46 @@ public:
 #undef FIELDLOG_DETAIL_LEVEL_METHOD
 
     /// A child logger whose records all carry `fields` (after the parent's own bound fields).
-    /// The fields are encoded now, once per format; later calls copy bytes.
+    /// The values are copied now (no heap in steady state: the node comes from this thread's
+    /// pool) and encoded once per format, when a record in that format first needs them.
     [[nodiscard]] Logger with(Fields fields) const {
         return with(std::span<const Field>(fields.begin(), fields.size()));
     }
     /// The same for a field list built at run time.
     [[nodiscard]] Logger with(std::span<const Field> fields) const;
 
+    Logger(const Logger& other) noexcept : core_(other.core_), context_(other.context_) {
+        if (context_ != nullptr) detail::retain_context(context_);
+    }
+    /// The moved-from logger keeps its name and loses its bound fields.
+    Logger(Logger&& other) noexcept : core_(other.core_), context_(other.context_) { other.context_ = nullptr; }
+    Logger& operator=(const Logger& other) noexcept {
+        Logger copy(other);
+        swap(copy);
+        return *this;
+    }
+    Logger& operator=(Logger&& other) noexcept {
+        Logger taken(std::move(other));
+        swap(taken);
+        return *this;
+    }
+    ~Logger() {
+        if (context_ != nullptr) detail::release_context(context_);
+    }
+
     /// The record path past the gate: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
 
 private:
     friend Logger get(std::string_view name);
-    Logger(detail::LoggerCore* core, std::shared_ptr<const detail::BoundFields> bound) noexcept
-        : core_(core), bound_(std::move(bound)) {}
+    Logger(detail::LoggerCore* core, detail::ContextNode* context) noexcept : core_(core), context_(context) {}
+    void swap(Logger& other) noexcept {
+        std::swap(core_, other.core_);
+        std::swap(context_, other.context_);
+    }
 
     detail::LoggerCore* core_;
-    std::shared_ptr<const detail::BoundFields> bound_;
+    detail::ContextNode* context_ = nullptr;  ///< holds a reference; null: no bound fields
 };
 
 /// The logger named `name` (created on first use; the same core for every call).

@@ -32,7 +32,11 @@ struct FIELDLOG_API Metrics {
     std::array<std::uint64_t, level_count> records_by_level{};  ///< records that passed the gate
     std::uint64_t encoded_bytes = 0;     ///< bytes encoded (once per format in use)
     std::uint64_t oversized_records = 0; ///< records that outgrew the inline buffer
-    std::uint64_t truncated_scopes = 0;  ///< scope fields cut because the scope was full
+    /// Context fields not attached: a Scope opened from inside a logging call, or a value (a
+    /// user type) that threw while being copied into its context node.
+    std::uint64_t context_fields_dropped = 0;
+    /// Free memory the per-thread context pools keep for reuse (at most 256 KiB a thread).
+    std::uint64_t context_pool_bytes = 0;
     std::uint64_t nested_dropped = 0;    ///< records logged from inside a logging call (dropped)
     std::uint64_t dropped_after_shutdown = 0;  ///< records logged after shutdown() (dropped)
     AsyncMetrics async{};

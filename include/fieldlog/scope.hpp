@@ -1,8 +1,9 @@
 // Request scope: fields attached to every record logged on this thread while a Scope lives,
-// like an MDC but typed, encoded once per format when the scope opens and copied as bytes into
-// each record (after the logger's bound fields, before the call's fields). Scopes nest (inner
-// fields after outer); the bytes live in fixed per-thread storage, so opening and closing a
-// scope never touches the heap and nothing is left behind when it closes.
+// like an MDC but typed. Opening a scope makes a context node (its values copied in, from this
+// thread's pool: no heap in steady state) on top of the thread's open scopes; records carry it
+// after the logger's bound fields and before the call's fields, encoded once per format when
+// a record in that format first needs it. Scopes nest (inner fields after outer) and may close
+// in any order. A capture is a reference to the context open now, to re-open anywhere.
 //
 //   {
 //       fieldlog::Scope request{{"request_id", rid}, {"user", uid}};
@@ -13,74 +14,80 @@
 //   }
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
+#include "fieldlog/logger.hpp"
 
 namespace fieldlog {
 
 namespace detail {
-struct ThreadContext;
-/// sizeof the scope fields of one thread in every format (checked in src/record/scope.cpp).
-inline constexpr std::size_t kScopeContextBytes = 2352;
+struct ContextHome;
 }  // namespace detail
 
-/// The scope fields open on one thread, captured as a value: copy it anywhere (another thread,
-/// a queued task) and re-open it there with `Scope s{context}`. Holds no pointers and never
-/// allocates; copying it copies kScopeContextBytes bytes.
+/// The scope fields open on one thread, captured: a reference to them (copying it copies a
+/// pointer and counts a reference), valid anywhere and for as long as it lives, whatever
+/// happens to the scopes it was taken from. Re-open it with `Scope s{context}` on any thread.
 class FIELDLOG_API ScopeContext {
 public:
     /// An empty context (re-opening it adds no fields).
-    ScopeContext() noexcept;
+    ScopeContext() noexcept = default;
+    ScopeContext(const ScopeContext& other) noexcept : node_(other.node_) {
+        if (node_ != nullptr) detail::retain_context(node_);
+    }
+    ScopeContext(ScopeContext&& other) noexcept : node_(other.node_) { other.node_ = nullptr; }
+    ScopeContext& operator=(ScopeContext other) noexcept {
+        std::swap(node_, other.node_);
+        return *this;
+    }
+    ~ScopeContext() {
+        if (node_ != nullptr) detail::release_context(node_);
+    }
     /// True when it holds no fields.
-    [[nodiscard]] bool empty() const noexcept;
+    [[nodiscard]] bool empty() const noexcept { return node_ == nullptr; }
 
 private:
     friend class Scope;
-    alignas(8) std::byte storage_[detail::kScopeContextBytes];
+    explicit ScopeContext(detail::ContextNode* node) noexcept : node_(node) {}
+    detail::ContextNode* node_ = nullptr;  ///< holds a reference
 };
 
-/// RAII: while it lives, every record logged on this thread carries its fields.
-/// Capacity: all scopes open on one thread share `capacity` bytes and `max_fields` members per
-/// format, and nest at most `max_depth` deep. A field that does not fit is left out whole,
-/// with the scope's fields after it, and counted in Metrics::truncated_scopes; the line is
-/// never cut mid-field. A scope key that repeats an outer scope's or a bound field's key
-/// replaces it (see the duplicate-key rule in field.hpp).
-/// NOTE: a Scope MUST be destroyed on the thread that opened it (move it within the thread
-/// only; destroyed elsewhere it cannot close, and its fields stay on the opening thread). To
-/// carry fields to another thread, capture() them.
+/// RAII: while it lives, every record logged on the thread that opened it carries its fields.
+/// Values of any size are kept whole (a scope's memory is its own, not a shared fixed area).
+/// A scope key that repeats an outer scope's or a bound field's key replaces it (see the
+/// duplicate-key rule in field.hpp).
+/// Closing on another thread (a coroutine resumed elsewhere, a task that finished on a pool
+/// thread) is well defined: the scope is closed on the thread that opened it before that
+/// thread's next record, so no later record there carries it. A scope opened from inside a
+/// logging call (by a user type's encoder) opens nothing and is counted in
+/// Metrics::context_fields_dropped, like a scope whose value throws while being copied.
 class FIELDLOG_API Scope {
 public:
-    static constexpr std::size_t capacity = 512;  ///< bytes per format, all open scopes together
-    static constexpr std::size_t max_fields = 32;  ///< members per format, all open scopes together
-    static constexpr int max_depth = 16;           ///< scopes open at once on one thread
-
-    /// Opens a scope with `fields` (encoded now; the values need not outlive this call).
+    /// Opens a scope with `fields` (copied now; the values need not outlive this call).
     explicit Scope(Fields fields) noexcept : Scope(std::span<const Field>(fields.begin(), fields.size())) {}
     /// The same for a field list built at run time.
     explicit Scope(std::span<const Field> fields) noexcept;
     /// Re-opens a captured context on this thread (as one scope, inside those already open).
     explicit Scope(const ScopeContext& context) noexcept;
     /// The moved-from scope becomes inert: closing happens exactly once, by the new owner.
-    Scope(Scope&& other) noexcept : owner_(other.owner_), id_(other.id_) {
-        other.owner_ = nullptr;
-        other.id_ = 0;
+    Scope(Scope&& other) noexcept : home_(other.home_), own_(other.own_), generation_(other.generation_) {
+        other.own_ = nullptr;
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
     Scope& operator=(Scope&&) = delete;
-    /// Closes the scope: later records on this thread no longer carry its fields.
+    /// Closes the scope: later records on its thread no longer carry its fields.
     ~Scope();
 
-    /// Every scope field open on this thread now, as a copyable value.
+    /// Every scope field open on this thread now, as a reference.
     [[nodiscard]] static ScopeContext capture() noexcept;
 
 private:
-    detail::ThreadContext* owner_ = nullptr;
-    std::uint32_t id_ = 0;  ///< 0: inert (moved from, or nothing could be opened)
+    detail::ContextHome* home_ = nullptr;  ///< the opening thread's scopes
+    detail::ContextNode* own_ = nullptr;   ///< holds a reference; null: inert
+    std::uint32_t generation_ = 0;         ///< of home_ when opened: it changes when that thread exits
 };
 
 }  // namespace fieldlog

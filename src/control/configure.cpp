@@ -84,7 +84,8 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
         auto channel = std::find_if(pipeline->channels.begin(), pipeline->channels.end(),
                                     [&](const Channel& c) { return c.options == options; });
         if (channel == pipeline->channels.end()) {
-            pipeline->channels.push_back(Channel{.options = options, .min_level = Level::off, .routes = {}});
+            pipeline->channels.push_back(
+                Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});
             channel = pipeline->channels.end() - 1;
         }
         channel->routes.push_back(Route{handle.get(), sink_config.level});

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "control/state.hpp"
+#include "record/context_pool.hpp"
 
 namespace fieldlog {
 
@@ -22,11 +23,12 @@ Metrics metrics() {
             }
             m.encoded_bytes += c.encoded_bytes.load(std::memory_order_relaxed);
             m.oversized_records += c.oversized.load(std::memory_order_relaxed);
-            m.truncated_scopes += c.truncated_scopes.load(std::memory_order_relaxed);
+            m.context_fields_dropped += c.context_fields_dropped.load(std::memory_order_relaxed);
             m.nested_dropped += c.nested_dropped.load(std::memory_order_relaxed);
             m.dropped_after_shutdown += c.after_shutdown.load(std::memory_order_relaxed);
         }
     }
+    m.context_pool_bytes = detail::pooled_bytes();
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
     if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
         for (const auto& handle : pipeline->handles) {
@@ -89,8 +91,11 @@ std::string metrics_text() {
     line("fieldlog_encoded_bytes_total", "", m.encoded_bytes);
     counter(out, "fieldlog_oversized_records_total", "Records that outgrew the per-thread inline buffer.");
     line("fieldlog_oversized_records_total", "", m.oversized_records);
-    counter(out, "fieldlog_truncated_scopes_total", "Scope fields cut because a scope was full.");
-    line("fieldlog_truncated_scopes_total", "", m.truncated_scopes);
+    counter(out, "fieldlog_context_fields_dropped_total",
+            "Context fields not attached: a scope opened inside a logging call, or a value that threw.");
+    line("fieldlog_context_fields_dropped_total", "", m.context_fields_dropped);
+    gauge(out, "fieldlog_context_pool_bytes", "Free memory the per-thread context pools keep for reuse.");
+    line("fieldlog_context_pool_bytes", "", m.context_pool_bytes);
     counter(out, "fieldlog_nested_dropped_total", "Records logged from inside a logging call, dropped.");
     line("fieldlog_nested_dropped_total", "", m.nested_dropped);
     counter(out, "fieldlog_dropped_after_shutdown_total", "Records logged after shutdown(), dropped.");

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "dispatch/final_flush.hpp"
 
@@ -23,6 +24,17 @@ namespace {
 }
 
 }  // namespace
+
+std::uint32_t intern_options(const EncoderOptions& options) {
+    static std::mutex mutex;
+    static std::vector<EncoderOptions> known;
+    const std::lock_guard lock(mutex);
+    for (std::size_t i = 0; i < known.size(); ++i) {
+        if (known[i] == options) return static_cast<std::uint32_t>(i);
+    }
+    known.push_back(options);
+    return static_cast<std::uint32_t>(known.size() - 1);
+}
 
 void Pipeline::dispatch(const Channel& channel, const RecordView& record) const noexcept {
     check_thread_for_signals();

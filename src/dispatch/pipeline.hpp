@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,9 +36,16 @@ struct Route {
 
 struct Channel {
     EncoderOptions options;
+    /// The same for equal options in every pipeline (intern_options): context nodes cache their
+    /// encodings under it, so a configure() that keeps the options keeps the caches.
+    std::uint32_t options_id = 0;
     Level min_level = Level::off;  ///< lowest level any of its sinks takes
     std::vector<Route> routes;
 };
+
+/// A small number naming `options`: equal options, equal number, for the life of the process.
+/// Cold (configure() calls it); the table grows by one entry per distinct set of options.
+std::uint32_t intern_options(const EncoderOptions& options);
 
 struct Pipeline {
     std::vector<std::shared_ptr<SinkHandle>> handles;

@@ -18,13 +18,12 @@ void fields_with(Encoder encoder, Buffer& out, const Segment& parent, std::span<
 
 }  // namespace
 
-std::size_t encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
+void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
     switch (options.format) {
-        case Format::json: return JsonEncoder(out, scratch, options).record(record);
+        case Format::json: JsonEncoder(out, scratch, options).record(record); break;
         case Format::logfmt: LogfmtEncoder(out, scratch, options).record(record); break;
         case Format::console: ConsoleEncoder(out, scratch, options).record(record); break;
     }
-    return 0;
 }
 
 void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, const Segment& parent,

@@ -11,8 +11,8 @@
 
 namespace fieldlog::detail {
 
-/// Appends one whole record line in `options.format`; returns the offset in `out` it starts at.
-std::size_t encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
+/// Appends one whole record line in `options.format`.
+void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
 
 /// A run of top-level members being made (bound or scope fields): where their member table
 /// goes, and what encode_fields found.

@@ -43,7 +43,7 @@ LoggerName::LoggerName(std::string_view name) : text(name) {
     json_size = static_cast<std::uint8_t>(block.size());
 }
 
-std::size_t JsonEncoder::record(const RecordInput& r) {
+void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + LoggerName::kJsonBlock);
     std::memcpy(o, "{\"ts\":", 6);
@@ -69,27 +69,10 @@ std::size_t JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    std::size_t start = 0;
-    if (r.resident.offset != 0 && out_.size() + kEncoderOverreach <= r.resident.offset) {
-        start = place_resident_bound(r.bound, r.resident);
-    } else {
-        members_.append_segment(r.bound);
-    }
+    members_.append_segment(r.bound);
     members_.append_segment(r.scope);
     if (!r.fields.empty()) write_fields(r.fields);
     out_.append("}\n");
-    return start;
-}
-
-std::size_t JsonEncoder::place_resident_bound(const Segment& bound, ResidentBound resident) {
-    char* const base = out_.data();
-    const std::size_t header = out_.size();
-    const std::size_t start = resident.offset - header;
-    std::memmove(base + start, base, header);
-    if (!resident.present) std::memcpy(base + resident.offset, bound.bytes.data(), bound.bytes.size());
-    out_.commit(base + resident.offset + bound.bytes.size());
-    members_.place_first_segment(bound, resident.offset);
-    return start;
 }
 
 namespace {

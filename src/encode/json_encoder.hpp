@@ -28,9 +28,8 @@ public:
     JsonEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
         : out_(out), scratch_(scratch), options_(options), members_(out) {}
 
-    /// Appends one whole record, ending in '\n'; returns the offset it starts at (not 0 when
-    /// its header was moved to end where its resident bound fields begin).
-    std::size_t record(const RecordInput& record);
+    /// Appends one whole record, ending in '\n'.
+    void record(const RecordInput& record);
     /// Appends `parent` then `,"key":value` for each field (the form bound and scope fields are
     /// kept in), keys made unique; members() then describes the run.
     void fields(const Segment& parent, std::span<const Field> fields);
@@ -52,9 +51,6 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) override;
 
 private:
-    /// Moves the header written so far to end at `resident.offset`, where the bound fields are
-    /// (copied there first unless already present); returns where the record now starts.
-    std::size_t place_resident_bound(const Segment& bound, ResidentBound resident);
     void write_fields(std::span<const Field> fields);
     /// key(), inlined into the encoder's own member loops (a key costs ~100 instructions; the
     /// call and its register saves were a fifth of that).

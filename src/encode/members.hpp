@@ -77,13 +77,6 @@ public:
         if (!segment.members.empty()) append_run(segment);
     }
 
-    /// Takes a run already in the buffer at `base` as the record's first top-level members
-    /// (bound fields a previous record left there). MUST: no member indexed yet.
-    void place_first_segment(const Segment& segment, std::size_t base) noexcept {
-        segments_[segment_count_++] = SegmentRef{segment, base};
-        levels_[0].mask |= segment.mask;
-    }
-
     /// Reports the member being written in the innermost open object: its separator starts at
     /// `start` and is `separator` bytes long, its key is out[key_start, key_start + key_len).
     /// An earlier member with the same key is cut out of the buffer. Returns how far every

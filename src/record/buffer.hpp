@@ -54,37 +54,17 @@ public:
     /// For fmt's contiguous-container fast path.
     void resize(std::size_t n) {
         if (n > capacity_) grow(n - size_);
-        if (n < size_) note_cut(n);
         size_ = n;
     }
     /// Drops bytes after `n` (n <= size()).
     void truncate(std::size_t n) noexcept {
-        if (n < size_) {
-            note_cut(n);
-            size_ = n;
-        }
+        if (n < size_) size_ = n;
     }
     /// Removes bytes [from, to) (to <= size()), moving the rest left.
     void erase(std::size_t from, std::size_t to) noexcept {
         std::memmove(data_ + from, data_ + to, size_ - to);
-        const std::size_t end = size_ - (to - from);
-        note_cut(from);
-        size_ = end;
+        size_ -= to - from;
     }
-    /// Since the last take_cuts(): the lowest offset from which bytes were cut or moved (kNoCut
-    /// if none), and the largest size the buffer had (which bytes may have been written).
-    struct Cuts {
-        static constexpr std::size_t kNoCut = ~std::size_t{0};
-        std::size_t lowest;
-        std::size_t high_water;
-    };
-    Cuts take_cuts() noexcept {
-        const Cuts cuts{lowest_cut_, size_ > size_before_cut_ ? size_ : size_before_cut_};
-        lowest_cut_ = Cuts::kNoCut;
-        size_before_cut_ = 0;
-        return cuts;
-    }
-
     /// Returns to the inline storage (contents dropped). True when a heap block was released.
     bool shrink() noexcept {
         if (!on_heap()) return false;
@@ -94,18 +74,12 @@ public:
     }
 
 private:
-    void note_cut(std::size_t n) noexcept {
-        lowest_cut_ = n < lowest_cut_ ? n : lowest_cut_;
-        size_before_cut_ = size_ > size_before_cut_ ? size_ : size_before_cut_;
-    }
     void grow(std::size_t extra);  // cold: src/record/buffer.cpp
     void release_heap() noexcept;
 
     char* data_ = inline_;
     std::size_t size_ = 0;
     std::size_t capacity_ = kInlineCapacity;
-    std::size_t lowest_cut_ = Cuts::kNoCut;
-    std::size_t size_before_cut_ = 0;
     char inline_[kInlineCapacity];
 };
 

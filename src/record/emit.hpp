@@ -11,14 +11,14 @@
 
 namespace fieldlog::detail {
 
-struct BoundFields;
+struct ContextNode;
 struct Pipeline;
 struct ThreadContext;
 
 /// Encodes and dispatches one record through `pipeline` (nothing when null or below its
 /// level). MUST: the calling thread owns `context` and has marked it busy.
 void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger,
-                  const BoundFields* bound, Level level, const Message& message,
+                  ContextNode* bound, Level level, const Message& message,
                   std::span<const Field> fields) noexcept;
 
 }  // namespace fieldlog::detail

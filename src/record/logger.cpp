@@ -3,13 +3,14 @@
 // other than each sink's own.
 #include "fieldlog/logger.hpp"
 
+#include <memory>
 #include <mutex>
 
 #include "control/state.hpp"
 #include "encode/encode.hpp"
-#include "record/bound_fields.hpp"
+#include "record/context_node.hpp"
 #include "record/emit.hpp"
-#include "record/resident_bound.hpp"
+#include "record/scope_layers.hpp"
 #include "record/thread_context.hpp"
 
 namespace fieldlog {
@@ -19,7 +20,7 @@ namespace {
 /// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
 /// instructions a record.
 [[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
-                                                       const LoggerName& logger, const BoundFields* bound, Level level,
+                                                       const LoggerName& logger, ContextNode* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
     if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
         ThreadCounters::bump(context.counters.after_shutdown);
@@ -32,29 +33,22 @@ namespace {
     bool oversized = false;
     for (const Channel& channel : pipeline->channels) {
         if (level < channel.min_level) continue;
-        buffer.clear();
-        const Format format = channel.options.format;
-        const RecordInput record{now,
-                                 level,
-                                 logger,
-                                 message,
-                                 bound_segment(bound, format),
-                                 context.scopes.segment(format),
-                                 fields,
-                                 resident_for(context.resident_bound, bound, format)};
-        std::size_t start;
+        const ContextEncoding encoding{channel.options, channel.options_id};
         try {
-            start = encode_record(channel.options, buffer, context.scratch, record);
+            const RecordInput record{now,
+                                     level,
+                                     logger,
+                                     message,
+                                     context_segment(context.home, bound, encoding, buffer, context.scratch),
+                                     context_segment(context.home, context.home->top, encoding, buffer, context.scratch),
+                                     fields};
+            buffer.clear();
+            encode_record(channel.options, buffer, context.scratch, record);
         } catch (...) {  // a user formatter threw, or memory ran out: drop this record
             buffer.shrink();
-            context.resident_bound = 0;
             continue;
         }
-        if (start != 0 || context.resident_bound != 0) {
-            context.resident_bound =
-                resident_after(context.resident_bound, buffer, start, bound, record.bound.bytes.size());
-        }
-        const std::span<const char> line = buffer.span().subspan(start);
+        const std::span<const char> line = buffer.span();
         ThreadCounters::bump(context.counters.encoded_bytes, line.size());
         pipeline->dispatch(channel, RecordView{line, level, now});
         oversized = buffer.shrink() || oversized;
@@ -64,7 +58,7 @@ namespace {
 
 }  // namespace
 
-void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger, const BoundFields* bound,
+void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger, ContextNode* bound,
                   Level level, const Message& message, std::span<const Field> fields) noexcept {
     encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
 }
@@ -72,7 +66,7 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
 /// main thread after main returned, a thread's own thread_local destructors) or could not be
 /// made: one shared context, one record at a time. Cold; never on a thread with a context.
-[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerName& logger, const BoundFields* bound, Level level,
+[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerName& logger, ContextNode* bound, Level level,
                                                       const Message& message, std::span<const Field> fields) noexcept {
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.
@@ -96,28 +90,41 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
     shared->busy = false;
 }
 
+void retain_context(ContextNode* node) noexcept { retain(node); }
+
+void release_context(ContextNode* node) noexcept {
+    const ThreadContext* context = t_context;
+    release(context != nullptr ? context->home : nullptr, node);
+}
+
 }  // namespace detail
 
 void Logger::emit(Level level, const Message& message, std::span<const Field> fields) const noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
     if (context == nullptr) [[unlikely]] {
-        detail::emit_without_context(core_->name, bound_.get(), level, message, fields);
+        detail::emit_without_context(core_->name, context_, level, message, fields);
         return;
     }
     if (context->busy) {
         detail::ThreadCounters::bump(context->counters.nested_dropped);
         return;
     }
+    detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
     context->busy = true;
-    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), core_->name, bound_.get(), level, message,
+    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), core_->name, context_, level, message,
                                 fields);
     detail::release_pipeline(*context);
     context->busy = false;
-    if (context->scopes.has_pending()) context->scopes.close_pending();  // closed during this call
 }
 
 Logger Logger::with(std::span<const Field> fields) const {
-    return Logger(core_, detail::make_bound_fields(bound_.get(), fields));
+    detail::ThreadContext* context = detail::this_thread_context();
+    if (context_ != nullptr) detail::retain(context_);
+    if (context == nullptr || context->busy) {  // no pool here, or its scratch buffer is in use
+        const auto scratch = std::make_unique<detail::Buffer>();
+        return Logger(core_, detail::make_context_node(nullptr, context_, fields, *scratch));
+    }
+    return Logger(core_, detail::make_context_node(context->home, context_, fields, context->scratch));
 }
 
 }  // namespace fieldlog

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "control/state.hpp"
+#include "record/scope_layers.hpp"
 
 namespace fieldlog::detail {
 
@@ -66,13 +67,15 @@ thread_local ContextOwner t_owner;
 /// seq_cst store.
 extern const bool g_light_readers = register_expedited_membarrier();
 
-ThreadContext::ThreadContext() {
+ThreadContext::ThreadContext() : home(adopt_home()) {
     State& s = state();
     const std::lock_guard lock(s.threads_mutex);
     s.threads.push_back(this);
 }
 
 ThreadContext::~ThreadContext() {
+    close_all_scopes(*home, scratch);
+    orphan_home(home);
     State& s = state();
     const std::lock_guard lock(s.threads_mutex);
     for (int i = 0; i < level_count; ++i) {
@@ -81,7 +84,7 @@ ThreadContext::~ThreadContext() {
     }
     s.retired.encoded_bytes += counters.encoded_bytes.load(std::memory_order_relaxed);
     s.retired.oversized_records += counters.oversized.load(std::memory_order_relaxed);
-    s.retired.truncated_scopes += counters.truncated_scopes.load(std::memory_order_relaxed);
+    s.retired.context_fields_dropped += counters.context_fields_dropped.load(std::memory_order_relaxed);
     s.retired.nested_dropped += counters.nested_dropped.load(std::memory_order_relaxed);
     s.retired.dropped_after_shutdown += counters.after_shutdown.load(std::memory_order_relaxed);
     s.threads.erase(std::remove(s.threads.begin(), s.threads.end(), this), s.threads.end());

@@ -1,5 +1,6 @@
 // Everything one thread owns on the record path: the record buffer, a scratch buffer for fmt,
-// its clock, its hazard slot (which pipeline it is using right now) and its counters.
+// its clock, its hazard slot (which pipeline it is using right now), its counters and its
+// context pool with the scopes open on it.
 // Registered with the global state so configure() can wait for readers and metrics() can sum
 // counters.
 #pragma once
@@ -11,7 +12,7 @@
 #include "fieldlog/level.hpp"
 #include "record/buffer.hpp"
 #include "record/record_clock.hpp"
-#include "record/scope_stack.hpp"
+#include "record/context_pool.hpp"
 
 namespace fieldlog::detail {
 
@@ -23,7 +24,7 @@ struct ThreadCounters {
     std::array<std::atomic<std::uint64_t>, level_count> records{};
     std::atomic<std::uint64_t> encoded_bytes{0};
     std::atomic<std::uint64_t> oversized{0};
-    std::atomic<std::uint64_t> truncated_scopes{0};
+    std::atomic<std::uint64_t> context_fields_dropped{0};
     std::atomic<std::uint64_t> nested_dropped{0};
     std::atomic<std::uint64_t> after_shutdown{0};
 
@@ -39,9 +40,6 @@ struct ThreadContext {
     ThreadContext& operator=(const ThreadContext&) = delete;
 
     Buffer record;
-    /// BoundFields::id of the bound fields `record` holds between records (0: none; see
-    /// record/resident_bound.hpp).
-    std::uint64_t resident_bound = 0;
     Buffer scratch;
     /// The pipeline this thread is reading; configure() waits until no slot names the old one.
     std::atomic<const Pipeline*> hazard{nullptr};
@@ -50,8 +48,8 @@ struct ThreadContext {
     ThreadCounters counters;
     /// The time of this thread's records when the configuration names no clock.
     RecordClock clock;
-    /// The fields of the fieldlog::Scope objects open on this thread, encoded.
-    ScopeStack scopes;
+    /// This thread's context pool and open scopes; outlives the thread (context_pool.hpp).
+    ContextHome* home;
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.

@@ -221,12 +221,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     const fieldlog::Logger child = base.with(std::span<const fieldlog::Field>(bound_parent))
                                        .with(std::span<const fieldlog::Field>(bound_child));
-    const std::uint64_t truncated_before = fieldlog::metrics().truncated_scopes;
+    const std::uint64_t dropped_before = fieldlog::metrics().context_fields_dropped;
     std::optional<fieldlog::Scope> outer;
     std::optional<fieldlog::Scope> inner;
     if (!outer_scope.empty()) outer.emplace(std::span<const fieldlog::Field>(outer_scope));
     if (!inner_scope.empty()) inner.emplace(std::span<const fieldlog::Field>(inner_scope));
-    const bool scope_cut = fieldlog::metrics().truncated_scopes != truncated_before;
+    const bool scope_dropped = fieldlog::metrics().context_fields_dropped != dropped_before;
 
     for (const auto& sink : sinks) sink->count = 0;
     const std::span<const fieldlog::Field> call_fields(call);
@@ -253,7 +253,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto* list : {&bound_parent, &bound_child, &outer_scope, &inner_scope, &call}) {
         for (const fieldlog::Field& f : *list) all.push_back(&f);
     }
-    const bool model = !build.top_level_script && !scope_cut;
+    const bool model = !build.top_level_script && !scope_dropped;
 
     const std::string_view json_line = std::string_view(sinks[0]->last).substr(0, sinks[0]->last.size() - 1);
     const auto members = fuzz::JsonParser(json_line).top_object();
@@ -305,9 +305,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (cp == 0x7F || (cp >= 0x80 && cp <= 0x9F)) fuzz::fail("DEL or a C1 control in a console line", console_line);
     }
 
-    // The same record again, from the child's bound fields kept in the thread's buffer, then
-    // after a record of the base logger, long or short (it may write over them): the same JSON
-    // line but ts.
+    // The same record again, from the context nodes' cached encodings, then after a record of
+    // the base logger, long or short: the same JSON line but ts.
     const auto after_ts = [](std::string_view line) { return std::string(line.substr(line.find(",\"level\":"))); };
     const std::string first = after_ts(sinks[0]->last);
     const auto log_again = [&](const fieldlog::Logger& logger) {
@@ -319,7 +318,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     };
     log_again(child);
     if (after_ts(sinks[0]->last) != first) fuzz::fail("a second record of the same logger differs", sinks[0]->last);
-    const std::string padding(static_cast<std::size_t>(in.byte()) * 8, 'p');  // up to ~2 KB: past where they are kept
+    const std::string padding(static_cast<std::size_t>(in.byte()) * 8, 'p');  // up to ~2 KB
     const fieldlog::Field base_fields[] = {{"pad", padding}};
     base.emit(fieldlog::Level::info, message, base_fields);
     log_again(child);

@@ -1,0 +1,308 @@
+// Context nodes (see context_node.hpp): the typed copy made when a node is made, and the lazy
+// encoding the record path asks for. A node is one pooled block: the node, then its structs
+// (the top-level fields, nested containers' arrays, user types' tapes), then the bytes of every
+// string it holds. The copy runs twice over the fields, to size the block and then to fill it.
+#include "record/context_node.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <new>
+
+#include "encode/encode.hpp"
+#include "record/buffer.hpp"
+
+namespace fieldlog::detail {
+
+/// A user type's value, recorded: the calls its fieldlog_encode made, with every string copied
+/// into the node. Replayed into whichever encoder writes the record.
+struct TapeOp {
+    enum class Kind : std::uint8_t { value, key, formatted, begin_array, end_array, begin_object, end_object };
+    Kind kind;
+    Value value;            ///< the value; the text of key and formatted
+    std::error_code code;   ///< what an error_code value points at
+};
+struct Tape {
+    const TapeOp* ops;
+    std::size_t count;
+};
+
+void fieldlog_encode(ValueEncoder& enc, const Tape& tape) {
+    for (std::size_t i = 0; i < tape.count; ++i) {
+        const TapeOp& op = tape.ops[i];
+        switch (op.kind) {
+            case TapeOp::Kind::value: enc.value(op.value); break;
+            case TapeOp::Kind::key: enc.key(op.value.as_string()); break;
+            case TapeOp::Kind::formatted: {
+                const std::string_view text = op.value.as_string();
+                enc.formatted("{}", fmt::make_format_args(text));
+                break;
+            }
+            case TapeOp::Kind::begin_array: enc.begin_array(); break;
+            case TapeOp::Kind::end_array: enc.end_array(); break;
+            case TapeOp::Kind::begin_object: enc.begin_object(); break;
+            case TapeOp::Kind::end_object: enc.end_object(); break;
+        }
+    }
+}
+
+namespace {
+
+constexpr std::size_t kAlign = alignof(std::max_align_t);
+constexpr std::size_t align_up(std::size_t n) noexcept { return (n + kAlign - 1) & ~(kAlign - 1); }
+
+/// Copies values into a node's block: measuring when it has no block (every take() returns
+/// null and only the sizes grow), writing when it has one. A writing copy never goes past the
+/// sizes measured: should a user type write more the second time, what does not fit is left
+/// out (a container it opened is still closed by the encoder).
+class Copier final : public ValueEncoder {
+public:
+    /// Measuring.
+    explicit Copier(Buffer& scratch) noexcept : scratch_(scratch) {}
+    /// Writing into [structs, structs + structs_size) and [chars, chars + chars_size).
+    Copier(Buffer& scratch, char* structs, std::size_t structs_size, char* chars, std::size_t chars_size) noexcept
+        : scratch_(scratch), structs_(structs), chars_(chars), structs_cap_(structs_size), chars_cap_(chars_size),
+          writing_(true) {}
+
+    [[nodiscard]] std::size_t structs_used() const noexcept { return structs_used_; }
+    [[nodiscard]] std::size_t chars_used() const noexcept { return chars_used_; }
+
+    Field* fields(std::span<const Field> in) {
+        Field* out = take<Field>(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const Field copied{text(in[i].key), copy(in[i].value)};
+            if (out != nullptr) new (out + i) Field(copied);
+        }
+        return out;
+    }
+
+    // The recorder of a user type's value: each call one TapeOp, contiguous in the structs.
+    void value(const Value& v) override {
+        switch (v.kind()) {
+            case Value::Kind::object:
+                begin_object();
+                for (const Field& f : v.as_object()) {
+                    key(f.key);
+                    value(f.value);
+                }
+                end_object();
+                return;
+            case Value::Kind::array:
+                begin_array();
+                for (const Value& element : v.as_array()) value(element);
+                end_array();
+                return;
+            case Value::Kind::custom: v.encode_custom_into(*this); return;
+            case Value::Kind::error_code:
+                if (TapeOp* op = take<TapeOp>(1)) {
+                    new (op) TapeOp{TapeOp::Kind::value, Value(), v.as_error_code()};
+                    op->value = Value(op->code);
+                    ++tape_ops_;
+                }
+                return;
+            default: record(TapeOp::Kind::value, copy(v)); return;
+        }
+    }
+    void begin_array() override { record(TapeOp::Kind::begin_array, Value()); }
+    void end_array() override { record(TapeOp::Kind::end_array, Value()); }
+    void begin_object() override { record(TapeOp::Kind::begin_object, Value()); }
+    void end_object() override { record(TapeOp::Kind::end_object, Value()); }
+    void key(std::string_view k) override { record(TapeOp::Kind::key, Value(text(k))); }
+    void formatted(fmt::string_view format, fmt::format_args args) override {
+        scratch_.clear();
+        fmt::vformat_to(std::back_inserter(scratch_), format, args);
+        const std::string_view made = text(scratch_.view());
+        scratch_.shrink();
+        record(TapeOp::Kind::formatted, Value(made));
+    }
+
+private:
+    template <typename T>
+    T* take(std::size_t n) {
+        static_assert(alignof(T) <= kAlign);
+        const std::size_t at = align_up(structs_used_);
+        const std::size_t end = at + n * sizeof(T);
+        if (writing_ && end > structs_cap_) return nullptr;
+        structs_used_ = end;
+        return writing_ ? reinterpret_cast<T*>(structs_ + at) : nullptr;
+    }
+    char* take_chars(std::size_t n) noexcept {
+        if (writing_ && chars_used_ + n > chars_cap_) return nullptr;
+        char* at = writing_ ? chars_ + chars_used_ : nullptr;
+        chars_used_ += n;
+        return at;
+    }
+    std::string_view text(std::string_view s) {
+        if (s.empty()) return {};
+        char* at = take_chars(s.size());
+        if (at == nullptr) return writing_ ? std::string_view() : s;
+        std::memcpy(at, s.data(), s.size());
+        return {at, s.size()};
+    }
+    void record(TapeOp::Kind kind, const Value& v) {
+        if (TapeOp* op = take<TapeOp>(1)) {
+            new (op) TapeOp{kind, v, {}};
+            ++tape_ops_;
+        }
+    }
+
+    Value copy(const Value& v) {
+        switch (v.kind()) {
+            case Value::Kind::string: return Value(text(v.as_string()));
+            case Value::Kind::error_code: {
+                auto* code = take<std::error_code>(1);
+                if (code == nullptr) return writing_ ? Value() : v;
+                return Value(*new (code) std::error_code(v.as_error_code()));
+            }
+            case Value::Kind::bytes: {
+                const std::span<const std::byte> in = v.as_bytes();
+                const std::string_view copied =
+                    text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()));
+                return Value(Bytes{std::span(reinterpret_cast<const std::byte*>(copied.data()), copied.size())});
+            }
+            case Value::Kind::object: {
+                const Field* out = fields(v.as_object());
+                return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : v.as_object().size())));
+            }
+            case Value::Kind::array: {
+                const std::span<const Value> in = v.as_array();
+                Value* out = take<Value>(in.size());
+                for (std::size_t i = 0; i < in.size(); ++i) {
+                    const Value copied = copy(in[i]);
+                    if (out != nullptr) new (out + i) Value(copied);
+                }
+                return Value(Array(std::span<const Value>(out, out == nullptr ? 0 : in.size())));
+            }
+            case Value::Kind::custom: {
+                Tape* tape = take<Tape>(1);
+                const std::size_t first = align_up(structs_used_);
+                const std::size_t ops_before = tape_ops_;
+                v.encode_custom_into(*this);
+                if (tape == nullptr) return writing_ ? Value() : v;
+                *tape = Tape{reinterpret_cast<const TapeOp*>(structs_ + first), tape_ops_ - ops_before};
+                return Value(*tape);
+            }
+            default: return v;  // scalars, durations, times: held in the Value itself
+        }
+    }
+
+    Buffer& scratch_;
+    char* structs_ = nullptr;
+    char* chars_ = nullptr;
+    std::size_t structs_cap_ = 0;
+    std::size_t chars_cap_ = 0;
+    std::size_t structs_used_ = 0;
+    std::size_t chars_used_ = 0;
+    std::size_t tape_ops_ = 0;
+    bool writing_ = false;
+};
+
+const EncodedContext* find_encoded(const EncodedContext* e, std::uint32_t options_id) noexcept {
+    while (e != nullptr && e->options_id != options_id) e = e->next;
+    return e;
+}
+
+/// Encodes `node` after its parent's encoding `inherited`, and publishes it on the node (or
+/// returns the one another thread published first).
+const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Segment& inherited,
+                                 ContextEncoding encoding, Buffer& out, Buffer& scratch) {
+    std::vector<SegmentMember>& members = home->members;
+    // One member per field, unless a user type writes keys at the top level: then again.
+    FieldsRun run{.members = {}, .count = inherited.members.size() + node.field_count, .mask = 0};
+    do {
+        members.resize(run.count);
+        run.members = members;
+        out.clear();
+        encode_fields(encoding.options, out, scratch, inherited, std::span<const Field>(node.fields, node.field_count), run);
+    } while (run.count > members.size());
+    const std::size_t size = sizeof(EncodedContext) + run.count * sizeof(SegmentMember) + out.size();
+    void* block = pool_allocate(home, size);
+    auto* made = new (block) EncodedContext{nullptr, encoding.options_id, static_cast<std::uint32_t>(out.size()),
+                                            static_cast<std::uint32_t>(run.count), run.mask};
+    std::memcpy(const_cast<SegmentMember*>(made->members()), members.data(), run.count * sizeof(SegmentMember));
+    std::memcpy(const_cast<char*>(made->bytes()), out.data(), out.size());
+    out.shrink();
+    out.clear();
+
+    std::atomic<const EncodedContext*>& slot = node.encoded[static_cast<std::size_t>(encoding.options.format)];
+    const EncodedContext* head = slot.load(std::memory_order_acquire);
+    do {
+        if (const EncodedContext* other = find_encoded(head, encoding.options_id)) {
+            pool_release(home, made);
+            return *other;
+        }
+        made->next = head;
+    } while (!slot.compare_exchange_weak(head, made, std::memory_order_acq_rel, std::memory_order_acquire));
+    return *made;
+}
+
+}  // namespace
+
+ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch) {
+    void* block = nullptr;
+    try {
+        Copier measure(scratch);
+        measure.fields(fields);
+        const std::size_t head = align_up(sizeof(ContextNode));
+        const std::size_t structs = align_up(measure.structs_used());
+        block = pool_allocate(home, head + structs + measure.chars_used());
+        auto* node = new (block) ContextNode;
+        char* const base = static_cast<char*>(block);
+        Copier write(scratch, base + head, structs, base + head + structs, measure.chars_used());
+        node->fields = write.fields(fields);
+        node->field_count = node->fields != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0;
+        node->parent = parent;
+        return node;
+    } catch (...) {
+        if (block != nullptr) pool_release(home, block);
+        if (parent != nullptr) release(home, parent);
+        throw;
+    }
+}
+
+void release(ContextHome* current, ContextNode* node) noexcept {
+    while (node != nullptr) {
+        // The only reference (no other can appear: a copy needs one) ends without a locked op.
+        if (node->refs.load(std::memory_order_acquire) != 1 && node->refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+            return;
+        ContextNode* parent = node->parent;
+        for (std::atomic<const EncodedContext*>& slot : node->encoded) {
+            const EncodedContext* e = slot.load(std::memory_order_acquire);
+            while (e != nullptr) {
+                const EncodedContext* next = e->next;
+                pool_release(current, const_cast<EncodedContext*>(e));
+                e = next;
+            }
+        }
+        node->~ContextNode();
+        pool_release(current, node);
+        node = parent;  // the reference the node held
+    }
+}
+
+const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
+                                     Buffer& scratch) {
+    const auto format = static_cast<std::size_t>(encoding.options.format);
+    for (;;) {
+        // The outermost node on the way up that lacks this encoding: its parent has it, or it has none.
+        ContextNode* target = node;
+        const EncodedContext* inherited = nullptr;
+        while (target->parent != nullptr) {
+            inherited = find_encoded(target->parent->encoded[format].load(std::memory_order_acquire), encoding.options_id);
+            if (inherited != nullptr) break;
+            target = target->parent;
+        }
+        const Segment parent_segment = inherited != nullptr ? inherited->segment(encoding.options.format) : Segment{};
+        const EncodedContext& made = encode_one(home, *target, parent_segment, encoding, out, scratch);
+        if (target == node) return made;
+    }
+}
+
+void gather_fields(const ContextNode* node, const ContextNode* stop, std::vector<Field>& out) {
+    const std::size_t start = out.size();
+    for (const ContextNode* n = node; n != nullptr && n != stop; n = n->parent) {
+        out.insert(out.begin() + static_cast<std::ptrdiff_t>(start), n->fields, n->fields + n->field_count);
+    }
+}
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,93 @@
+// Context nodes: the one form of request context, whatever attached it (Logger::with, Scope, a
+// re-opened capture). A node is immutable once made: its fields as typed values, copied in
+// (strings, nested containers, and user types recorded as a replayable tape), and a reference
+// to its parent, whose fields come first. It is encoded lazily: for a format only when a record
+// in that format first needs it, with that pipeline's encoder options, and cached on the node
+// for every thread that logs through it (one encoding per format and set of options, kept
+// until the node goes). Reference-counted; made from and given back to the context pools.
+//
+//   Logger::with / Scope ─► make_context_node ─► record path: context_segment(node, channel)
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "encode/members.hpp"
+#include "fieldlog/encoder.hpp"
+#include "fieldlog/field.hpp"
+#include "record/context_pool.hpp"
+
+namespace fieldlog::detail {
+
+class Buffer;
+
+/// One format's encoding of a node and all its ancestors (later keys replacing earlier ones)
+/// under one set of encoder options: top-level members with leading separators.
+struct EncodedContext {
+    const EncodedContext* next;  ///< the node's encoding under other options, if any
+    std::uint32_t options_id;
+    std::uint32_t size;
+    std::uint32_t count;
+    std::uint64_t mask;
+
+    [[nodiscard]] const SegmentMember* members() const noexcept {
+        return reinterpret_cast<const SegmentMember*>(this + 1);
+    }
+    [[nodiscard]] const char* bytes() const noexcept { return reinterpret_cast<const char*>(members() + count); }
+    [[nodiscard]] Segment segment(Format format) const noexcept {
+        return Segment(std::string_view(bytes(), size), std::span<const SegmentMember>(members(), count), mask,
+                       segment_key_offset(format));
+    }
+};
+
+struct ContextNode {
+    std::atomic<std::uint32_t> refs{1};
+    std::uint32_t field_count = 0;
+    ContextNode* parent = nullptr;  ///< holds a reference
+    const Field* fields = nullptr;  ///< in the node's own block, like everything they point at
+    std::array<std::atomic<const EncodedContext*>, format_count> encoded{};
+};
+
+/// A node with `fields` (copied) after `parent`'s (whose reference it takes over; may be null),
+/// with one reference. A user type's value is recorded now, once (its fieldlog_encode runs
+/// twice: to size the copy, then to make it; `scratch` holds what fmt formats meanwhile).
+/// Throws what a user type throws, or bad_alloc; then the parent's reference is dropped.
+ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch);
+
+inline void retain(ContextNode* node) noexcept { node->refs.fetch_add(1, std::memory_order_relaxed); }
+/// Drops one reference; the last gives the node (and then its parent's reference) back to the
+/// pools. `current` is the calling thread's home, or null.
+void release(ContextHome* current, ContextNode* node) noexcept;
+
+/// A channel's encoder, as the record path sees it: options and their interned id.
+struct ContextEncoding {
+    const EncoderOptions& options;
+    std::uint32_t options_id;
+};
+
+/// Encodes `node` (and the ancestors that lack it) for `encoding`, caches it, returns it. Cold.
+/// `out` and `scratch` are the thread's buffers, free at this point.
+const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
+                                     Buffer& scratch);
+
+/// The encoded fields `node` brings to a record of `encoding` (none when null). Inline: every
+/// record asks, and almost always finds them made.
+inline Segment context_segment(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
+                               Buffer& scratch) {
+    if (node == nullptr) return {};
+    const Format format = encoding.options.format;
+    const EncodedContext* e = node->encoded[static_cast<std::size_t>(format)].load(std::memory_order_acquire);
+    while (e != nullptr && e->options_id != encoding.options_id) e = e->next;
+    if (e == nullptr) [[unlikely]]
+        e = &encode_context(home, node, encoding, out, scratch);
+    return e->segment(format);
+}
+
+/// The fields of the nodes from `node` up to, not including, `stop` (an ancestor, or null),
+/// outermost first, appended to `out`.
+void gather_fields(const ContextNode* node, const ContextNode* stop, std::vector<Field>& out);
+
+}  // namespace fieldlog::detail

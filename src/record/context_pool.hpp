@@ -1,0 +1,78 @@
+// The memory behind request context: context nodes and their encoded forms come from the pool
+// of the thread that makes them (the request-scoped recycling pattern: acquire from a
+// per-thread free list, give back when the last reference goes, nothing on the heap in steady
+// state). A block released on another thread goes back to its own thread's pool through a
+// lock-free list, which that thread takes over when it next runs short. Each thread's pool
+// (its ContextHome) outlives the thread: it is kept, emptied, for the next thread to adopt,
+// so a reference to it never dangles. Hot path for Scope and Logger::with; no lock.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "encode/members.hpp"
+#include "fieldlog/field.hpp"
+
+namespace fieldlog::detail {
+
+struct ContextNode;
+
+/// Size classes of pooled blocks: 128 bytes << c, for c < kPoolClasses (up to 64 KiB); a
+/// larger block comes from the heap and goes back to it.
+inline constexpr std::size_t kPoolClasses = 10;
+inline constexpr std::size_t kPoolMinBlock = 128;
+/// Free bytes one thread's pool keeps; what is released beyond goes back to the heap.
+inline constexpr std::size_t kPoolRetainedBytes = 256 * 1024;
+
+/// An open Scope on its thread: `own` is the node its Scope object names, `chain` the node its
+/// records carry (own, or a node made from it: a re-opened capture, or a rebuild after an
+/// outer scope closed first). Each layer's chain descends from the layer's below it.
+struct ScopeLayer {
+    ContextNode* own;
+    ContextNode* chain;
+};
+
+/// A Scope closed away from its thread's record path (on another thread, or inside a logging
+/// call): queued for the owning thread, which closes it before its next record.
+struct CloseTicket {
+    CloseTicket* next;
+    ContextNode* own;
+};
+
+/// One thread's pool and open scopes. Members above `remote_free` are the owning thread's
+/// alone; the atomics are how other threads hand things back.
+struct ContextHome {
+    std::array<void*, kPoolClasses> free{};  ///< free blocks by class, linked through their first word
+    std::size_t free_bytes = 0;
+    std::vector<ScopeLayer> layers;  ///< open scopes, outermost first (capacity kept)
+    ContextNode* top = nullptr;      ///< layers.back().chain, or null: what records carry
+    std::vector<SegmentMember> members;  ///< scratch of encode_context (capacity kept)
+    std::vector<Field> gathered;         ///< scratch of a re-opened capture (capacity kept)
+
+    std::atomic<void*> remote_free{nullptr};            ///< blocks released on other threads
+    std::atomic<CloseTicket*> remote_closes{nullptr};   ///< scopes closed away from the record path
+    std::atomic<std::uint32_t> generation{0};           ///< changes when the owning thread exits
+    std::atomic<std::size_t> retained{0};               ///< free_bytes, for metrics
+    ContextHome* next_orphan = nullptr;                 ///< guarded by the homes' registry mutex
+};
+
+/// A pool for a thread starting to use context: one left by an exited thread, else a new one.
+ContextHome* adopt_home();
+/// The owning thread is exiting: its free blocks go back to the heap and the home waits for
+/// the next thread. MUST: no layer open.
+void orphan_home(ContextHome* home) noexcept;
+
+/// `bytes` of memory from `home`'s pool (from the heap when it has no free block of that size,
+/// or when `home` is null). Throws std::bad_alloc.
+void* pool_allocate(ContextHome* home, std::size_t bytes);
+/// Gives a block back: to `current`'s free list when it made it, else to its maker's pool.
+/// `current` is the calling thread's home, or null.
+void pool_release(ContextHome* current, void* block) noexcept;
+
+/// The free bytes every pool keeps now (for metrics and the bound's test).
+std::size_t pooled_bytes() noexcept;
+
+}  // namespace fieldlog::detail
