@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <new>
+#include <optional>
 
 #include "encode/encode.hpp"
 #include "record/buffer.hpp"
@@ -236,11 +237,60 @@ const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Seg
     return *made;
 }
 
+/// The bytes of the strings among `fields` when every value is a scalar or a string (the usual
+/// request context), else nullopt: then the general copy sizes and fills the block.
+std::optional<std::size_t> flat_chars(std::span<const Field> fields) noexcept {
+    std::size_t chars = 0;
+    for (const Field& f : fields) {
+        chars += f.key.size();
+        switch (f.value.kind()) {
+            case Value::Kind::string: chars += f.value.as_string().size(); break;
+            case Value::Kind::error_code:
+            case Value::Kind::bytes:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: return std::nullopt;
+            default: break;
+        }
+    }
+    return chars;
+}
+
+char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
+    if (!s.empty()) std::memcpy(at, s.data(), s.size());
+    out = std::string_view(at, s.size());
+    return at + s.size();
+}
+
+/// make_context_node for flat fields: one pass, no user code.
+ContextNode* make_flat_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, std::size_t chars) {
+    const std::size_t head = align_up(sizeof(ContextNode));
+    const std::size_t structs = align_up(fields.size() * sizeof(Field));
+    void* block = pool_allocate(home, head + structs + chars);
+    auto* node = new (block) ContextNode;
+    auto* copied = reinterpret_cast<Field*>(static_cast<char*>(block) + head);
+    char* at = static_cast<char*>(block) + head + structs;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        Field& f = *new (copied + i) Field(fields[i]);
+        at = copy_text(at, fields[i].key, f.key);
+        if (f.value.kind() == Value::Kind::string) {
+            std::string_view value;
+            at = copy_text(at, fields[i].value.as_string(), value);
+            f.value = Value(value);
+        }
+    }
+    node->fields = copied;
+    node->field_count = static_cast<std::uint32_t>(fields.size());
+    node->parent = parent;
+    return node;
+}
+
 }  // namespace
 
 ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch) {
     void* block = nullptr;
     try {
+        if (const std::optional<std::size_t> chars = flat_chars(fields)) return make_flat_node(home, parent, fields, *chars);
         Copier measure(scratch);
         measure.fields(fields);
         const std::size_t head = align_up(sizeof(ContextNode));
