@@ -3,7 +3,10 @@
 // optionals, fmt messages with fields, repeated keys, through json, logfmt and console sinks.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,7 +64,7 @@ struct Inputs {
     std::vector<Account> accounts = std::vector<Account>(3, account);
     std::map<std::string, int> counts{{"hits", 3}, {"misses", 1}};
     std::optional<int> retry = 2;
-    std::string big = std::string(600, 'b');  // more than a scope holds: cut and counted, no heap
+    std::string big = std::string(600, 'b');  // more than scopes once held together
 };
 
 /// One request's worth of logging; `child` already carries two levels of bound fields.
@@ -105,4 +108,83 @@ TEST_CASE("scopes, captured scopes, child loggers, user types and fmt messages a
     CHECK(json->counters().records > 3 * 20'000);
     CHECK(logfmt->counters().records == json->counters().records);
     CHECK(console->counters().records == json->counters().records);
+}
+
+namespace {
+
+/// A bounded hand-off of captured contexts between two threads that never allocates.
+struct Handoff {
+    static constexpr std::size_t kSlots = 64;
+    std::array<fieldlog::ScopeContext, kSlots> items;
+    std::size_t head = 0;
+    std::size_t tail = 0;
+    bool done = false;
+    std::mutex mutex;
+    std::condition_variable changed;
+
+    void push(fieldlog::ScopeContext context) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return tail - head < kSlots; });
+        items[tail++ % kSlots] = std::move(context);
+        changed.notify_all();
+    }
+    /// Takes the next context into `out`; false once closed and empty.
+    bool pop(fieldlog::ScopeContext& out) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return head != tail || done; });
+        if (head == tail) return false;
+        out = std::move(items[head++ % kSlots]);
+        changed.notify_all();
+        return true;
+    }
+    void close() {
+        const std::lock_guard lock(mutex);
+        done = true;
+        changed.notify_all();
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a million requests across threads allocate nothing in steady state and the pools stay bounded",
+          "[alloc][scope][concurrent]") {
+    auto json = std::make_shared<fieldlog::NullSink>();
+    fieldlog::configure({.level = fieldlog::Level::trace, .sinks = {{.target = json}}});
+    const auto log = fieldlog::get("alloc");
+    const std::string path = "/api/v1/orders/5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11";
+    constexpr int kWarmUp = 20'000;
+    constexpr int kRequests = 1'000'000;
+    Handoff handoff;
+    std::atomic<std::uint64_t> worker_records{0};
+
+    // Each request: a with() child and a Scope on the accepting thread; its capture re-opened on
+    // a worker, which drops the last references (its nodes go back to the accepting thread's pool).
+    std::thread worker([&] {
+        fieldlog::ScopeContext context;
+        while (handoff.pop(context)) {
+            {
+                const fieldlog::Scope job{context};
+                log.info("job", {{"step", 2}});
+            }
+            context = fieldlog::ScopeContext();
+            worker_records.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    std::uint64_t before = 0;
+    for (int i = 0; i < kWarmUp + kRequests; ++i) {
+        if (i == kWarmUp) before = fieldlog_test::allocations();
+        const auto request = log.with({{"request_id", i}, {"method", "GET"}, {"path", path}});
+        const fieldlog::Scope scope{{"user", i}, {"path", path}};
+        request.info("accepted");
+        handoff.push(fieldlog::Scope::capture());
+        request.info("queued", {{"depth", 1}});
+    }
+    handoff.close();
+    worker.join();
+    const std::uint64_t allocated = fieldlog_test::allocations() - before;
+    CHECK(allocated == 0);
+    CHECK(worker_records.load() == static_cast<std::uint64_t>(kWarmUp + kRequests));
+    CHECK(json->counters().records == 3ULL * (kWarmUp + kRequests));
+    // Two threads used the pools (the worker's is kept, emptied, for the next thread).
+    CHECK(fieldlog::metrics().context_pool_bytes <= 2 * 256 * 1024);
 }
