@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/buffer.hpp"
 #include "encode/console_encoder.hpp"
-#include "record/buffer.hpp"
 #include "record/thread_context.hpp"
 #include "support/test_support.hpp"
 

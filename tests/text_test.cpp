@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/buffer.hpp"
 #include "encode/text.hpp"
-#include "record/buffer.hpp"
 
 namespace {
 

@@ -17,10 +17,10 @@
 #include <memory>
 #include <vector>
 
+#include "base/buffer.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/sink.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

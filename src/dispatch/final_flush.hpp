@@ -8,10 +8,10 @@
 
 #include <atomic>
 
+#include "base/buffer.hpp"
 #include "dispatch/sink_lock.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/timestamp.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

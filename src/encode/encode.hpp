@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <span>
 
+#include "base/buffer.hpp"
 #include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

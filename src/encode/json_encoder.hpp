@@ -7,11 +7,11 @@
 #include <span>
 #include <string_view>
 
+#include "base/buffer.hpp"
 #include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

@@ -9,12 +9,12 @@
 #include <span>
 #include <string_view>
 
+#include "base/buffer.hpp"
 #include "encode/json_encoder.hpp"
 #include "encode/members.hpp"
 #include "encode/record_input.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

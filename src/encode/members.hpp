@@ -11,8 +11,8 @@
 #include <span>
 #include <string_view>
 
+#include "base/buffer.hpp"
 #include "fieldlog/encoder.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "base/buffer.hpp"
 #include "fieldlog/timestamp.hpp"
-#include "record/buffer.hpp"
 
 namespace fieldlog::detail {
 

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "encode/encode.hpp"
-#include "record/buffer.hpp"
+#include "base/buffer.hpp"
 
 namespace fieldlog::detail {
 

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "base/buffer.hpp"
 #include "fieldlog/level.hpp"
-#include "record/buffer.hpp"
 #include "record/record_clock.hpp"
 #include "record/context_pool.hpp"
 

@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "base/buffer.hpp"
 #include "encode/console_encoder.hpp"
 #include "encode/logfmt_encoder.hpp"
 #include "encode/text.hpp"
 #include "fuzz_support.hpp"
-#include "record/buffer.hpp"
 
 namespace {
 

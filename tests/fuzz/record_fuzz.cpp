@@ -23,10 +23,10 @@
 #include <system_error>
 #include <vector>
 
+#include "base/buffer.hpp"
 #include "encode/logfmt_encoder.hpp"
 #include "fieldlog/fieldlog.hpp"
 #include "fuzz_support.hpp"
-#include "record/buffer.hpp"
 
 namespace record_fuzz {
 

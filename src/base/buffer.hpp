@@ -1,7 +1,8 @@
 // The record buffer: a byte buffer with inline capacity, owned by one thread and reused for
 // every record. A record larger than the inline space moves to the heap for that record only;
 // shrink() gives the heap block back afterwards, so a thread never retains more than
-// kInlineCapacity bytes once its record is done.
+// kInlineCapacity bytes once its record is done. Below every layer (src/base/): record, encode,
+// dispatch and control all hold or write one.
 #pragma once
 
 #include <cstddef>
@@ -74,7 +75,7 @@ public:
     }
 
 private:
-    void grow(std::size_t extra);  // cold: src/record/buffer.cpp
+    void grow(std::size_t extra);  // cold: src/base/buffer.cpp
     void release_heap() noexcept;
 
     char* data_ = inline_;

@@ -1,4 +1,4 @@
-#include "record/buffer.hpp"
+#include "base/buffer.hpp"
 
 #include <algorithm>
 #include <new>
