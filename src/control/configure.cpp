@@ -7,6 +7,7 @@
 
 #include "control/fork.hpp"
 #include "control/state.hpp"
+#include "record/thread_registry.hpp"
 
 namespace fieldlog {
 namespace detail {
@@ -104,9 +105,9 @@ void retire(std::unique_ptr<Pipeline> old, const Pipeline* next) {
     wait_for_readers(old.get());
     if (old->writer) {  // everything it queued reaches the sinks before they are closed
         old->writer->stop();
-        State& s = state();
-        const std::lock_guard lock(s.threads_mutex);
-        accumulate(s.retired.async, old->writer->metrics());
+        ThreadRegistry& r = thread_registry();
+        const std::lock_guard lock(r.mutex);
+        accumulate(r.retired.async, old->writer->metrics());
     }
     for (const auto& handle : old->handles) {
         const bool kept = next != nullptr &&

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "control/state.hpp"
+#include "record/thread_registry.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -31,9 +32,8 @@ std::mutex g_participants_mutex;
 const Pipeline* g_forking = nullptr;
 
 void prepare() noexcept {
-    State& s = state();
-    s.configure_mutex.lock();
-    s.threads_mutex.lock();
+    state().configure_mutex.lock();
+    thread_registry().mutex.lock();
     g_forking = g_current_pipeline.load(std::memory_order_acquire);
     if (g_forking != nullptr) {
         for (const auto& handle : g_forking->handles) {
@@ -46,13 +46,12 @@ void prepare() noexcept {
 }
 
 void release() noexcept {
-    State& s = state();
     if (g_forking != nullptr) {
         for (auto it = g_forking->handles.rbegin(); it != g_forking->handles.rend(); ++it) (*it)->mutex.unlock();
     }
     g_forking = nullptr;
-    s.threads_mutex.unlock();
-    s.configure_mutex.unlock();
+    thread_registry().mutex.unlock();
+    state().configure_mutex.unlock();
 }
 
 void in_parent() noexcept {
@@ -66,7 +65,7 @@ void in_child() noexcept {
     for (std::size_t i = participants; i-- > 0;) g_participants[i].in_child();
     // Only the forking thread exists here; it is not inside a logging call. Any other thread
     // that was is gone, and its hazard slot must not make configure() wait for it forever.
-    for (ThreadContext* context : state().threads) context->hazard.store(nullptr, std::memory_order_relaxed);
+    for (ThreadContext* context : thread_registry().threads) context->hazard.store(nullptr, std::memory_order_relaxed);
     if (g_forking != nullptr && g_forking->writer) g_forking->writer->after_fork_in_child();
     release();
 }

@@ -6,6 +6,7 @@
 
 #include "control/state.hpp"
 #include "record/context_pool.hpp"
+#include "record/thread_registry.hpp"
 
 namespace fieldlog {
 
@@ -13,10 +14,11 @@ Metrics metrics() {
     detail::State& s = detail::state();
     Metrics m;
     {
-        const std::lock_guard lock(s.threads_mutex);
-        m = s.retired;
+        detail::ThreadRegistry& r = detail::thread_registry();
+        const std::lock_guard lock(r.mutex);
+        m = r.retired;
         m.sinks.clear();
-        for (const detail::ThreadContext* context : s.threads) {
+        for (const detail::ThreadContext* context : r.threads) {
             const detail::ThreadCounters& c = context->counters;
             for (std::size_t i = 0; i < m.records_by_level.size(); ++i) {
                 m.records_by_level[i] += c.records[i].load(std::memory_order_relaxed);

@@ -1,6 +1,7 @@
-// The process-wide state behind the public functions: the registry of thread contexts and of
-// named loggers, and the configuration in force. Cold path only (the published pipeline,
-// which the record path reads, is g_current_pipeline in record/thread_context.hpp).
+// The process-wide state behind the public functions: the registry of named loggers and the
+// configuration in force. Cold path only (the published pipeline, which the record path reads,
+// is g_current_pipeline in record/thread_context.hpp; the registry of thread contexts is
+// record/thread_registry.hpp).
 #pragma once
 
 #include <atomic>
@@ -8,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "dispatch/pipeline.hpp"
 #include "fieldlog/config.hpp"
@@ -26,10 +26,6 @@ struct State {
     Config config;               ///< the configuration in force (guarded by configure_mutex)
     std::string config_path;     ///< file for reload(), if any
 
-    std::mutex threads_mutex;
-    std::vector<ThreadContext*> threads;
-    Metrics retired;  ///< counters of threads that have exited
-
     std::mutex loggers_mutex;
     std::map<std::string, std::unique_ptr<LoggerCore>, std::less<>> loggers;
 };
@@ -45,8 +41,5 @@ Level level_for(const Config& config, std::string_view name) noexcept;
 
 /// Timestamp and duration options of the configuration in force (format left as json).
 EncoderOptions encoder_options_in_force();
-
-/// Waits until no thread reads `pipeline` any more.
-void wait_for_readers(const Pipeline* pipeline);
 
 }  // namespace fieldlog::detail

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "control/state.hpp"
 #include "record/scope_layers.hpp"
+#include "record/thread_registry.hpp"
 
 namespace fieldlog::detail {
 
@@ -68,26 +68,26 @@ thread_local ContextOwner t_owner;
 extern const bool g_light_readers = register_expedited_membarrier();
 
 ThreadContext::ThreadContext() : home(adopt_home()) {
-    State& s = state();
-    const std::lock_guard lock(s.threads_mutex);
-    s.threads.push_back(this);
+    ThreadRegistry& r = thread_registry();
+    const std::lock_guard lock(r.mutex);
+    r.threads.push_back(this);
 }
 
 ThreadContext::~ThreadContext() {
     close_all_scopes(*home, scratch);
     orphan_home(home);
-    State& s = state();
-    const std::lock_guard lock(s.threads_mutex);
+    ThreadRegistry& r = thread_registry();
+    const std::lock_guard lock(r.mutex);
     for (int i = 0; i < level_count; ++i) {
-        s.retired.records_by_level[static_cast<std::size_t>(i)] +=
+        r.retired.records_by_level[static_cast<std::size_t>(i)] +=
             counters.records[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
     }
-    s.retired.encoded_bytes += counters.encoded_bytes.load(std::memory_order_relaxed);
-    s.retired.oversized_records += counters.oversized.load(std::memory_order_relaxed);
-    s.retired.context_fields_dropped += counters.context_fields_dropped.load(std::memory_order_relaxed);
-    s.retired.nested_dropped += counters.nested_dropped.load(std::memory_order_relaxed);
-    s.retired.dropped_after_shutdown += counters.after_shutdown.load(std::memory_order_relaxed);
-    s.threads.erase(std::remove(s.threads.begin(), s.threads.end(), this), s.threads.end());
+    r.retired.encoded_bytes += counters.encoded_bytes.load(std::memory_order_relaxed);
+    r.retired.oversized_records += counters.oversized.load(std::memory_order_relaxed);
+    r.retired.context_fields_dropped += counters.context_fields_dropped.load(std::memory_order_relaxed);
+    r.retired.nested_dropped += counters.nested_dropped.load(std::memory_order_relaxed);
+    r.retired.dropped_after_shutdown += counters.after_shutdown.load(std::memory_order_relaxed);
+    r.threads.erase(std::remove(r.threads.begin(), r.threads.end(), this), r.threads.end());
 }
 
 ThreadContext* make_thread_context() noexcept {
@@ -104,9 +104,9 @@ ThreadContext* make_thread_context() noexcept {
 
 void wait_for_readers(const Pipeline* pipeline) {
     if (g_light_readers) heavy_barrier();  // after the swap, before reading the hazard slots
-    State& s = state();
-    const std::lock_guard lock(s.threads_mutex);
-    for (const ThreadContext* context : s.threads) {
+    ThreadRegistry& r = thread_registry();
+    const std::lock_guard lock(r.mutex);
+    for (const ThreadContext* context : r.threads) {
         while (context->hazard.load(std::memory_order_seq_cst) == pipeline) std::this_thread::yield();
     }
 }

@@ -1,7 +1,7 @@
 // Everything one thread owns on the record path: the record buffer, a scratch buffer for fmt,
 // its clock, its hazard slot (which pipeline it is using right now), its counters and its
-// context pool with the scopes open on it.
-// Registered with the global state so configure() can wait for readers and metrics() can sum
+// context pool with the scopes open on it. Registered in the thread registry
+// (record/thread_registry.hpp) so configure() can wait for readers and metrics() can sum
 // counters.
 #pragma once
 
@@ -95,5 +95,9 @@ inline const Pipeline* acquire_pipeline(ThreadContext& context) noexcept {
 inline void release_pipeline(ThreadContext& context) noexcept {
     context.hazard.store(nullptr, std::memory_order_release);
 }
+
+/// Waits until no registered thread reads `pipeline` any more (configure() calls it after the
+/// swap, before freeing the old pipeline).
+void wait_for_readers(const Pipeline* pipeline);
 
 }  // namespace fieldlog::detail
