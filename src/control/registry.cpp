@@ -31,13 +31,6 @@ Level level_for(const Config& config, std::string_view name) noexcept {
     return level;
 }
 
-EncoderOptions encoder_options_in_force() {
-    ensure_configured();
-    State& s = state();
-    const std::lock_guard lock(s.configure_mutex);
-    return EncoderOptions{.format = Format::json, .timestamp = s.config.timestamp, .duration = s.config.duration};
-}
-
 }  // namespace detail
 
 Logger get(std::string_view name) {

@@ -39,7 +39,4 @@ void ensure_configured();
 /// The threshold configuration `config` gives a logger called `name`.
 Level level_for(const Config& config, std::string_view name) noexcept;
 
-/// Timestamp and duration options of the configuration in force (format left as json).
-EncoderOptions encoder_options_in_force();
-
 }  // namespace fieldlog::detail

@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "control/state.hpp"
+#include "dispatch/pipeline.hpp"
 #include "encode/encode.hpp"
 #include "record/context_node.hpp"
 #include "record/emit.hpp"
