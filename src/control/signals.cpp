@@ -23,6 +23,7 @@
 
 #include "control/state.hpp"
 #include "dispatch/final_flush.hpp"
+#include "encode/final_record.hpp"
 
 namespace fieldlog {
 namespace {
@@ -128,7 +129,8 @@ void on_fatal_signal(int signo, siginfo_t* info, void*) {
                                .fault = signo != SIGABRT && info != nullptr && info->si_code > 0,
                                .thread_id = current_tid(),
                                .time = {},
-                               .fatal_record = true};
+                               .fatal_record = true,
+                               .encode = &detail::encode_final_record};
     final_flush(g_note);
     // The signal stays blocked until this handler returns; then the raised copy ends the
     // process with the default action: the exit status and core dump are the original's.

@@ -469,9 +469,9 @@ void AsyncWriter::serve_final() noexcept {
         }
     }
     for (const Channel& channel : pipeline_.channels) {
-        if (!note.fatal_record || Level::fatal < channel.min_level) continue;
+        if (!note.fatal_record || note.encode == nullptr || Level::fatal < channel.min_level) continue;
         final_record_.clear();
-        encode_final_record(channel.options, final_record_, final_scratch_, note);
+        note.encode(channel.options, final_record_, final_scratch_, note);
         const RecordView view{final_record_.span(), Level::fatal, note.time};
         for (const Route& route : channel.routes) {
             if (Level::fatal < route.level) continue;

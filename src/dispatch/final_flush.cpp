@@ -1,52 +1,21 @@
-// The halt gate's parking, the `fatal` record, and the handler's own async-signal-safe flush
-// (see final_flush.hpp). Everything here may run inside a signal handler: no heap, no
-// blocking lock, no stdio.
+// The halt gate's parking, the `fatal` record's writing, and the handler's own
+// async-signal-safe flush (see final_flush.hpp). Everything here may run inside a signal
+// handler: no heap, no blocking lock, no stdio.
 #include "dispatch/final_flush.hpp"
 
 #include <signal.h>
 #include <time.h>
 
 #include <cstdlib>
-#include <cstring>
-#include <string_view>
 
 #include "dispatch/async_writer.hpp"
 #include "dispatch/pipeline.hpp"
-#include "encode/encode.hpp"
 
 namespace fieldlog::detail {
 namespace {
 
 constexpr std::size_t kSignalStackSize = 64 * 1024;
 constexpr int kLockAttempts = 200;  // 1 ms apart: a sink busy longer than that is taken as stuck
-
-std::string_view signal_name(int signo) noexcept {
-    switch (signo) {
-        case SIGSEGV: return "SIGSEGV";
-        case SIGABRT: return "SIGABRT";
-        case SIGBUS: return "SIGBUS";
-        case SIGFPE: return "SIGFPE";
-        case SIGILL: return "SIGILL";
-        case SIGTERM: return "SIGTERM";
-        case SIGINT: return "SIGINT";
-        default: return "signal";
-    }
-}
-
-/// "0x" and lower-case hex digits, without leading zeros; returns the length.
-std::size_t format_address(const void* address, char (&out)[2 + 2 * sizeof(void*)]) noexcept {
-    auto value = reinterpret_cast<std::uintptr_t>(address);
-    char digits[2 * sizeof(void*)];
-    std::size_t n = 0;
-    do {
-        digits[n++] = "0123456789abcdef"[value & 0xF];
-        value >>= 4;
-    } while (value != 0);
-    out[0] = '0';
-    out[1] = 'x';
-    for (std::size_t i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
-    return 2 + n;
-}
 
 void sleep_one_millisecond() noexcept {
     timespec t{0, 1'000'000};
@@ -75,11 +44,6 @@ Buffer g_final_scratch;
 
 }  // namespace
 
-const LoggerName& final_record_logger() {
-    static const LoggerName* const name = new LoggerName("fieldlog");  // never destroyed
-    return *name;
-}
-
 void park_until_exit() noexcept {
     for (;;) {
         timespec t{1, 0};
@@ -104,27 +68,6 @@ void prepare_thread_for_signals() noexcept {
     t_signal_stack.memory = memory;
 }
 
-void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const FinalNote& note) noexcept {
-    const std::string_view name = signal_name(note.signo);
-    char message[32] = "fatal signal ";
-    const std::size_t prefix = std::strlen(message);
-    std::memcpy(message + prefix, name.data(), name.size());
-    char address[2 + 2 * sizeof(void*)];
-    const std::size_t address_length = format_address(note.address, address);
-
-    Field fields[4] = {{"signal", name}, {"signo", note.signo}, {"tid", note.thread_id}, {}};
-    std::size_t count = 3;
-    if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
-    const Message text(std::string_view(message, prefix + name.size()));
-    const RecordInput record{
-        note.time, Level::fatal, final_record_logger(), text, {}, {}, std::span<const Field>(fields, count)};
-    try {
-        encode_record(options, out, scratch, record);
-    } catch (...) {
-        out.clear();
-    }
-}
-
 bool lock_for_final(SinkLock& mutex) noexcept {
     for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
         if (mutex.try_lock()) return true;
@@ -140,11 +83,11 @@ void final_flush_from_handler(const Pipeline& pipeline, const FinalNote& note) n
     for (std::size_t i = 0; i < sinks && i < kMaxLocked; ++i) locked[i] = lock_for_final(pipeline.handles[i]->mutex);
     for (const auto& handle : pipeline.handles) handle->sink->emergency_flush();
     if (pipeline.writer) pipeline.writer->write_queued_from_handler();
-    if (note.fatal_record) {
+    if (note.fatal_record && note.encode != nullptr) {
         for (const Channel& channel : pipeline.channels) {
             if (Level::fatal < channel.min_level) continue;
             g_final_record.clear();
-            encode_final_record(channel.options, g_final_record, g_final_scratch, note);
+            note.encode(channel.options, g_final_record, g_final_scratch, note);
             for (const Route& route : channel.routes) {
                 if (Level::fatal >= route.level) route.handle->sink->emergency_write(g_final_record.span());
             }

@@ -2,7 +2,8 @@
 // src/control/signals.cpp decides when). Three pieces live here, on the dispatch side:
 //  - the halt gate: once the end has begun, a logging call that reaches the dispatcher never
 //    returns, so every call that did return had its record written before the process died;
-//  - the `fatal` record naming the signal;
+//  - the `fatal` record naming the signal, written to every sink that takes it (encoded by the
+//    FinalNote's encoder, encode/final_record.hpp: dispatch includes no encoder);
 //  - the async-signal-safe writes a handler does itself when no writer thread can help.
 #pragma once
 
@@ -15,7 +16,6 @@
 
 namespace fieldlog::detail {
 
-struct LoggerName;
 struct Pipeline;
 
 inline std::atomic<bool> g_halting{false};
@@ -42,6 +42,12 @@ inline void check_thread_for_signals() noexcept {
     }
 }
 
+struct FinalNote;
+/// Encodes the `fatal` record `note` describes into `out` in `options`' format, without heap or
+/// lock (encode/final_record.hpp has the one the crash path uses: dispatch includes no encoder).
+using FinalEncoder = void (*)(const EncoderOptions& options, Buffer& out, Buffer& scratch,
+                              const FinalNote& note) noexcept;
+
 /// What a handler knows about the signal that ends the process.
 struct FinalNote {
     int signo = 0;
@@ -51,17 +57,8 @@ struct FinalNote {
     int thread_id = 0;              ///< kernel id of the thread that received it
     Timestamp time{};
     bool fatal_record = true;  ///< false for SIGTERM/SIGINT: flush only
+    FinalEncoder encode = nullptr;  ///< encodes the `fatal` record (none written when null)
 };
-
-/// The final record's logger name. Made on the first call, which install_signal_handlers()
-/// makes before any handler can run (a handler may not allocate); never destroyed (a signal may
-/// arrive during static destruction).
-const LoggerName& final_record_logger();
-
-/// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format.
-/// Uses no heap for it (the record is far below the buffer's inline size).
-void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch,
-                         const FinalNote& note) noexcept;
 
 /// Signal path: locks a sink's mutex if it comes free within a bound (a thread that faulted
 /// while holding it never lets go). True when locked.
