@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "control/fork.hpp"
+#include "base/fork_hooks.hpp"
 
 namespace fieldlog::detail {
 namespace {

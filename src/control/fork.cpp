@@ -1,32 +1,18 @@
-// The atfork handlers (see fork.hpp). prepare runs in the forking thread before fork(); the
-// parent handler undoes it; the child handler repairs what did not survive: the other
-// threads (their hazard slots, the writer thread) and the parent's queued records.
+// The library's atfork hooks (see fork.hpp), run by the handlers of base/fork_hooks.cpp.
+// prepare runs in the forking thread before fork(); the parent hook undoes it; the child hook
+// repairs what did not survive: the other threads (their hazard slots, the writer thread) and
+// the parent's queued records.
 #include "control/fork.hpp"
 
-#include <pthread.h>
-
-#include <array>
 #include <atomic>
-#include <cstdio>
 #include <mutex>
 
+#include "base/fork_hooks.hpp"
 #include "control/state.hpp"
 #include "record/thread_registry.hpp"
 
 namespace fieldlog::detail {
 namespace {
-
-struct Participant {
-    void (*before)();
-    void (*in_parent)();
-    void (*in_child)();
-};
-
-// Appended under g_participants_mutex, read by the handlers without it (they may run while a
-// participant holds its own lock and registers: no lock of ours may be needed then).
-std::array<Participant, 8> g_participants{};
-std::atomic<std::size_t> g_participant_count{0};
-std::mutex g_participants_mutex;
 
 /// The pipeline whose sink locks prepare took (configure_mutex keeps it current meanwhile).
 const Pipeline* g_forking = nullptr;
@@ -41,8 +27,6 @@ void prepare() noexcept {
             handle->sink->flush();  // what is buffered is the parent's; the child must not write it again
         }
     }
-    const std::size_t participants = g_participant_count.load(std::memory_order_acquire);
-    for (std::size_t i = 0; i < participants; ++i) g_participants[i].before();
 }
 
 void release() noexcept {
@@ -54,15 +38,9 @@ void release() noexcept {
     state().configure_mutex.unlock();
 }
 
-void in_parent() noexcept {
-    const std::size_t participants = g_participant_count.load(std::memory_order_acquire);
-    for (std::size_t i = participants; i-- > 0;) g_participants[i].in_parent();
-    release();
-}
+void in_parent() noexcept { release(); }
 
 void in_child() noexcept {
-    const std::size_t participants = g_participant_count.load(std::memory_order_acquire);
-    for (std::size_t i = participants; i-- > 0;) g_participants[i].in_child();
     // Only the forking thread exists here; it is not inside a logging call. Any other thread
     // that was is gone, and its hazard slot must not make configure() wait for it forever.
     for (ThreadContext* context : thread_registry().threads) context->hazard.store(nullptr, std::memory_order_relaxed);
@@ -72,25 +50,6 @@ void in_child() noexcept {
 
 }  // namespace
 
-void register_fork_handlers() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        if (const int error = ::pthread_atfork(&prepare, &in_parent, &in_child); error != 0) {
-            std::fprintf(stderr, "fieldlog: pthread_atfork failed (%d); a forked child may lose or repeat records\n", error);
-        }
-    });
-}
-
-void add_fork_participant(void (*before)(), void (*in_parent)(), void (*in_child)()) {
-    register_fork_handlers();
-    const std::lock_guard lock(g_participants_mutex);
-    const std::size_t count = g_participant_count.load(std::memory_order_relaxed);
-    if (count == g_participants.size()) {
-        std::fprintf(stderr, "fieldlog: too many fork participants; one is left out\n");
-        return;
-    }
-    g_participants[count] = Participant{before, in_parent, in_child};
-    g_participant_count.store(count + 1, std::memory_order_release);
-}
+void register_fork_handlers() { set_library_fork_hooks(&prepare, &in_parent, &in_child); }
 
 }  // namespace fieldlog::detail
