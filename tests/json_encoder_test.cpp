@@ -166,6 +166,17 @@ TEST_CASE("keys, message and logger name are escaped like values", "[json]") {
     CHECK(jsonl_errors(lines) == "");
 }
 
+TEST_CASE("a logger name of any length is written whole, escaped", "[json]") {
+    auto sink = capture();
+    const std::string name = std::string(70, 'n') + "\"\t" + std::string(13, 'x');
+    fieldlog::get(name).info("m");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == R"({"ts":"2026-11-30T08:38:11.123456789Z","level":"info","logger":")" + std::string(70, 'n') +
+                          R"(\"\t)" + std::string(13, 'x') + R"(","msg":"m"})");
+    CHECK(jsonl_errors(lines) == "");
+}
+
 TEST_CASE("containers nested deeper than the limit become a placeholder", "[json]") {
     // 40 levels of arrays, built from the inside out.
     std::vector<fieldlog::Value> levels(40);

@@ -5,7 +5,6 @@
 //   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -30,17 +29,14 @@ namespace fieldlog {
 
 namespace detail {
 
-/// A logger's name, and what the JSON encoder writes after `"logger":` for it (the name quoted
-/// and escaped, then `,"msg":"`), made once in a fixed block that a record copies with
-/// fixed-size moves instead of escaping the name again.
-struct LoggerName {
-    static constexpr std::size_t kJsonBlock = 48;
+struct EncodedName;  // the name in the encoders' own forms (src/encode/encoded_name.hpp)
 
+/// A logger's name, with the forms the encoders write it in, made once with the name.
+struct LoggerName {
     explicit LoggerName(std::string_view name = {});
 
     std::string text;
-    std::array<char, kJsonBlock> json{};
-    std::uint8_t json_size = 0;  ///< 0: the JSON form does not fit; each record escapes `text`
+    std::shared_ptr<const EncodedName> encoded;  ///< never null
 };
 
 /// One named logger in the registry; lives for the whole program.

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
@@ -34,32 +35,29 @@ constexpr std::string_view kMessageKey = ",\"msg\":\"";
 
 }  // namespace
 
-LoggerName::LoggerName(std::string_view name) : text(name) {
-    Buffer block;
-    append_json_string(block, name);
-    block.append(kMessageKey);
-    if (block.size() > json.size()) return;
-    std::memcpy(json.data(), block.data(), block.size());
-    json_size = static_cast<std::uint8_t>(block.size());
+EncodedName::EncodedName(std::string_view name) {
+    Buffer form;
+    append_json_string(form, name);
+    form.append(kMessageKey);
+    json_size_ = form.size();
+    json_padded_ = (json_size_ + kBlock - 1) / kBlock * kBlock;
+    json_ = std::make_unique<char[]>(json_padded_);
+    std::memcpy(json_.get(), form.data(), json_size_);
 }
+
+LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_shared<const EncodedName>(name)) {}
 
 void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
-    char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + LoggerName::kJsonBlock);
+    const EncodedName& name = *r.logger.encoded;
+    char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + name.json_padded());
     std::memcpy(o, "{\"ts\":", 6);
     o = write_timestamp<append_rfc3339>(o + 6, r.time);
     const LevelMember& level =
         kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
     std::memcpy(o, level.text, sizeof level.text);
     o += level.size;
-    if (r.logger.json_size != 0) {
-        std::memcpy(o, r.logger.json.data(), LoggerName::kJsonBlock);
-        out_.commit(o + r.logger.json_size);
-    } else {
-        out_.commit(o);
-        append_json_string(out_, r.logger.text);
-        out_.append(kMessageKey);
-    }
+    out_.commit(name.copy_json(o));
     if (r.message.formatted()) {
         scratch_.clear();
         fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
