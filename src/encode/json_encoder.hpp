@@ -26,7 +26,11 @@ public:
 
     /// `scratch` is where fmt-formatted text is assembled before it is escaped.
     JsonEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
-        : out_(out), scratch_(scratch), options_(options), members_(out) {}
+        : out_(out), scratch_(scratch), options_(options), members_(out) {
+        // Only the top level's entry: open() sets each deeper one as it is entered.
+        is_array_[0] = false;
+        has_items_[0] = false;
+    }
 
     /// Appends one whole record, ending in '\n'.
     void record(const RecordInput& record);
@@ -121,8 +125,10 @@ private:
     int depth_floor_ = 0;
     int ignored_floor_ = 0;
     bool after_key_ = false;
-    bool is_array_[kMaxDepth + 1] = {};
-    bool has_items_[kMaxDepth + 1] = {};
+    // Per open container, [0] the top level; entries above depth_ are not read (left
+    // uninitialised: one encoder is made per record).
+    bool is_array_[kMaxDepth + 1];   // NOLINT(cppcoreguidelines-pro-type-member-init)
+    bool has_items_[kMaxDepth + 1];  // NOLINT(cppcoreguidelines-pro-type-member-init)
 };
 
 }  // namespace fieldlog::detail

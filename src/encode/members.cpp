@@ -7,9 +7,7 @@
 
 namespace fieldlog::detail {
 
-MemberIndex::~MemberIndex() {
-    if (entries_ != inline_) ::operator delete(entries_);
-}
+void MemberIndex::release() noexcept { ::operator delete(entries_); }
 
 void MemberIndex::push(const Entry& entry) {
     if (count_ == capacity_) {
@@ -25,7 +23,7 @@ void MemberIndex::push(const Entry& entry) {
 void MemberIndex::append_run(const Segment& segment) {
     const bool fast = depth_ == 0 && count_ == 0 && segment_count_ < 2 && (levels_[0].mask & segment.mask) == 0;
     if (fast) {
-        segments_[segment_count_++] = SegmentRef{segment, out_.size()};
+        segments_.refs[segment_count_++] = SegmentRef{segment, out_.size()};
         out_.append(segment.bytes);
         levels_[0].mask |= segment.mask;
         return;
@@ -42,13 +40,13 @@ void MemberIndex::append_run(const Segment& segment) {
 
 void MemberIndex::materialise_segments() {
     std::size_t total = 0;
-    for (int s = 0; s < segment_count_; ++s) total += segments_[s].segment.members.size();
+    for (int s = 0; s < segment_count_; ++s) total += segments_.refs[s].segment.members.size();
     const std::size_t dynamic = count_;
     for (std::size_t i = 0; i < total; ++i) push(Entry{});  // room; moved into place below
     std::memmove(static_cast<void*>(entries_ + total), entries_, dynamic * sizeof(Entry));
     std::size_t next = 0;
     for (int s = 0; s < segment_count_; ++s) {
-        const SegmentRef& ref = segments_[s];
+        const SegmentRef& ref = segments_.refs[s];
         for (const SegmentMember& m : ref.segment.members) {
             const std::size_t start = ref.base + m.start;
             const std::size_t key_start = start + ref.segment.key_offset;
@@ -67,7 +65,7 @@ std::size_t MemberIndex::add_slow(std::size_t start, std::size_t separator, std:
     level.mask |= bit;
     if (maybe_repeated && depth_ == 0) {
         for (int s = 0; s < segment_count_; ++s) {
-            const SegmentRef& ref = segments_[s];
+            const SegmentRef& ref = segments_.refs[s];
             const bool hit = std::any_of(ref.segment.members.begin(), ref.segment.members.end(), [&](const SegmentMember& m) {
                 const char* key = out_.data() + ref.base + m.start + ref.segment.key_offset;
                 return key_tag(key, m.key_len) == full_tag && same_key(key_start, key_len, key, m.key_len);
@@ -117,7 +115,7 @@ std::size_t MemberIndex::top_members(std::size_t base, std::span<SegmentMember> 
         ++n;
     };
     for (int s = 0; s < segment_count_; ++s) {
-        for (const SegmentMember& m : segments_[s].segment.members) put(segments_[s].base + m.start, m.key_len);
+        for (const SegmentMember& m : segments_.refs[s].segment.members) put(segments_.refs[s].base + m.start, m.key_len);
     }
     const std::size_t top_end = depth_ == 0 ? count_ : levels_[1].first;
     for (std::size_t i = 0; i < top_end; ++i) put(entries_[i].start, entries_[i].key_len);

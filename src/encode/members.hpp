@@ -56,7 +56,9 @@ public:
     static constexpr int kMaxLevels = 40;  ///< more than any encoder's depth limit
 
     explicit MemberIndex(Buffer& out) noexcept : out_(out) { levels_[0] = Level{0, 0}; }
-    ~MemberIndex();
+    ~MemberIndex() {
+        if (entries_ != inline_) [[unlikely]] release();
+    }
     MemberIndex(const MemberIndex&) = delete;
     MemberIndex& operator=(const MemberIndex&) = delete;
 
@@ -128,10 +130,19 @@ private:
     /// Cuts entry `index` (of the innermost level) out of the buffer; returns the bytes removed.
     std::size_t erase(std::size_t index) noexcept;
 
+    void release() noexcept;
+
+    /// Storage made per record: only what is in use is ever written (the record path builds
+    /// one index a record, so initialising the unused slots cost every record).
+    union SegmentSlots {
+        SegmentSlots() noexcept {}  // NOLINT: left uninitialised on purpose
+        SegmentRef refs[2];
+    };
+
     Buffer& out_;
     Level levels_[kMaxLevels];
     int depth_ = 0;
-    SegmentRef segments_[2];  ///< runs of the top level not yet turned into entries
+    SegmentSlots segments_;  ///< runs of the top level not yet turned into entries (segment_count_ of them)
     int segment_count_ = 0;
     // Members of the open objects of one record held without heap; beyond, the table moves to
     // the heap for that record (like the record buffer).
