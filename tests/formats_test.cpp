@@ -354,6 +354,12 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
          " o=\"{\\\"\xEF\xBF\xBD\\\":2}\""},
         {"a user type in a nested object adds a key the object has", R"(,"o":{"u":2,"x":3})",
          " o=\"{\\\"u\\\":2,\\\"x\\\":3}\""},
+        // The top level's plain keys get their index entries only when a later key may need them.
+        {"a user type at the top level adds a key the call has", R"(,"y":2,"u":2,"x":3,"z":4)", " y=2 u=2 x=3 z=4"},
+        {"call repeats call after a long key", R"(,"a_key_longer_than_16":2,"b":3,"a":4)",
+         " a_key_longer_than_16=2 b=3 a=4"},
+        {"call repeats call among many keys", R"(,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k0":11)",
+         " k1=1 k2=2 k3=3 k4=4 k5=5 k6=6 k7=7 k8=8 k9=9 k10=10 k0=11"},
     };
     for (const Case& c : cases) {
         DYNAMIC_SECTION(c.name) {
@@ -379,6 +385,13 @@ TEST_CASE("a repeated key replaces the earlier member, wherever the two come fro
                         "m", {{"o", fieldlog::Object{{"a_key_longer_than_16", 1}, {"y", 2}, {"a_key_longer_than_16", 3}}}});
                 } else if (name == "a user type in a nested object adds a key the object has") {
                     fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"x", 1}, {"u", AddsSibling{}}}}});
+                } else if (name == "a user type at the top level adds a key the call has") {
+                    fieldlog::get("test").info("m", {{"x", 1}, {"y", 2}, {"u", AddsSibling{}}, {"z", 4}});
+                } else if (name == "call repeats call after a long key") {
+                    fieldlog::get("test").info("m", {{"a", 1}, {"a_key_longer_than_16", 2}, {"b", 3}, {"a", 4}});
+                } else if (name == "call repeats call among many keys") {
+                    fieldlog::get("test").info("m", {{"k0", 0}, {"k1", 1}, {"k2", 2}, {"k3", 3}, {"k4", 4}, {"k5", 5},
+                                                     {"k6", 6}, {"k7", 7}, {"k8", 8}, {"k9", 9}, {"k10", 10}, {"k0", 11}});
                 } else if (name == "nested keys equal once invalid UTF-8 is replaced") {
                     fieldlog::get("test").info("m", {{"o", fieldlog::Object{{"\xFF", 1}, {"\xFE", 2}}}});
                 } else {

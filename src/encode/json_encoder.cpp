@@ -69,7 +69,7 @@ void JsonEncoder::record(const RecordInput& r) {
     out_.push_back('"');
     members_.append_segment(r.bound);
     members_.append_segment(r.scope);
-    if (!r.fields.empty()) write_fields(r.fields);
+    if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
 }
 
@@ -160,21 +160,73 @@ void JsonEncoder::key(std::string_view k) { write_key(k); }
 
 void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
     members_.append_segment(parent);
-    write_fields(fields);
+    write_fields(fields, true);
 }
 
-void JsonEncoder::write_fields(std::span<const Field> fields) {
+void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
     depth_ = 0;
     is_array_[0] = false;
     has_items_[0] = true;
+    // Members written with no entry in the duplicate-key index yet: their keys' bits are in
+    // the top level's mask, and their entries are made (in order, before any other) only when
+    // something may need them: a key that cannot take this path, a user type (which may write
+    // keys into this object), a caller that reads members().
+    PendingMembers pending;
     for (const Field& f : fields) {
+        if (f.value.kind() != Value::Kind::custom && write_pending_key(f.key, pending)) [[likely]] {
+            write_value(f.value);
+            continue;
+        }
+        index_pending(pending);
         write_key(f.key);
         write_member_value(f.value);
     }
+    if (indexed) index_pending(pending);
     if (after_key_) {  // a custom value wrote nothing: keep the member valid
         out_.append("null");
         after_key_ = false;
     }
+}
+
+[[gnu::always_inline]] inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
+    if (after_key_ || pending.count == PendingMembers::kMax || k.size() > kShortJsonText || is_reserved_key(k))
+        [[unlikely]]
+        return false;
+    // `,"` key `":`: every top-level member follows another (the header's msg at least).
+    char* const begin = out_.reserve(2 + kShortJsonText + 2);
+    char* const end = copy_short_json_safe(begin + 2, k);
+    if (end == nullptr) [[unlikely]] return false;  // written escaped, not as given: the index reads it
+    const std::uint64_t tag = key_tag(k.data(), k.size());
+    const std::uint64_t bit = key_bit(tag);
+    if (!members_.claim_top_bit(bit)) {
+        // A key before has this bit: an indexed one (the index compares), or a pending one,
+        // compared here (with 64 bits, two of a few keys often share one).
+        if ((pending.bits & bit) == 0) return false;
+        for (std::size_t j = 0; j < pending.count; ++j) {
+            if (pending.tag[j] == tag && pending.key_len[j] == k.size() &&
+                std::memcmp(out_.data() + pending.start[j] + kKeyOffset, k.data(), k.size()) == 0)
+                return false;
+        }
+    }
+    pending.bits |= bit;
+    pending.start[pending.count] = out_.size();
+    pending.tag[pending.count] = static_cast<std::uint32_t>(tag);
+    pending.key_len[pending.count] = static_cast<std::uint32_t>(k.size());
+    ++pending.count;
+    begin[0] = ',';
+    begin[1] = '"';
+    end[0] = '"';
+    end[1] = ':';
+    out_.commit(end + 2);
+    return true;
+}
+
+void JsonEncoder::index_pending(PendingMembers& pending) {
+    for (std::size_t j = 0; j < pending.count; ++j) {
+        members_.push_claimed(pending.start[j], 1, pending.start[j] + kKeyOffset, pending.key_len[j], pending.tag[j]);
+    }
+    pending.count = 0;
+    pending.bits = 0;
 }
 
 [[gnu::always_inline]] inline void JsonEncoder::write_value(const Value& v) {

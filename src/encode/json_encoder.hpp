@@ -55,7 +55,24 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) override;
 
 private:
-    void write_fields(std::span<const Field> fields);
+    /// Top-level members whose keys are in the index's mask but which have no entry yet.
+    struct PendingMembers {
+        static constexpr std::size_t kMax = 32;
+        std::size_t count = 0;
+        std::uint64_t bits = 0;  ///< their keys' bits
+        std::size_t start[kMax];
+        std::uint32_t tag[kMax];
+        std::uint32_t key_len[kMax];
+    };
+    /// The top level's members; `indexed`: the index holds every one afterwards (a caller reads
+    /// members()), else entries are made only while some later key may repeat an earlier one.
+    void write_fields(std::span<const Field> fields, bool indexed);
+    /// A top-level key that is short, plain, not reserved and (by its mask bit, else compared)
+    /// none of the pending ones: written, and added to `pending`. False, writing nothing,
+    /// for any other key.
+    bool write_pending_key(std::string_view k, PendingMembers& pending);
+    /// Makes the entries of the pending members.
+    void index_pending(PendingMembers& pending);
     /// key(), inlined into the encoder's own member loops (a key costs ~100 instructions; the
     /// call and its register saves were a fifth of that).
     void write_key(std::string_view k);

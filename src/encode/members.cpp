@@ -9,15 +9,12 @@ namespace fieldlog::detail {
 
 void MemberIndex::release() noexcept { ::operator delete(entries_); }
 
-void MemberIndex::push(const Entry& entry) {
-    if (count_ == capacity_) {
-        auto* grown = static_cast<Entry*>(::operator new(capacity_ * 2 * sizeof(Entry)));
-        std::memcpy(static_cast<void*>(grown), entries_, count_ * sizeof(Entry));
-        if (entries_ != inline_) ::operator delete(entries_);
-        entries_ = grown;
-        capacity_ *= 2;
-    }
-    entries_[count_++] = entry;
+void MemberIndex::grow() {
+    auto* grown = static_cast<Entry*>(::operator new(capacity_ * 2 * sizeof(Entry)));
+    std::memcpy(static_cast<void*>(grown), entries_, count_ * sizeof(Entry));
+    if (entries_ != inline_) ::operator delete(entries_);
+    entries_ = grown;
+    capacity_ *= 2;
 }
 
 void MemberIndex::append_run(const Segment& segment) {

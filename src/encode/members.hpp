@@ -96,6 +96,22 @@ public:
         return add_slow(start, separator, key_start, key_len, tag);
     }
 
+    /// Deferred indexing of top-level members: claims `bit` in the top level's key mask when no
+    /// key written there so far can have it (then the member needs no entry until a later key
+    /// could repeat it); false, claiming nothing, otherwise. MUST: no nested object open.
+    bool claim_top_bit(std::uint64_t bit) noexcept {
+        if ((levels_[0].mask & bit) != 0) return false;
+        levels_[0].mask |= bit;
+        return true;
+    }
+    /// The entry of a top-level member whose bit claim_top_bit() claimed, written after every
+    /// member indexed so far; `tag` is key_tag() of its key.
+    void push_claimed(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
+                      std::uint64_t tag) {
+        push(Entry{start, key_start, static_cast<std::uint32_t>(key_len), static_cast<std::uint32_t>(tag),
+                   static_cast<std::uint32_t>(separator)});
+    }
+
     /// The top-level members written at or after `base`, relative to it, for making a Segment;
     /// writes at most `out.size()` of them and returns how many there are in all.
     std::size_t top_members(std::size_t base, std::span<SegmentMember> out) const noexcept;
@@ -125,7 +141,11 @@ private:
     std::size_t add_slow(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
                          std::uint64_t full_tag);
     void append_run(const Segment& segment);
-    void push(const Entry& entry);
+    void push(const Entry& entry) {
+        if (count_ == capacity_) [[unlikely]] grow();
+        entries_[count_++] = entry;
+    }
+    void grow();  ///< doubles the entry table, onto the heap
     void materialise_segments();
     /// Cuts entry `index` (of the innermost level) out of the buffer; returns the bytes removed.
     std::size_t erase(std::size_t index) noexcept;

@@ -9,8 +9,15 @@ namespace fieldlog::detail {
 
 inline constexpr std::string_view kReservedKeyPrefix = "fields.";
 
-constexpr bool is_reserved_key(std::string_view key) noexcept {
-    return key == "ts" || key == "level" || key == "logger" || key == "msg";
+/// Inline, by length first: every top-level key of every record is asked.
+[[gnu::always_inline]] constexpr bool is_reserved_key(std::string_view key) noexcept {
+    switch (key.size()) {
+        case 2: return key == "ts";
+        case 3: return key == "msg";
+        case 5: return key == "level";
+        case 6: return key == "logger";
+        default: return false;
+    }
 }
 
 }  // namespace fieldlog::detail
