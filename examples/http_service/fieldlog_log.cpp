@@ -1,6 +1,8 @@
-// ServiceLog on fieldlog: the request's fields live in a fieldlog::Scope (encoded once when it
-// opens, copied as bytes into each record), work handed to the pool carries Scope::capture(),
-// and each record is one call with typed fields. Configured from TOML; SIGHUP reloads it.
+// ServiceLog on fieldlog: the request's fields live in a fieldlog::Scope (a context node from
+// the thread's pool, encoded once per format when a record first needs it), or, with
+// --context=with, in with() children of the service's loggers; work handed to the pool carries
+// Scope::capture() (or the children). Each record is one call with typed fields. Configured
+// from TOML; SIGHUP reloads it.
 #include <optional>
 
 #include <fieldlog/fieldlog.hpp>
@@ -13,43 +15,51 @@ namespace {
 
 using fieldlog::Level;
 
-// The scope open on this thread: a request on a connection thread, a captured context on a
-// worker. A Scope must close on its own thread, which a thread_local guarantees.
+// The request context open on this thread: a request on a connection thread, a captured
+// context on a worker. A thread_local keeps a Scope on the thread that opened it.
 thread_local std::optional<fieldlog::Scope> t_scope;
+thread_local std::optional<RequestLoggers> t_loggers;  // --context=with
 
 class FieldlogLog final : public ServiceLog {
 public:
+    explicit FieldlogLog(RequestContext context) : context_(context) {}
+
     [[nodiscard]] std::string_view name() const noexcept override { return "fieldlog"; }
 
     void open_scope(const RequestInfo& r) override {
         const LoggingCall charged;
-        t_scope.reset();
-        t_scope.emplace(fieldlog::Fields{{"request_id", r.request_id},
-                                         {"method", r.method},
-                                         {"path", r.path},
-                                         {"remote_addr", r.remote_addr}});
+        close();
+        const fieldlog::Fields fields{
+            {"request_id", r.request_id}, {"method", r.method}, {"path", r.path}, {"remote_addr", r.remote_addr}};
+        if (context_ == RequestContext::with) {
+            t_loggers.emplace(RequestLoggers{http_.with(fields), transactions_.with(fields)});
+        } else {
+            t_scope.emplace(fields);
+        }
     }
 
     void open_scope(const CapturedContext& context) override {
         const LoggingCall charged;
-        t_scope.reset();
+        close();
         if (const auto* captured = std::get_if<fieldlog::ScopeContext>(&context)) t_scope.emplace(*captured);
+        if (const auto* loggers = std::get_if<RequestLoggers>(&context)) t_loggers.emplace(*loggers);
     }
 
     void close_scope() override {
         const LoggingCall charged;
-        t_scope.reset();
+        close();
     }
 
     [[nodiscard]] CapturedContext capture() const override {
         const LoggingCall charged;
+        if (t_loggers) return *t_loggers;
         return fieldlog::Scope::capture();
     }
 
     void listening(std::string_view address, int port, std::size_t connection_threads, std::size_t work_threads) override {
         const LoggingCall charged;
-        if (!admit(http_, Level::info)) return;
-        http_.info("listening", {{"address", address},
+        if (!admit(http(), Level::info)) return;
+        http().info("listening", {{"address", address},
                                  {"port", port},
                                  {"logging", "fieldlog"},
                                  {"connection_threads", connection_threads},
@@ -58,8 +68,8 @@ public:
 
     void transaction_parsed(const Transaction& tx) override {
         const LoggingCall charged;
-        if (!admit(transactions_, Level::debug)) return;
-        transactions_.debug("transaction parsed", {{"account", tx.account},
+        if (!admit(transactions(), Level::debug)) return;
+        transactions().debug("transaction parsed", {{"account", tx.account},
                                                    {"merchant", tx.merchant},
                                                    {"currency", tx.currency},
                                                    {"amount", tx.amount}});
@@ -67,14 +77,14 @@ public:
 
     void transaction_rejected(std::string_view error) override {
         const LoggingCall charged;
-        if (!admit(transactions_, Level::warn)) return;
-        transactions_.warn("transaction rejected", {{"error", error}});
+        if (!admit(transactions(), Level::warn)) return;
+        transactions().warn("transaction rejected", {{"error", error}});
     }
 
     void transaction_accepted(std::string_view transaction_id, const Transaction& tx, std::int64_t fee_cents) override {
         const LoggingCall charged;
-        if (!admit(transactions_, Level::info)) return;
-        transactions_.info("transaction accepted", {{"transaction_id", transaction_id},
+        if (!admit(transactions(), Level::info)) return;
+        transactions().info("transaction accepted", {{"transaction_id", transaction_id},
                                                     {"account", tx.account},
                                                     {"merchant", tx.merchant},
                                                     {"currency", tx.currency},
@@ -84,8 +94,8 @@ public:
 
     void transaction_settled(std::string_view transaction_id, const Settlement& s) override {
         const LoggingCall charged;
-        if (!admit(transactions_, Level::info)) return;
-        transactions_.info("transaction settled", {{"transaction_id", transaction_id},
+        if (!admit(transactions(), Level::info)) return;
+        transactions().info("transaction settled", {{"transaction_id", transaction_id},
                                                    {"risk_score", s.risk_score},
                                                    {"flagged", s.flagged}});
     }
@@ -93,20 +103,20 @@ public:
     void request_done(const AccessInfo& a) override {
         const LoggingCall charged;
         const Level level = a.status >= 500 ? Level::error : Level::info;
-        if (!admit(http_, level)) return;
-        http_.log(level, "request done", {{"status", a.status}, {"bytes", a.bytes}, {"latency_us", a.latency_us}});
+        if (!admit(http(), level)) return;
+        http().log(level, "request done", {{"status", a.status}, {"bytes", a.bytes}, {"latency_us", a.latency_us}});
     }
 
     void stopping(std::string_view signal) override {
         const LoggingCall charged;
-        if (!admit(http_, Level::info)) return;
-        http_.info("stopping", {{"signal", signal}});
+        if (!admit(http(), Level::info)) return;
+        http().info("stopping", {{"signal", signal}});
     }
 
     void stopped(std::uint64_t requests, std::uint64_t settled) override {
         const LoggingCall charged;
-        if (!admit(http_, Level::info)) return;
-        http_.info("stopped", {{"requests", requests}, {"settled", settled}, {"records", records()}});
+        if (!admit(http(), Level::info)) return;
+        http().info("stopped", {{"requests", requests}, {"settled", settled}, {"records", records()}});
     }
 
     // Scraping is the service's monitoring, not a record: charged to the service.
@@ -115,21 +125,32 @@ public:
     void shutdown() override { fieldlog::shutdown(); }
 
 private:
+    static void close() noexcept {
+        t_scope.reset();
+        t_loggers.reset();
+    }
+    /// The request's child when it has one (--context=with), else the service's logger.
+    [[nodiscard]] const fieldlog::Logger& http() const noexcept { return t_loggers ? t_loggers->http : http_; }
+    [[nodiscard]] const fieldlog::Logger& transactions() const noexcept {
+        return t_loggers ? t_loggers->transactions : transactions_;
+    }
+
     bool admit(const fieldlog::Logger& logger, Level level) noexcept {
         if (!logger.enabled(level)) return false;
         count_record();
         return true;
     }
 
+    RequestContext context_;
     fieldlog::Logger http_ = fieldlog::get("http");
     fieldlog::Logger transactions_ = fieldlog::get("transactions");
 };
 
 }  // namespace
 
-std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path) {
+std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context) {
     fieldlog::configure(fieldlog::Config::load(config_path));  // before the loggers exist: no default set-up
-    return std::make_unique<FieldlogLog>();
+    return std::make_unique<FieldlogLog>(context);
 }
 
 }  // namespace http_service

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Loads the example service with wrk on loopback, with fieldlog and with spdlog (both async, JSON
-# lines to a file, the same records), plus a baseline with logging off, and prints one table:
+# Loads the example service with wrk on loopback, with fieldlog (its request context in a Scope,
+# and in with() children) and with spdlog (all async, JSON lines to a file, the same records),
+# plus a baseline with logging off, and prints one table:
 # requests/s and latency percentiles as wrk measured them (medians over the rounds), the CPU time
 # the service process used per request (user + system, from /proc), heap allocations per request
 # as the service counted them (from /metrics before and after each measured run), and the log
@@ -9,7 +10,7 @@
 #   examples/http_service/load.sh [--service PATH] [--rounds 3] [--duration 5] [--connections 16]
 #                                 [--wrk-threads 2] [--no-baseline]
 #
-# Each run starts the service, warms it up for 1 s, scrapes /metrics, runs wrk, scrapes again,
+# Each run starts the service, warms it up for 1 s (every thread), scrapes /metrics, runs wrk, scrapes again,
 # sends SIGTERM (the service drains and closes its log) and counts the lines in its log file.
 # The runs of a round alternate their order from round to round, so a drift in the machine's
 # background load does not favour one logger.
@@ -51,12 +52,13 @@ scrape() {
 
 # run SETUP ROUND: one measured run; leaves $work/SETUP.ROUND.{before,after,wrk,lines,last}.
 run() {
-  local setup=$1 round=$2 logger=$1 level=""
+  local setup=$1 round=$2 logger=$1 level="" context=scope
   local dir="$work/$setup.$round" out="$work/$setup.$round"
   if [ "$setup" = none ]; then logger=fieldlog level=off; fi
+  if [ "$setup" = fieldlog-with ]; then logger=fieldlog context=with; fi
   mkdir -p "$dir/logs"
   rm -f "$work/port"
-  (cd "$dir" && FIELDLOG_LEVEL=$level exec "$service" --logger="$logger" --config="$here/load.toml" \
+  (cd "$dir" && FIELDLOG_LEVEL=$level exec "$service" --logger="$logger" --context="$context" --config="$here/load.toml" \
      --log-file="logs/$logger.log" --port=0 --port-file="$work/port" --threads=$((connections + 8)) \
      >"$dir/stdout" 2>"$dir/stderr") &
   pid=$!
@@ -65,7 +67,9 @@ run() {
   local port url
   port=$(cat "$work/port")
   url="http://127.0.0.1:$port/transactions"
-  wrk -t"$wrk_threads" -c"$connections" -d1s -s "$here/post.lua" "$url" >/dev/null
+  # Warm-up with a connection per service thread, so that every thread has logged (made its
+  # per-thread state, filled its context pool) before the measured run picks 16 of them.
+  wrk -t"$wrk_threads" -c"$((connections + 8))" -d1s -s "$here/post.lua" "$url" >/dev/null
   scrape "$port" >"$out.before"
   cat "/proc/$pid/stat" >"$out.stat-before"
   wrk -t"$wrk_threads" -c"$connections" -d"${duration}s" -s "$here/post.lua" "$url" >"$out.wrk"
@@ -78,7 +82,7 @@ run() {
   (tail -q -n 1 "$dir"/logs/*.log 2>/dev/null || true) >"$out.last"
 }
 
-setups=(fieldlog spdlog)
+setups=(fieldlog fieldlog-with spdlog)
 ((baseline)) && setups+=(none)
 echo "== load: wrk -t$wrk_threads -c$connections, POST /transactions on loopback, $rounds rounds of ${duration}s per" \
      "setup, $(nproc) cores" >&2
@@ -144,7 +148,8 @@ def summary(setup):
         "lines": sum(r["lines"] for r in runs), "dropped": sum(r["dropped"] for r in runs),
     }
 
-names = {"fieldlog": "fieldlog", "spdlog": "spdlog", "none": "none (logging off)"}
+names = {"fieldlog": "fieldlog (Scope per request)", "fieldlog-with": "fieldlog (with() per request)",
+         "spdlog": "spdlog", "none": "none (logging off)"}
 def us(v):
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
 def allocs(v):

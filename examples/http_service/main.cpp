@@ -31,6 +31,7 @@ using namespace http_service;
 
 struct Options {
     std::string logger = "fieldlog";
+    http_service::RequestContext context = http_service::RequestContext::scope;
     std::string config;  ///< fieldlog: --config, else FIELDLOG_CONFIG, else examples/fieldlog.toml
     std::string log_file = "logs/spdlog.log";
     std::string port_file;
@@ -38,9 +39,11 @@ struct Options {
 };
 
 constexpr const char* kUsage =
-    "usage: fieldlog_http_service [--logger=fieldlog|spdlog] [--config=FILE] [--log-file=FILE]\n"
-    "                             [--host=ADDR] [--port=N] [--port-file=FILE] [--threads=N] [--work-threads=N]\n"
+    "usage: fieldlog_http_service [--logger=fieldlog|spdlog] [--context=scope|with] [--config=FILE]\n"
+    "                             [--log-file=FILE] [--host=ADDR] [--port=N] [--port-file=FILE] [--threads=N]\n"
+    "                             [--work-threads=N]\n"
     "  --logger        fieldlog (default; configured by --config) or spdlog (async, JSON lines to --log-file)\n"
+    "  --context       fieldlog's request context: a Scope per request (default) or with() children\n"
     "  --config        fieldlog's TOML file (default: $FIELDLOG_CONFIG, else examples/fieldlog.toml)\n"
     "  --log-file      spdlog's output file (default logs/spdlog.log)\n"
     "  --host, --port  where to listen (default 127.0.0.1:8080; port 0 takes any free port)\n"
@@ -68,6 +71,9 @@ bool parse_options(int argc, char** argv, Options& o) {
         } else if (key == "--logger") {
             ok = ok && (value == "fieldlog" || value == "spdlog");
             o.logger = value;
+        } else if (key == "--context") {
+            ok = ok && (value == "scope" || value == "with");
+            o.context = value == "with" ? RequestContext::with : RequestContext::scope;
         } else if (key == "--config") {
             o.config = value;
         } else if (key == "--log-file") {
@@ -137,7 +143,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<ServiceLog> log;
     try {
         if (use_fieldlog) {
-            log = make_fieldlog_log(options.config);
+            log = make_fieldlog_log(options.config, options.context);
             fieldlog::install_signal_handlers();
         } else {
             std::filesystem::path dir = std::filesystem::path(options.log_file).parent_path();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <variant>
 
+#include <fieldlog/logger.hpp>
 #include <fieldlog/scope.hpp>
 
 #include "transactions.hpp"
@@ -37,14 +38,24 @@ struct AccessInfo {
 
 /// spdlog's request context: the scope fields rendered once as JSON members ("k":v,...).
 struct RenderedFields {
-    static constexpr std::size_t capacity = 512;  ///< as fieldlog::Scope::capacity
+    static constexpr std::size_t capacity = 512;
     std::array<char, capacity> bytes{};
     std::size_t size = 0;
     [[nodiscard]] std::string_view view() const noexcept { return {bytes.data(), size}; }
 };
 
+/// fieldlog's request context as child loggers (--context=with): the service's two loggers,
+/// each with() the request's fields.
+struct RequestLoggers {
+    fieldlog::Logger http;
+    fieldlog::Logger transactions;
+};
+
 /// A request's context captured on one thread, to be re-opened on another (worker-pool jobs).
-using CapturedContext = std::variant<std::monostate, fieldlog::ScopeContext, RenderedFields>;
+using CapturedContext = std::variant<std::monostate, fieldlog::ScopeContext, RequestLoggers, RenderedFields>;
+
+/// How fieldlog attaches the request's fields: a Scope per request, or with() children.
+enum class RequestContext { scope, with };
 
 class ServiceLog {
 public:
@@ -88,7 +99,7 @@ private:
 
 /// Configures fieldlog from the TOML file `config_path` (FIELDLOG_* overrides apply; SIGHUP
 /// reloads it once fieldlog::install_signal_handlers() ran). Throws fieldlog::ConfigError.
-std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path);
+std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context);
 
 /// spdlog's async logger (default thread pool: one worker, queue of 8192, blocking when full)
 /// writing JSON lines to `file`, at level info.
