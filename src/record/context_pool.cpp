@@ -6,6 +6,8 @@
 #include <mutex>
 #include <new>
 
+#include "base/fork_hooks.hpp"
+
 namespace fieldlog::detail {
 namespace {
 
@@ -33,7 +35,13 @@ struct Homes {
     ContextHome* orphans = nullptr;
 };
 Homes& homes() noexcept {
-    static auto* const h = new Homes;  // never destroyed: threads may exit after static destruction
+    static auto* const h = [] {
+        auto* made = new Homes;  // never destroyed: threads may exit after static destruction
+        // A child of fork() must not inherit the mutex held by a thread that is not there.
+        add_fork_participant([] { homes().mutex.lock(); }, [] { homes().mutex.unlock(); },
+                             [] { homes().mutex.unlock(); });
+        return made;
+    }();
     return *h;
 }
 
