@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "encode/encode.hpp"
+#include "encode/json_safe.hpp"
 #include "base/buffer.hpp"
 
 namespace fieldlog::detail {
@@ -257,7 +258,11 @@ std::optional<std::size_t> flat_chars(std::span<const Field> fields) noexcept {
 }
 
 char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
-    if (!s.empty()) std::memcpy(at, s.data(), s.size());
+    if (s.size() <= kShortJsonText) {  // keys and short values: no library call
+        copy_short(at, s.data(), s.size());
+    } else {
+        std::memcpy(at, s.data(), s.size());
+    }
     out = std::string_view(at, s.size());
     return at + s.size();
 }
@@ -310,11 +315,13 @@ ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span
     }
 }
 
-void release(ContextHome* current, ContextNode* node) noexcept {
+void release(ContextHome* current, ContextNode* node, std::uint32_t count) noexcept {
     while (node != nullptr) {
-        // The only reference (no other can appear: a copy needs one) ends without a locked op.
-        if (node->refs.load(std::memory_order_acquire) != 1 && node->refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        // The last references (no other can appear: a copy needs one) end without a locked op.
+        if (node->refs.load(std::memory_order_acquire) != count &&
+            node->refs.fetch_sub(count, std::memory_order_acq_rel) != count)
             return;
+        count = 1;  // what a node holds of its parent
         ContextNode* parent = node->parent;
         for (std::atomic<const EncodedContext*>& slot : node->encoded) {
             const EncodedContext* e = slot.load(std::memory_order_acquire);

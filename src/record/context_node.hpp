@@ -58,9 +58,9 @@ struct ContextNode {
 ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch);
 
 inline void retain(ContextNode* node) noexcept { node->refs.fetch_add(1, std::memory_order_relaxed); }
-/// Drops one reference; the last gives the node (and then its parent's reference) back to the
-/// pools. `current` is the calling thread's home, or null.
-void release(ContextHome* current, ContextNode* node) noexcept;
+/// Drops `count` references; the last gives the node (and then its parent's reference) back
+/// to the pools. `current` is the calling thread's home, or null.
+void release(ContextHome* current, ContextNode* node, std::uint32_t count = 1) noexcept;
 
 /// A channel's encoder, as the record path sees it: options and their interned id.
 struct ContextEncoding {

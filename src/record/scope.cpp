@@ -49,13 +49,23 @@ ThreadCounters* counters_of_this_thread() noexcept {
     return context != nullptr ? &context->counters : nullptr;
 }
 
-/// Removes the innermost layer opened for `own`; the layers above it are remade on the one
-/// below, each with the fields its own chain added.
+/// Removes the innermost layer opened for `own` and drops `own`'s reference (the closing
+/// Scope's); the layers above it are remade on the one below, each with the fields its own
+/// chain added.
 void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
     std::vector<ScopeLayer>& layers = home.layers;
+    if (!layers.empty() && layers.back().own == own && layers.back().chain == own) {  // the innermost: pop
+        layers.pop_back();
+        home.top = layers.empty() ? nullptr : layers.back().chain;
+        release(&home, own, 2);  // the layer's reference and the Scope's
+        return;
+    }
     std::size_t i = layers.size();
     while (i > 0 && layers[i - 1].own != own) --i;
-    if (i == 0) return;  // not open here: its thread exited before it closed
+    if (i == 0) {  // not open here: its thread exited before it closed
+        release(&home, own);
+        return;
+    }
     --i;
     ContextNode* const removed = layers[i].chain;
     ContextNode* below = i == 0 ? nullptr : layers[i - 1].chain;
@@ -74,6 +84,7 @@ void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept 
     release(&home, removed);
     layers.erase(layers.begin() + static_cast<std::ptrdiff_t>(i));
     home.top = layers.empty() ? nullptr : layers.back().chain;
+    release(&home, own);
 }
 
 /// Queues `own`'s scope to be closed by the thread of `home`; false when no ticket could be made.
@@ -99,7 +110,6 @@ void close_queued_scopes(ContextHome& home, Buffer& scratch) noexcept {
     while (ticket != nullptr) {
         CloseTicket* next = ticket->next;
         close_layer(home, ticket->own, scratch);
-        release(&home, ticket->own);
         ticket->~CloseTicket();
         pool_release(&home, ticket);
         ticket = next;
@@ -188,7 +198,6 @@ Scope::~Scope() {
     if (current == home_ && !context->busy) {
         detail::close_queued(*home_, context->scratch);
         detail::close_layer(*home_, own_, context->scratch);
-        detail::release(current, own_);
         return;
     }
     // Its thread exited (its scopes closed with it), or it will close this one itself.
