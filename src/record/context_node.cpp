@@ -212,11 +212,11 @@ const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Seg
     // One member per field, unless a user type writes keys at the top level: then again.
     FieldsRun run{.members = {}, .count = inherited.members.size() + node.field_count, .mask = 0};
     do {
-        members.resize(run.count);
-        run.members = members;
+        if (members.size() < run.count) members.resize(run.count);
+        run.members = std::span<SegmentMember>(members.data(), run.count);
         out.clear();
         encode_fields(encoding.options, out, scratch, inherited, std::span<const Field>(node.fields, node.field_count), run);
-    } while (run.count > members.size());
+    } while (run.count > run.members.size());
     const std::size_t size = sizeof(EncodedContext) + run.count * sizeof(SegmentMember) + out.size();
     void* block = pool_allocate(home, size);
     auto* made = new (block) EncodedContext{nullptr, encoding.options_id, static_cast<std::uint32_t>(out.size()),
@@ -258,10 +258,15 @@ std::optional<std::size_t> flat_chars(std::span<const Field> fields) noexcept {
 }
 
 char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
-    if (s.size() <= kShortJsonText) {  // keys and short values: no library call
-        copy_short(at, s.data(), s.size());
+    const std::size_t n = s.size();
+    if (n <= kShortJsonText) {  // keys and short values: no library call
+        copy_short(at, s.data(), n);
+    } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
+        std::memcpy(at, s.data(), 16);
+        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
+        std::memcpy(at + n - 16, s.data() + n - 16, 16);
     } else {
-        std::memcpy(at, s.data(), s.size());
+        std::memcpy(at, s.data(), n);
     }
     out = std::string_view(at, s.size());
     return at + s.size();

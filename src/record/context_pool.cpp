@@ -11,21 +11,12 @@
 namespace fieldlog::detail {
 namespace {
 
-struct alignas(16) BlockHeader {
-    ContextHome* home;         ///< the pool that made it; null: not pooled
-    std::uint32_t size_class;  ///< kPoolClasses: a heap block of its own size
-};
+using BlockHeader = PoolBlockHeader;
 
 BlockHeader* header_of(void* block) noexcept { return static_cast<BlockHeader*>(block) - 1; }
 void*& next_of(void* block) noexcept { return *static_cast<void**>(block); }
 
 constexpr std::size_t class_bytes(std::size_t c) noexcept { return kPoolMinBlock << c; }
-
-std::size_t class_for(std::size_t total) noexcept {
-    std::size_t c = 0;
-    while (c < kPoolClasses && class_bytes(c) < total) ++c;
-    return c;
-}
 
 /// Every home ever made (never freed, so pointers to them stay valid), and those waiting for a
 /// thread. Taken when a thread starts or exits and by metrics, never by a record or a scope.
@@ -109,9 +100,9 @@ void orphan_home(ContextHome* home) noexcept {
     h.orphans = home;
 }
 
-void* pool_allocate(ContextHome* home, std::size_t bytes) {
+void* pool_allocate_slow(ContextHome* home, std::size_t bytes) {
     const std::size_t total = bytes + sizeof(BlockHeader);
-    const std::size_t c = class_for(total);
+    const std::size_t c = pool_class_for(total);
     if (home != nullptr && c < kPoolClasses) {
         if (home->free[c] == nullptr && home->remote_free.load(std::memory_order_relaxed) != nullptr) take_remote(*home);
         if (void* block = home->free[c]) {
@@ -128,7 +119,7 @@ void* pool_allocate(ContextHome* home, std::size_t bytes) {
     return h + 1;
 }
 
-void pool_release(ContextHome* current, void* block) noexcept {
+void pool_release_slow(ContextHome* current, void* block) noexcept {
     BlockHeader* h = header_of(block);
     ContextHome* home = h->home;
     if (home == nullptr) {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -65,12 +66,56 @@ ContextHome* adopt_home();
 /// the next thread. MUST: no layer open.
 void orphan_home(ContextHome* home) noexcept;
 
+/// What precedes every block: the pool that made it (null: a heap block of its own size) and
+/// its size class.
+struct alignas(16) PoolBlockHeader {
+    ContextHome* home;
+    std::uint32_t size_class;  ///< kPoolClasses when not pooled
+};
+
+/// The smallest class whose blocks hold `total` bytes (header included), or kPoolClasses.
+inline std::size_t pool_class_for(std::size_t total) noexcept {
+    if (total <= kPoolMinBlock) return 0;
+    const auto c = static_cast<std::size_t>(std::bit_width(total - 1) - std::bit_width(kPoolMinBlock - 1));
+    return c < kPoolClasses ? c : kPoolClasses;
+}
+
+void* pool_allocate_slow(ContextHome* home, std::size_t bytes);
+void pool_release_slow(ContextHome* current, void* block) noexcept;
+
 /// `bytes` of memory from `home`'s pool (from the heap when it has no free block of that size,
-/// or when `home` is null). Throws std::bad_alloc.
-void* pool_allocate(ContextHome* home, std::size_t bytes);
+/// or when `home` is null). Throws std::bad_alloc. Inline: a request takes a few.
+inline void* pool_allocate(ContextHome* home, std::size_t bytes) {
+    if (home != nullptr) {
+        const std::size_t c = pool_class_for(bytes + sizeof(PoolBlockHeader));
+        if (c < kPoolClasses) {
+            if (void* block = home->free[c]) {
+                home->free[c] = *static_cast<void**>(block);
+                home->free_bytes -= kPoolMinBlock << c;
+                home->retained.store(home->free_bytes, std::memory_order_relaxed);
+                return block;
+            }
+        }
+    }
+    return pool_allocate_slow(home, bytes);
+}
+
 /// Gives a block back: to `current`'s free list when it made it, else to its maker's pool.
-/// `current` is the calling thread's home, or null.
-void pool_release(ContextHome* current, void* block) noexcept;
+/// `current` is the calling thread's home, or null. Inline: a request gives back a few.
+inline void pool_release(ContextHome* current, void* block) noexcept {
+    const PoolBlockHeader* h = static_cast<const PoolBlockHeader*>(block) - 1;
+    if (current != nullptr && h->home == current) {
+        const std::size_t bytes = kPoolMinBlock << h->size_class;
+        if (current->free_bytes + bytes <= kPoolRetainedBytes) {
+            *static_cast<void**>(block) = current->free[h->size_class];
+            current->free[h->size_class] = block;
+            current->free_bytes += bytes;
+            current->retained.store(current->free_bytes, std::memory_order_relaxed);
+            return;
+        }
+    }
+    pool_release_slow(current, block);
+}
 
 /// The free bytes every pool keeps now (for metrics and the bound's test).
 std::size_t pooled_bytes() noexcept;

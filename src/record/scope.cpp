@@ -138,7 +138,7 @@ Scope::Scope(std::span<const Field> fields) noexcept {
     detail::close_queued(home, context->scratch);
     detail::ContextNode* node;
     try {
-        home.layers.reserve(home.layers.size() + 1);
+        if (home.layers.size() == home.layers.capacity()) home.layers.reserve(2 * home.layers.size() + 16);
         if (home.top != nullptr) detail::retain(home.top);
         node = detail::make_context_node(&home, home.top, fields, context->scratch);
     } catch (...) {  // a value threw while being copied, or memory ran out: opens nothing
@@ -179,7 +179,7 @@ Scope::Scope(const ScopeContext& captured) noexcept {
         home.gathered.clear();
     }
     try {
-        home.layers.reserve(home.layers.size() + 1);
+        if (home.layers.size() == home.layers.capacity()) home.layers.reserve(2 * home.layers.size() + 16);
     } catch (...) {
         detail::release(&home, chain);
         return;
