@@ -593,15 +593,16 @@ TEST_CASE("SIGHUP with a changed configuration moves the records to the new sink
     check_log(exchanges, records, true);  // each answered request's records exactly once, in one file or the other
 }
 
-TEST_CASE("With spdlog the service writes the same lines as with fieldlog, apart from times and ids",
+TEST_CASE("With spdlog, and with fieldlog's with() children, the service writes the same lines as with a Scope, "
+          "apart from times and ids",
           "[http_service]") {
-    // The comparison in load.sh is only fair if both loggers write the same bytes per request.
-    auto run = [](const std::string& logger) {
+    // The comparison in load.sh is only fair if every setup writes the same bytes per request.
+    auto run = [](const std::string& logger, const std::string& context = "scope") {
         fieldlog_test::TempDir dir;
         const std::string log_path = dir.file("service.log");
         write_file(dir.file("fieldlog.toml"), file_config(log_path));
-        ServiceProcess service(dir, {"--logger=" + logger, "--config=" + dir.file("fieldlog.toml"),
-                                     "--log-file=" + log_path});
+        ServiceProcess service(dir, {"--logger=" + logger, "--context=" + context,
+                                     "--config=" + dir.file("fieldlog.toml"), "--log-file=" + log_path});
         {
             httplib::Client client = make_client(service.port());
             const httplib::Headers id{{"X-Request-ID", "fixed-1"}};
@@ -636,6 +637,8 @@ TEST_CASE("With spdlog the service writes the same lines as with fieldlog, apart
     };
     const auto fieldlog_lines = run("fieldlog");
     const auto spdlog_lines = run("spdlog");
+    const auto with_lines = run("fieldlog", "with");
     CHECK(fieldlog_lines.size() == 10);  // listening, 3 + 2 + 1 + 1 records of the requests, stopping, stopped
     CHECK(fieldlog_lines == spdlog_lines);
+    CHECK(with_lines == fieldlog_lines);
 }

@@ -1,5 +1,5 @@
 // fieldlog::Scope: fields attached to a thread's records while the scope lives; nesting,
-// moves, out-of-order closing, the stated capacity (cut at a field boundary and counted),
+// moves, out-of-order closing, values and field counts of any size (no capacity to run into),
 // capture and re-opening on another thread (run this under TSan too), and the corner cases of
 // scopes opened or closed from inside a logging call.
 #include <catch2/catch.hpp>
