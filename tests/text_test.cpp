@@ -3,6 +3,7 @@
 // reference (the rules of RFC 8259 and U+FFFD replacement).
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -80,4 +81,24 @@ TEST_CASE("Escaping appends after what the buffer holds", "[text]") {
     fieldlog::detail::append_json_string(out, "v\"w");
     fieldlog::detail::append_json_string(out, "short");
     CHECK(out.view() == "{\"k\":\"v\\\"w\"\"short\"");
+}
+
+TEST_CASE("Integers at the edges of the small-integer path match std::to_string", "[text]") {
+    const std::int64_t values[] = {0,     1,     9,      10,     11,    99,    100,       101,  999,
+                                   1000,  1001,  9999,   10000,  10001, 12345, 99999999,  -1,   -9,
+                                   -10,   -9999, -10000, INT64_MAX,     INT64_MIN, INT64_MIN + 1};
+    for (const std::int64_t v : values) {
+        Buffer out;
+        out.append("x");
+        fieldlog::detail::append_int(out, v);
+        const std::string expected = std::to_string(v);
+        CHECK(out.view().substr(0, 1) == "x");
+        CHECK(out.view().substr(1) == expected);
+    }
+    const std::uint64_t unsigned_values[] = {0, 7, 42, 999, 9999, 10000, UINT64_MAX};
+    for (const std::uint64_t v : unsigned_values) {
+        Buffer out;
+        fieldlog::detail::append_uint(out, v);
+        CHECK(out.view() == std::to_string(v));
+    }
 }

@@ -181,12 +181,12 @@ void append_json_string(Buffer& out, std::string_view s) {
 }
 
 // Digits straight into the buffer (20 chars at most, with the sign): no copy, no memcpy call.
-void append_int(Buffer& out, std::int64_t v) {
+void append_int_general(Buffer& out, std::int64_t v) {
     char* o = out.reserve(20);
     out.commit(fmt::format_to(o, FMT_COMPILE("{}"), v));
 }
 
-void append_uint(Buffer& out, std::uint64_t v) {
+void append_uint_general(Buffer& out, std::uint64_t v) {
     char* o = out.reserve(20);
     out.commit(fmt::format_to(o, FMT_COMPILE("{}"), v));
 }

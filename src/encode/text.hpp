@@ -3,8 +3,10 @@
 // the textual forms of durations, bytes, error codes and time values.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <system_error>
@@ -42,9 +44,59 @@ void append_error_code(Buffer& out, const std::error_code& ec);
 /// evict each other's cached second.
 char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noexcept;
 
-/// Appends a signed/unsigned integer or a shortest-round-trip double.
-void append_int(Buffer& out, std::int64_t v);
-void append_uint(Buffer& out, std::uint64_t v);
+/// "00" to "99": two digits per look-up.
+inline constexpr std::array<char, 200> kDigitPairs = [] {
+    std::array<char, 200> table{};
+    for (int i = 0; i < 100; ++i) {
+        table[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+        table[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+    }
+    return table;
+}();
+
+/// Every integer: fmt's compiled writer (the sign, any length).
+void append_int_general(Buffer& out, std::int64_t v);
+void append_uint_general(Buffer& out, std::uint64_t v);
+
+/// Writes u < 10,000 at `o` (room for 4 bytes) from the digit-pair table; returns the end.
+[[gnu::always_inline]] inline char* write_small_uint(char* o, std::uint32_t u) noexcept {
+    if (u < 10) {
+        *o = static_cast<char>('0' + u);
+        return o + 1;
+    }
+    if (u < 100) {
+        std::memcpy(o, &kDigitPairs[2 * u], 2);
+        return o + 2;
+    }
+    const std::uint32_t high = u / 100;
+    const std::uint32_t low = u - high * 100;
+    if (high < 10) {
+        *o = static_cast<char>('0' + high);
+        std::memcpy(o + 1, &kDigitPairs[2 * low], 2);
+        return o + 3;
+    }
+    std::memcpy(o, &kDigitPairs[2 * high], 2);
+    std::memcpy(o + 2, &kDigitPairs[2 * low], 2);
+    return o + 4;
+}
+
+/// Appends a signed/unsigned integer or a shortest-round-trip double. Inline: the common
+/// small non-negative integers (counts, statuses, ids below 10,000) are written in the caller
+/// with no call; the rest go to fmt.
+[[gnu::always_inline]] inline void append_int(Buffer& out, std::int64_t v) {
+    if (static_cast<std::uint64_t>(v) < 10000) {
+        out.commit(write_small_uint(out.reserve(4), static_cast<std::uint32_t>(v)));
+        return;
+    }
+    append_int_general(out, v);
+}
+[[gnu::always_inline]] inline void append_uint(Buffer& out, std::uint64_t v) {
+    if (v < 10000) {
+        out.commit(write_small_uint(out.reserve(4), static_cast<std::uint32_t>(v)));
+        return;
+    }
+    append_uint_general(out, v);
+}
 void append_double(Buffer& out, double v);
 /// A float64 field value: the shortest round trip, or NaN, +Inf and -Inf (which no JSON number
 /// can say) as those words between `quote`s ("\"" in JSON, nothing in logfmt).
