@@ -3,6 +3,9 @@
 // reference (the rules of RFC 8259 and U+FFFD replacement).
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -101,4 +104,27 @@ TEST_CASE("Integers at the edges of the small-integer path match std::to_string"
         fieldlog::detail::append_uint(out, v);
         CHECK(out.view() == std::to_string(v));
     }
+}
+
+TEST_CASE("Short strings that end at a page end are read within the page", "[text]") {
+    // The page after the text is inaccessible: a 16-byte load past a string's end would fault.
+    const long page = sysconf(_SC_PAGESIZE);
+    void* map = mmap(nullptr, static_cast<std::size_t>(2 * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    char* const base = static_cast<char*>(map);
+    REQUIRE(mprotect(base + page, static_cast<std::size_t>(page), PROT_NONE) == 0);
+    for (std::size_t n = 0; n <= 17; ++n) {
+        for (std::size_t gap = 0; gap <= 17; ++gap) {  // bytes between the text's end and the page end
+            char* text = base + page - gap - n;
+            for (std::size_t i = 0; i < n; ++i) text[i] = static_cast<char>('a' + i);
+            if (n > 0 && gap % 2 == 1) text[n / 2] = '"';  // and the escaping path, half the time
+            const std::string_view s(text, n);
+            std::string expected = "\"";
+            for (const char c : s) expected += c == '"' ? std::string("\\\"") : std::string(1, c);
+            expected += '"';
+            CHECK(quoted(s) == expected);
+        }
+    }
+    CHECK(quoted(std::string_view()) == "\"\"");
+    munmap(map, static_cast<std::size_t>(2 * page));
 }

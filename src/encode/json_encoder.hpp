@@ -98,7 +98,7 @@ private:
     /// A member's value, right after write_key() in the encoder's own member loops (the top
     /// level, Object): there no container is being skipped and the key was just written, so
     /// begin_value() reduces to clearing after_key_ (saving a call through value() a member).
-    void write_member_value(const Value& v) {
+    [[gnu::always_inline]] void write_member_value(const Value& v) {
         if (v.kind() == Value::Kind::custom) {
             write_custom(v);
             return;

@@ -164,17 +164,7 @@ void append_json_escaped(Buffer& out, std::string_view s) {
     append_escaped_loop(out, s);
 }
 
-void append_json_string(Buffer& out, std::string_view s) {
-    const std::size_t n = s.size();
-    if (n <= kShortJsonText) {
-        char* o = out.reserve(kShortJsonText + 2);
-        if (copy_short_safe(o + 1, reinterpret_cast<const unsigned char*>(s.data()), n)) {
-            o[0] = '"';
-            o[n + 1] = '"';
-            out.commit(o + n + 2);
-            return;
-        }
-    }
+void append_json_string_general(Buffer& out, std::string_view s) {
     out.push_back('"');
     append_json_escaped(out, s);
     out.push_back('"');

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "base/buffer.hpp"
+#include "encode/json_safe.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog::detail {
@@ -26,8 +27,17 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 /// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
 void append_json_escaped(Buffer& out, std::string_view s);
 
-/// Appends `s` as a quoted JSON string.
-void append_json_string(Buffer& out, std::string_view s);
+/// Appends `s` as a quoted JSON string: any string.
+void append_json_string_general(Buffer& out, std::string_view s);
+/// The same; inline, a short plain string (most values) is copied in the caller with no call.
+[[gnu::always_inline]] inline void append_json_string(Buffer& out, std::string_view s) {
+    char* o = out.reserve(kShortJsonText + 2);
+    if (char* end = copy_short_json_string(o, s)) [[likely]] {
+        out.commit(end);
+        return;
+    }
+    append_json_string_general(out, s);
+}
 
 /// Go's time.Duration.String(): "0s", "1.5µs", "1.25ms", "2h3m4.5s".
 void append_go_duration(Buffer& out, std::int64_t nanos);
