@@ -166,6 +166,20 @@ TEST_CASE("keys, message and logger name are escaped like values", "[json]") {
     CHECK(jsonl_errors(lines) == "");
 }
 
+TEST_CASE("an object whose later key needs escaping is written whole, its nested objects too", "[json]") {
+    // The first members are written as given before the escaped key is met; the object is then
+    // written again through the general path, with the same bytes as if it had been from the start.
+    const fieldlog::Field nested[] = {{"x", 1}, {"x", 2}, {"y", "z"}};
+    const fieldlog::Field inner[] = {{"p", "q"}, {"t", fieldlog::Object(std::span(nested))}};
+    const fieldlog::Field object[] = {{"a", 1}, {"in", fieldlog::Object(std::span(inner))}, {"b\"c", true}, {"d", "e"}};
+    CHECK(line_with({{"o", fieldlog::Object(std::span(object))}}) ==
+          kPrefix + R"(,"o":{"a":1,"in":{"p":"q","t":{"x":2,"y":"z"}},"b\"c":true,"d":"e"}})");
+    const fieldlog::Field repeated[] = {{"a", 1}, {"b", 2}, {"a", 3}};
+    CHECK(line_with({{"o", fieldlog::Object(std::span(repeated))}}) == kPrefix + R"(,"o":{"b":2,"a":3}})");
+    const fieldlog::Field empty_key[] = {{"", 1}, {std::string_view("\0", 1), 2}};
+    CHECK(line_with({{"o", fieldlog::Object(std::span(empty_key))}}) == kPrefix + R"(,"o":{"":1,"\u0000":2}})");
+}
+
 TEST_CASE("a logger name of any length is written whole, escaped", "[json]") {
     auto sink = capture();
     const std::string name = std::string(70, 'n') + "\"\t" + std::string(13, 'x');

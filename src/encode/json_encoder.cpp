@@ -75,17 +75,15 @@ void JsonEncoder::record(const RecordInput& r) {
 
 namespace {
 
-/// True when `fields` has at most a few keys, each short and JSON-safe (written as given), no
-/// two equal, and no value a user type (one may write further keys into this object after its
-/// value): then no member of the object can repeat another.
-bool keys_known_distinct(std::span<const Field> fields) noexcept {
+/// True when `fields` has at most a few keys, each short, no two equal, and no value a user
+/// type (one may write further keys into this object after its value): then, if every key is
+/// also JSON-safe (checked as it is written), no member of the object can repeat another.
+bool keys_short_distinct(std::span<const Field> fields) noexcept {
     constexpr std::size_t kMaxCompared = 8;  // pairs compared grow with the square
     if (fields.size() > kMaxCompared) return false;
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string_view key = fields[i].key;
-        if (fields[i].value.kind() == Value::Kind::custom || key.size() > kShortJsonText ||
-            !copy_short_safe(nullptr, reinterpret_cast<const unsigned char*>(key.data()), key.size()))
-            return false;
+        if (fields[i].value.kind() == Value::Kind::custom || key.size() > kShortJsonText) return false;
         for (std::size_t j = 0; j < i; ++j) {
             if (fields[j].key == key) return false;
         }
@@ -125,35 +123,55 @@ bool keys_known_distinct(std::span<const Field> fields) noexcept {
     after_key_ = true;
 }
 
-[[gnu::always_inline]] inline void JsonEncoder::write_known_key(std::string_view k) {
-    if (after_key_) out_.append("null");  // the previous key got no value
+[[gnu::always_inline]] inline bool JsonEncoder::write_plain_key(std::string_view k) {
     const std::size_t separator = has_items_[depth_] ? 1 : 0;
-    has_items_[depth_] = true;
     char* const begin = out_.reserve(2 + kShortJsonText + 2);
-    *begin = ',';
     char* o = begin + separator;
-    *o++ = '"';
-    copy_short(o, k.data(), k.size());
-    o += k.size();
-    o[0] = '"';
-    o[1] = ':';
-    out_.commit(o + 2);
-    after_key_ = true;
+    char* const end = copy_short_json_block(o + 1, k);
+    if (end == nullptr) [[unlikely]] return false;
+    *begin = ',';
+    *o = '"';
+    end[0] = '"';
+    end[1] = ':';
+    out_.commit(end + 2);
+    has_items_[depth_] = true;
+    return true;
 }
 
 void JsonEncoder::write_object(std::span<const Field> fields) {
-    // Inside an object just opened: no container is being skipped, no array is innermost.
-    if (keys_known_distinct(fields)) {
-        for (const Field& f : fields) {
-            write_known_key(f.key);
-            write_member_value(f.value);
-        }
+    if (depth_ == kMaxDepth) {
+        out_.append(kDepthPlaceholder);
         return;
     }
+    if (keys_short_distinct(fields)) {
+        // Written as given, with no duplicate-key index level: every value is written (none is
+        // a user type), so no key is left without one. A key that needs escaping undoes it all.
+        const std::size_t start = out_.size();
+        out_.push_back('{');
+        ++depth_;
+        is_array_[depth_] = false;
+        has_items_[depth_] = false;
+        bool plain = true;
+        for (const Field& f : fields) {
+            if (!write_plain_key(f.key)) [[unlikely]] {
+                plain = false;
+                break;
+            }
+            write_value(f.value);
+        }
+        --depth_;
+        if (plain) [[likely]] {
+            out_.push_back('}');
+            return;
+        }
+        out_.truncate(start);
+    }
+    open('{', false);
     for (const Field& f : fields) {
         write_key(f.key);
         write_member_value(f.value);
     }
+    close();
 }
 
 void JsonEncoder::key(std::string_view k) { write_key(k); }
@@ -358,12 +376,7 @@ void JsonEncoder::write_other_value(const Value& v) {
             append_base64(out_, v.as_bytes());
             out_.push_back('"');
             break;
-        case Value::Kind::object:
-            if (open('{', false)) {
-                write_object(v.as_object());
-                close();
-            }
-            break;
+        case Value::Kind::object: write_object(v.as_object()); break;
         case Value::Kind::array:
             if (open('[', true)) {
                 for (const Value& element : v.as_array()) value(element);

@@ -76,11 +76,12 @@ private:
     /// key(), inlined into the encoder's own member loops (a key costs ~100 instructions; the
     /// call and its register saves were a fifth of that).
     void write_key(std::string_view k);
-    /// A key known short, JSON-safe and not repeated (see write_object()), in a nested object.
-    void write_known_key(std::string_view k);
-    /// An Object's members. Keys that are few, short, JSON-safe and distinct as given are
-    /// written as given and cannot repeat, so they skip the duplicate-key index (~45
-    /// instructions a key); any other Object goes through it.
+    /// A key known short and not repeated (see write_object()), in a nested object: written
+    /// with its separator when it is JSON-safe; false, writing nothing that counts, otherwise.
+    bool write_plain_key(std::string_view k);
+    /// An Object value, brackets included. Keys that are few, short, JSON-safe and distinct as
+    /// given are written as given and cannot repeat, so they skip the duplicate-key index (~45
+    /// instructions a key) and its level for the object; any other Object goes through it.
     void write_object(std::span<const Field> fields);
     /// Writes what goes before a value (an array's comma); false when no value may go here.
     /// Inline: every scalar passes through it.
