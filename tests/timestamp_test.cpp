@@ -821,6 +821,26 @@ TEST_CASE("Field times of three minutes in any order each get their own text", "
     }
 }
 
+TEST_CASE("A JSON time value is the field text, quoted unless numeric", "[timestamp]") {
+    const Timestamp values[] = {at(date::sys_days{date::year{1970} / 1 / 1}, 3s),
+                                at(date::sys_days{date::year{1980} / 1 / 1}, 12h + 59s, 999999999),
+                                at(date::sys_days{date::year{2026} / 3 / 29}, 1h + 30s, 1000),
+                                Timestamp{1'700'000'000, 1'500'000'000}};  // a fraction to carry
+    std::minstd_rand order(11);
+    for (const TestZone& zone : test_zones()) {
+        for (int step = 0; step < 200; ++step) {
+            const Timestamp t = values[order() % std::size(values)];
+            const fieldlog::TimestampFormat format{all_precisions[order() % precision_count], zone.ours};
+            char buf[fieldlog::max_rfc3339_size];
+            const std::string text(buf, fieldlog::detail::append_rfc3339_value(buf, t, format));
+            fieldlog::detail::Buffer out;
+            out.append("x");
+            fieldlog::detail::append_json_time_value(out, t, format);
+            REQUIRE(out.view() == (format.is_numeric() ? "x" + text : "x\"" + text + "\""));
+        }
+    }
+}
+
 TEST_CASE("Threads writing at once each get their own zone's text", "[timestamp][concurrent]") {
     std::vector<std::thread> threads;
     std::vector<int> failures(test_zones().size());

@@ -256,9 +256,7 @@ void JsonEncoder::index_pending(PendingMembers& pending) {
     }
 }
 
-void JsonEncoder::write_time(Timestamp t) {
-    out_.commit(write_timestamp<append_rfc3339_value>(out_.reserve(max_rfc3339_size + 2), t));
-}
+void JsonEncoder::write_time(Timestamp t) { append_json_time_value(out_, t, options_.timestamp); }
 
 void JsonEncoder::value(const Value& v) {
     if (v.kind() == Value::Kind::custom) {

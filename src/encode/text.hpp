@@ -53,6 +53,8 @@ void append_error_code(Buffer& out, const std::error_code& ec);
 /// cache, so that field times (often days or years from now) and the record's own time do not
 /// evict each other's cached second.
 char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noexcept;
+/// A time value in JSON: append_rfc3339_value's text, quoted unless numeric.
+void append_json_time_value(Buffer& out, Timestamp t, const TimestampFormat& f);
 
 /// "00" to "99": two digits per look-up.
 inline constexpr std::array<char, 200> kDigitPairs = [] {

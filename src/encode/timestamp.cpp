@@ -561,6 +561,34 @@ namespace detail {
 char* append_rfc3339_value(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     return append_in<Slot::field>(out, t, f);
 }
+
+void append_json_time_value(Buffer& out, Timestamp t, const TimestampFormat& f) {
+    char* o = out.reserve(max_rfc3339_size + 2);
+    ThreadCaches* const caches = t_caches;
+    // The default layout in a minute the recent field cache holds: written here whole, quotes
+    // included, with no further call (every other case: append_in).
+    if (caches != nullptr && f.precision == TimestampPrecision::nano && t.nanos < nanos_per_second) [[likely]] {
+        const ThreadCache& cache = caches->fields.entries[caches->fields.recent];
+        if (holds(cache, t, f)) [[likely]] {
+            o[0] = '"';
+            std::memcpy(o + 1, cache.prefix, sizeof cache.prefix);
+            put2(o + 18, static_cast<std::uint32_t>(t.seconds - cache.minute_start));
+            write_9_digits(o + 21, t.nanos);
+            std::memcpy(o + 30, &cache.suffix, sizeof cache.suffix);
+            o[30 + cache.suffix_len] = '"';
+            out.commit(o + 31 + cache.suffix_len);
+            return;
+        }
+    }
+    if (f.is_numeric()) {
+        out.commit(append_in<Slot::field>(o, t, f));
+        return;
+    }
+    o[0] = '"';
+    char* end = append_in<Slot::field>(o + 1, t, f);
+    *end = '"';
+    out.commit(end + 1);
+}
 }  // namespace detail
 
 bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept {
