@@ -48,7 +48,7 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
 /// For n > 16: copies p[0, n) to `o` 16 bytes at a time while checking them, and returns how
 /// many leading bytes are JSON-safe (all of them are copied; bytes after that count may have
 /// been written too, and are overwritten by the caller). One pass, no library call.
-std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
+[[gnu::always_inline]] inline std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
     std::size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
@@ -165,6 +165,23 @@ void append_json_escaped(Buffer& out, std::string_view s) {
 }
 
 void append_json_string_general(Buffer& out, std::string_view s) {
+#if defined(__SSE2__)
+    if (const std::size_t n = s.size(); n > kShortJsonText) {
+        // Quotes and text in one reservation; the escaper takes over at the first unsafe byte.
+        char* o = out.reserve(n + 2);
+        o[0] = '"';
+        const std::size_t safe = copy_safe_prefix(o + 1, reinterpret_cast<const unsigned char*>(s.data()), n);
+        if (safe == n) [[likely]] {
+            o[n + 1] = '"';
+            out.commit(o + n + 2);
+            return;
+        }
+        out.commit(o + 1 + safe);
+        append_escaped_loop(out, s.substr(safe));
+        out.push_back('"');
+        return;
+    }
+#endif
     out.push_back('"');
     append_json_escaped(out, s);
     out.push_back('"');
