@@ -18,13 +18,6 @@ void MemberIndex::grow() {
 }
 
 void MemberIndex::append_run(const Segment& segment) {
-    const bool fast = depth_ == 0 && count_ == 0 && segment_count_ < 2 && (levels_[0].mask & segment.mask) == 0;
-    if (fast) {
-        segments_.refs[segment_count_++] = SegmentRef{segment, out_.size()};
-        out_.append(segment.bytes);
-        levels_[0].mask |= segment.mask;
-        return;
-    }
     // Some key may repeat one already written: add the members one by one.
     for (std::size_t i = 0; i < segment.members.size(); ++i) {
         const SegmentMember& m = segment.members[i];

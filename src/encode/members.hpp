@@ -73,10 +73,17 @@ public:
     }
 
     /// Appends a pre-encoded run (its keys already unique) to the top level, cutting out the
-    /// earlier members whose keys it repeats. Inline check: most records have no bound or no
-    /// scope fields.
+    /// earlier members whose keys it repeats. Inline: most records have no bound or no scope
+    /// fields, and a run whose keys meet none before it is only copied and noted.
     void append_segment(const Segment& segment) {
-        if (!segment.members.empty()) append_run(segment);
+        if (segment.members.empty()) return;
+        if (depth_ == 0 && count_ == 0 && segment_count_ < 2 && (levels_[0].mask & segment.mask) == 0) [[likely]] {
+            segments_.refs[segment_count_++] = SegmentRef{segment, out_.size()};
+            out_.append(segment.bytes);
+            levels_[0].mask |= segment.mask;
+            return;
+        }
+        append_run(segment);
     }
 
     /// Reports the member being written in the innermost open object: its separator starts at
@@ -140,6 +147,7 @@ private:
     }
     std::size_t add_slow(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
                          std::uint64_t full_tag);
+    /// append_segment() when a key of the run may repeat one already written.
     void append_run(const Segment& segment);
     void push(const Entry& entry) {
         if (count_ == capacity_) [[unlikely]] grow();

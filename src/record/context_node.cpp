@@ -281,12 +281,15 @@ ContextNode* make_flat_node(ContextHome* home, ContextNode* parent, std::span<co
     auto* copied = reinterpret_cast<Field*>(static_cast<char*>(block) + head);
     char* at = static_cast<char*>(block) + head + structs;
     for (std::size_t i = 0; i < fields.size(); ++i) {
-        Field& f = *new (copied + i) Field(fields[i]);
-        at = copy_text(at, fields[i].key, f.key);
-        if (f.value.kind() == Value::Kind::string) {
+        const Field& in = fields[i];
+        std::string_view key;
+        at = copy_text(at, in.key, key);
+        if (in.value.kind() == Value::Kind::string) {
             std::string_view value;
-            at = copy_text(at, fields[i].value.as_string(), value);
-            f.value = Value(value);
+            at = copy_text(at, in.value.as_string(), value);
+            new (copied + i) Field{key, Value(value)};
+        } else {
+            new (copied + i) Field{key, in.value};
         }
     }
     node->fields = copied;

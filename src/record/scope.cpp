@@ -49,17 +49,25 @@ ThreadCounters* counters_of_this_thread() noexcept {
     return context != nullptr ? &context->counters : nullptr;
 }
 
+/// close_layer() for a layer that is not the innermost, or was re-opened from a capture.
+[[gnu::noinline]] void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept;
+
 /// Removes the innermost layer opened for `own` and drops `own`'s reference (the closing
 /// Scope's); the layers above it are remade on the one below, each with the fields its own
-/// chain added.
-void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
+/// chain added. Inline: a scope closing innermost, the usual case, only pops.
+[[gnu::always_inline]] inline void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
     std::vector<ScopeLayer>& layers = home.layers;
-    if (!layers.empty() && layers.back().own == own && layers.back().chain == own) {  // the innermost: pop
+    if (!layers.empty() && layers.back().own == own && layers.back().chain == own) [[likely]] {  // the innermost: pop
         layers.pop_back();
         home.top = layers.empty() ? nullptr : layers.back().chain;
         release(&home, own, 2);  // the layer's reference and the Scope's
         return;
     }
+    close_layer_slow(home, own, scratch);
+}
+
+void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
+    std::vector<ScopeLayer>& layers = home.layers;
     std::size_t i = layers.size();
     while (i > 0 && layers[i - 1].own != own) --i;
     if (i == 0) {  // not open here: its thread exited before it closed
