@@ -1,7 +1,8 @@
 // Context nodes (see context_node.hpp): the typed copy made when a node is made, and the lazy
 // encoding the record path asks for. A node is one pooled block: the node, then its structs
 // (the top-level fields, nested containers' arrays, user types' tapes), then the bytes of every
-// string it holds. The copy runs twice over the fields, to size the block and then to fill it.
+// string it holds. Fields that are all scalars and strings are sized and copied in one pass;
+// any others twice, to size the block and then to fill it (a user type runs twice).
 #include "record/context_node.hpp"
 
 #include <algorithm>
