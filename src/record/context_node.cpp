@@ -53,6 +53,8 @@ namespace {
 
 constexpr std::size_t kAlign = alignof(std::max_align_t);
 constexpr std::size_t align_up(std::size_t n) noexcept { return (n + kAlign - 1) & ~(kAlign - 1); }
+// A tape's ops are taken one by one and must lie back to back: no padding between them.
+static_assert(sizeof(TapeOp) % kAlign == 0);
 
 /// Copies values into a node's block: measuring when it has no block (every take() returns
 /// null and only the sizes grow), writing when it has one. A writing copy never goes past the
