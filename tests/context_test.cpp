@@ -228,6 +228,27 @@ TEST_CASE("a context value of any size is written whole through with()", "[conte
     CHECK(sink->lines()[0] == info_line("m", R"(,"user_agent":")" + agent + R"(","after":1)"));
 }
 
+TEST_CASE("a with() or a Scope of no fields adds nothing, alone and under others", "[context]") {
+    auto sink = fieldlog_test::capture();
+    const auto log = fieldlog::get("svc");
+    const std::span<const fieldlog::Field> none;
+    const auto empty = log.with(none);
+    empty.info("a");
+    const auto under = log.with({{"k", 1}}).with(none);
+    {
+        const Scope nothing{none};
+        under.info("b");
+        const Scope inner{{"s", 2}};
+        const Scope again{none};
+        empty.info("c");
+    }
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == info_line("a", ""));
+    CHECK(lines[1] == info_line("b", R"(,"k":1)"));
+    CHECK(lines[2] == info_line("c", R"(,"s":2)"));
+}
+
 TEST_CASE("a recycled context node carries nothing of its previous request", "[context]") {
     auto sink = fieldlog_test::capture();
     const auto log = fieldlog::get("svc");

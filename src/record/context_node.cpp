@@ -224,8 +224,10 @@ const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Seg
     void* block = pool_allocate(home, size);
     auto* made = new (block) EncodedContext{nullptr, encoding.options_id, static_cast<std::uint32_t>(out.size()),
                                             static_cast<std::uint32_t>(run.count), run.mask};
-    std::memcpy(const_cast<SegmentMember*>(made->members()), members.data(), run.count * sizeof(SegmentMember));
-    std::memcpy(const_cast<char*>(made->bytes()), out.data(), out.size());
+    if (run.count != 0) {  // a node of no fields has no member table to copy (nor, maybe, a vector)
+        std::memcpy(const_cast<SegmentMember*>(made->members()), members.data(), run.count * sizeof(SegmentMember));
+        std::memcpy(const_cast<char*>(made->bytes()), out.data(), out.size());
+    }
     out.shrink();
     out.clear();
 
