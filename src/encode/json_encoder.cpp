@@ -222,7 +222,7 @@ void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
         if ((pending.bits & bit) == 0) return false;
         for (std::size_t j = 0; j < pending.count; ++j) {
             if (pending.tag[j] == tag && pending.key_len[j] == k.size() &&
-                std::memcmp(out_.data() + pending.start[j] + kKeyOffset, k.data(), k.size()) == 0)
+                (k.empty() || std::memcmp(out_.data() + pending.start[j] + kKeyOffset, k.data(), k.size()) == 0))
                 return false;
         }
     }
