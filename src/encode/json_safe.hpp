@@ -169,25 +169,10 @@ inline constexpr std::size_t kShortJsonText = 16;
 /// kShortJsonText bytes, all JSON-safe; returns the end, or nullptr having written nothing
 /// that counts. One 16-byte load, compare and store where the block stays within its page.
 [[gnu::always_inline]] inline char* copy_short_json_string(char* o, std::string_view s) noexcept {
-    const std::size_t n = s.size();
-    if (n > kShortJsonText) return nullptr;
-#if defined(FIELDLOG_BLOCK_OVERREAD)
-    constexpr std::uintptr_t kPage = 4096;
-    if (((reinterpret_cast<std::uintptr_t>(s.data()) - 1) & (kPage - 1)) < kPage - 16) [[likely]] {
-        const char* p = s.data();
-        asm("" : "+r"(p));  // the compiler's bounds warnings cannot see the page check
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        if ((unsafe_mask(v) & ((1U << n) - 1)) != 0) return nullptr;
-        o[0] = '"';
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 1), v);
-        o[n + 1] = '"';
-        return o + n + 2;
-    }
-#endif
-    if (!copy_short_safe(o + 1, reinterpret_cast<const unsigned char*>(s.data()), n)) return nullptr;
+    if (copy_short_json_block(o + 1, s) == nullptr) return nullptr;
     o[0] = '"';
-    o[n + 1] = '"';
-    return o + n + 2;
+    o[s.size() + 1] = '"';
+    return o + s.size() + 2;
 }
 
 }  // namespace fieldlog::detail
