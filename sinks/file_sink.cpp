@@ -1,7 +1,7 @@
 // The file sink: the dispatcher's writes land in a userspace buffer (one memcpy per record);
 // the buffer goes to the file with one writev when it fills, on flush_level, on flush() and
 // from the background tick after flush_interval. Rotation, reopening and full-disk recovery
-// happen between records, under the sink's own lock, which the tick shares.
+// happen between records. Everything runs under the dispatcher's lock: no lock here.
 #include "fieldlog/sinks/file_sink.hpp"
 
 #include <fcntl.h>
@@ -14,12 +14,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 #include <vector>
 
 #include "sink_io.hpp"
-#include "ticker.hpp"
 
 namespace fieldlog {
 namespace {
@@ -54,17 +52,15 @@ std::int64_t next_boundary(std::int64_t t, RotateEvery every, bool utc) noexcept
 
 }  // namespace
 
-struct FileSink::State final : detail::Tickable {
+struct FileSink::State {
     State(FileSink& sink, FileSinkOptions opts);
 
     FileSink& owner;
     const FileSinkOptions options;
     std::string rotating_path;               ///< where the next file is opened before renames
     std::vector<std::string> rotated_paths;  ///< path.1 … path.keep
-    bool ticking = false;                    ///< registered with the background tick
     bool flush_by_tick = false;              ///< buffered bytes wait for the tick (flush_interval > 0)
 
-    std::mutex mutex;  ///< the writer (dispatcher) against the background tick
     int fd = -1;
     std::unique_ptr<char[]> buffer;
     std::size_t capacity = 0;
@@ -78,24 +74,19 @@ struct FileSink::State final : detail::Tickable {
     ino_t inode = 0;
     std::int64_t next_rotation = INT64_MAX;  ///< seconds since the epoch
     Clock::time_point retry_after{};         ///< after a failed open or rotation
-    bool closed = false;
     detail::ErrorReporter errors;
 
-    // Touched by the tick thread only.
     Clock::time_point next_path_check{};
     bool missing_once = false;  ///< path was gone at the last check (logrotate may be mid-rename)
 
-    // The caller holds `mutex` for everything below.
     int open_file() noexcept;
     bool reopen_after_failure() noexcept;
-    void reopen_locked() noexcept;
+    void reopen_file() noexcept;
     void append(std::span<const char> bytes, const Timestamp& time) noexcept;
-    void flush_locked() noexcept;
+    void flush_buffer() noexcept;
     bool write_out(const char* data, std::size_t size, std::uint64_t records) noexcept;
     void rotate(std::int64_t now_seconds) noexcept;
     void report(std::string_view operation, int error) noexcept { errors.report("file", options.path, operation, error); }
-
-    void tick(Clock::time_point now) noexcept override;
 };
 
 FileSink::State::State(FileSink& sink, FileSinkOptions opts) : owner(sink), options(std::move(opts)) {
@@ -152,8 +143,8 @@ bool FileSink::State::reopen_after_failure() noexcept {
     return true;
 }
 
-void FileSink::State::reopen_locked() noexcept {
-    flush_locked();
+void FileSink::State::reopen_file() noexcept {
+    flush_buffer();
     if (fd >= 0) ::close(fd);
     fd = -1;
     retry_after = {};
@@ -176,7 +167,7 @@ void FileSink::State::append(std::span<const char> bytes, const Timestamp& time)
         rotate(time.seconds);
     }
     if (bytes.size() > capacity - used) {
-        flush_locked();
+        flush_buffer();
         if (bytes.size() > capacity) {  // larger than the whole buffer: straight to the file
             write_out(bytes.data(), bytes.size(), 1);
             return;
@@ -188,7 +179,7 @@ void FileSink::State::append(std::span<const char> bytes, const Timestamp& time)
     ++buffered_records;
 }
 
-void FileSink::State::flush_locked() noexcept {
+void FileSink::State::flush_buffer() noexcept {
     if (used > 0) {
         write_out(buffer.get(), used, buffered_records);
         used = 0;
@@ -220,7 +211,6 @@ bool FileSink::State::write_out(const char* data, std::size_t size, std::uint64_
     unsynced = unsynced || written > 0;
     if (error == 0) {
         file_size += written;
-        owner.count_written(records, size);
         return true;
     }
     // Keep the complete records that made it; cut the torn one off so the file stays whole.
@@ -237,7 +227,6 @@ bool FileSink::State::write_out(const char* data, std::size_t size, std::uint64_
     }
     file_size += (written - data_written) + complete;
     const auto done = static_cast<std::uint64_t>(std::count(data, data + complete, '\n'));
-    owner.count_written(done, complete);
     owner.count_dropped(records - done);
     owner.count_error();
     report("write", error);
@@ -247,7 +236,7 @@ bool FileSink::State::write_out(const char* data, std::size_t size, std::uint64_
 void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
     const Clock::time_point now = Clock::now();
     if (now < retry_after) return;
-    flush_locked();
+    flush_buffer();
     // The new file exists before any old one is renamed over or dropped.
     const int next = ::open(rotating_path.c_str(), kOpenFlags | O_TRUNC, 0644);
     if (next < 0) {
@@ -288,93 +277,69 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
     }
 }
 
-void FileSink::State::tick(Clock::time_point now) noexcept {
-    bool path_checked = false;
-    bool path_missing = false;
-    struct stat st {};
-    if (options.reopen_check.count() > 0 && now >= next_path_check) {
-        next_path_check = now + options.reopen_check;
-        path_checked = ::stat(options.path.c_str(), &st) == 0;
-        path_missing = !path_checked && errno == ENOENT;
-    }
-    const std::unique_lock lock(mutex, std::try_to_lock);
-    if (!lock.owns_lock()) {  // the writer is busy: look again on the next tick
-        if (path_checked || path_missing) next_path_check = now;
-        return;
-    }
-    if (closed) return;
-    if (fd < 0) {
-        reopen_after_failure();
-    } else if (path_missing) {
-        // Gone twice in a row: deleted. Gone once: logrotate may be between its rename and its
-        // create, and a file we made now would be in its way.
-        if (missing_once) reopen_locked();
-        missing_once = !missing_once;
-    } else if (path_checked) {
-        missing_once = false;
-        if (st.st_dev != device || st.st_ino != inode) reopen_locked();
-    }
-    if (used > 0 && flush_by_tick && now - first_unflushed >= options.flush_interval) flush_locked();
-}
-
 FileSink::FileSink(FileSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {
     State& s = *state_;
     if (const int error = s.open_file(); error != 0) {
         throw std::system_error(error, std::generic_category(), "open " + s.options.path);
     }
-    std::chrono::milliseconds period = std::chrono::milliseconds::max();
-    if (s.flush_by_tick) period = std::min(period, s.options.flush_interval);
-    if (s.options.reopen_check.count() > 0) period = std::min(period, s.options.reopen_check);
-    if (period != std::chrono::milliseconds::max()) {
-        s.next_path_check = Clock::now() + s.options.reopen_check;
-        detail::add_ticking(state_.get(), period);
-        s.ticking = true;
-    }
+    s.next_path_check = Clock::now() + s.options.reopen_check;
 }
 
-FileSink::~FileSink() { FileSink::close(); }
+FileSink::~FileSink() {
+    State& s = *state_;
+    s.flush_buffer();
+    if (s.fd >= 0) ::close(s.fd);
+}
 
 const FileSinkOptions& FileSink::options() const noexcept { return state_->options; }
 
-void FileSink::write(std::span<const char> record) {
-    write_record(RecordView{record, Level::info, Timestamp(std::chrono::system_clock::now())});
+SinkInfo FileSink::info() const {
+    const State& s = *state_;
+    std::chrono::milliseconds period = std::chrono::milliseconds::max();
+    if (s.flush_by_tick) period = std::min(period, s.options.flush_interval);
+    if (s.options.reopen_check.count() > 0) period = std::min(period, s.options.reopen_check);
+    if (period == std::chrono::milliseconds::max()) period = std::chrono::milliseconds(0);
+    return {.kind = "file", .target = s.options.path, .tick_period = period};
 }
 
-void FileSink::write_record(const RecordView& record) {
+void FileSink::write(const RecordView& record) {
     State& s = *state_;
-    const std::lock_guard lock(s.mutex);
     s.append(record.bytes, record.time);
-    if (record.level >= s.options.flush_level || !s.flush_by_tick) s.flush_locked();
+    if (record.level >= s.options.flush_level || !s.flush_by_tick) s.flush_buffer();
 }
 
 void FileSink::write_batch(std::span<const RecordView> records) {
     State& s = *state_;
-    const std::lock_guard lock(s.mutex);
     bool flush_now = !s.flush_by_tick;
     for (const RecordView& record : records) {
         s.append(record.bytes, record.time);
         flush_now = flush_now || record.level >= s.options.flush_level;
     }
-    if (flush_now) s.flush_locked();
+    if (flush_now) s.flush_buffer();
 }
 
-void FileSink::flush() {
-    const std::lock_guard lock(state_->mutex);
-    state_->flush_locked();
-}
+void FileSink::flush() { state_->flush_buffer(); }
 
-void FileSink::close() {
+void FileSink::reopen() { state_->reopen_file(); }
+
+void FileSink::tick(std::chrono::steady_clock::time_point now) {
     State& s = *state_;
-    if (s.ticking) {  // first, so no tick runs while (or after) the file closes
-        detail::remove_ticking(&s);
-        s.ticking = false;
+    if (s.fd < 0) {
+        s.reopen_after_failure();
+    } else if (s.options.reopen_check.count() > 0 && now >= s.next_path_check) {
+        s.next_path_check = now + s.options.reopen_check;
+        struct stat st {};
+        if (::stat(s.options.path.c_str(), &st) == 0) {
+            s.missing_once = false;
+            if (st.st_dev != s.device || st.st_ino != s.inode) s.reopen_file();
+        } else if (errno == ENOENT) {
+            // Gone twice in a row: deleted. Gone once: logrotate may be between its rename and
+            // its create, and a file we made now would be in its way.
+            if (s.missing_once) s.reopen_file();
+            s.missing_once = !s.missing_once;
+        }
     }
-    const std::lock_guard lock(s.mutex);
-    if (s.closed) return;
-    s.flush_locked();
-    if (s.fd >= 0) ::close(s.fd);
-    s.fd = -1;
-    s.closed = true;
+    if (s.used > 0 && s.flush_by_tick && now - s.first_unflushed >= s.options.flush_interval) s.flush_buffer();
 }
 
 namespace {
@@ -393,27 +358,17 @@ void write_fully(int fd, const char* data, std::size_t size) noexcept {
 // The crash path reads the state without the lock: the thread that holds it may be the one
 // that crashed. A record counts as buffered only after its memcpy, so the bytes up to `used`
 // are whole records.
-void FileSink::emergency_flush() noexcept {
+void FileSink::write_on_crash(std::span<const RecordView> records) noexcept {
     State& s = *state_;
-    if (s.fd < 0 || s.used == 0) return;
-    if (s.need_newline) write_fully(s.fd, "\n", 1);
-    s.need_newline = false;
+    if (s.fd < 0) return;
+    if (s.used > 0 || !records.empty()) {
+        if (s.need_newline) write_fully(s.fd, "\n", 1);
+        s.need_newline = false;
+    }
     write_fully(s.fd, s.buffer.get(), s.used);
     s.used = 0;
     s.buffered_records = 0;
-}
-
-void FileSink::emergency_write(std::span<const char> record) noexcept {
-    State& s = *state_;
-    if (s.fd < 0) return;
-    if (s.need_newline) write_fully(s.fd, "\n", 1);
-    s.need_newline = false;
-    write_fully(s.fd, record.data(), record.size());
-}
-
-void FileSink::reopen() {
-    const std::lock_guard lock(state_->mutex);
-    if (!state_->closed) state_->reopen_locked();
+    for (const RecordView& record : records) write_fully(s.fd, record.bytes.data(), record.bytes.size());
 }
 
 }  // namespace fieldlog

@@ -1,7 +1,7 @@
 // The UDP sink: each record becomes one message of a sendmmsg(2) batch, as iovecs pointing at
 // the record's bytes (plus, for RFC 5424, a per-message head and the fixed header tail), so
 // nothing is copied unless a record must be cut to fit. Re-resolution runs on the background
-// tick and hands a new address over through a flag the writer checks once per call.
+// thread, off the record path, and connects to a new address under the sink's mutex().
 #include "fieldlog/sinks/udp_sink.hpp"
 
 #include <netdb.h>
@@ -14,14 +14,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 
+#include "base/ticker.hpp"
 #include "sink_io.hpp"
-#include "ticker.hpp"
 
 namespace fieldlog {
 namespace {
@@ -30,6 +30,10 @@ constexpr std::size_t kBatch = 64;            // messages per sendmmsg call
 constexpr std::size_t kMaxDatagram = 65507;   // IPv4's largest UDP payload
 constexpr std::size_t kHeadCapacity = 48;     // "<191>1 " + 27-char timestamp + ' '
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
+// A new address waits at most this long for the writer to let go of the sink's mutex; then it
+// is taken at the next resolution.
+constexpr int kHandOverAttempts = 100;
+constexpr auto kHandOverRetry = std::chrono::microseconds(100);
 
 struct Endpoint {
     sockaddr_storage address{};
@@ -178,11 +182,7 @@ struct UdpSink::State final : detail::Tickable {
     Endpoint endpoint;
     bool ticking = false;
 
-    // Re-resolution hand-over: the tick fills `pending` under the mutex and raises the flag.
-    std::mutex pending_mutex;
-    Endpoint pending;
-    std::atomic<bool> has_pending{false};
-    Endpoint resolved;  ///< the tick's last answer (tick thread only)
+    Endpoint resolved;  ///< the resolver's last answer taken (background thread only)
 
     // RFC 5424: "HOSTNAME APP-NAME PROCID - - ", rebuilt in a forked child (new PROCID).
     std::string host_app;  ///< "HOSTNAME APP-NAME "
@@ -201,7 +201,6 @@ struct UdpSink::State final : detail::Tickable {
 
     void build_tail() noexcept;
     void connect_to(const Endpoint& target);
-    void adopt_pending() noexcept;
     void send(std::span<const RecordView> records) noexcept;
     std::size_t prepare(const RecordView& record, std::size_t slot, char* cut_into) noexcept;
     void flush_batch(std::size_t count) noexcept;
@@ -274,21 +273,6 @@ void UdpSink::State::connect_to(const Endpoint& target) {
     endpoint = target;
 }
 
-void UdpSink::State::adopt_pending() noexcept {
-    Endpoint next;
-    {
-        const std::lock_guard lock(pending_mutex);
-        next = pending;
-        has_pending.store(false, std::memory_order_relaxed);
-    }
-    try {
-        connect_to(next);
-    } catch (const std::system_error& e) {
-        owner.count_error();
-        report("connect", e.code().value());
-    }
-}
-
 void UdpSink::State::tick(std::chrono::steady_clock::time_point) noexcept {
     Endpoint fresh;
     if (const int rc = resolve(where, 0, fresh); rc != 0) {
@@ -297,10 +281,19 @@ void UdpSink::State::tick(std::chrono::steady_clock::time_point) noexcept {
         return;
     }
     if (fresh.same_as(resolved)) return;
-    resolved = fresh;
-    const std::lock_guard lock(pending_mutex);
-    pending = fresh;
-    has_pending.store(true, std::memory_order_release);
+    SinkMutex& mutex = owner.mutex();
+    for (int attempt = 0; !mutex.try_lock(); ++attempt) {
+        if (attempt == kHandOverAttempts) return;  // `resolved` unchanged: taken next time
+        std::this_thread::sleep_for(kHandOverRetry);
+    }
+    try {
+        connect_to(fresh);
+        resolved = fresh;
+    } catch (const std::system_error& e) {
+        owner.count_error();
+        report("connect", e.code().value());
+    }
+    mutex.unlock();
 }
 
 /// Fills message `slot` for `record`; returns its datagram size, or 0 when it is dropped.
@@ -347,9 +340,6 @@ void UdpSink::State::flush_batch(std::size_t count) noexcept {
     while (start < count) {
         const int sent = ::sendmmsg(fd, &messages[start], static_cast<unsigned>(count - start), MSG_DONTWAIT | MSG_NOSIGNAL);
         if (sent > 0) {
-            std::uint64_t bytes = 0;
-            for (std::size_t i = start; i < start + static_cast<std::size_t>(sent); ++i) bytes += messages[i].msg_len;
-            owner.count_written(static_cast<std::uint64_t>(sent), bytes);
             start += static_cast<std::size_t>(sent);
             continue;
         }
@@ -367,7 +357,6 @@ void UdpSink::State::flush_batch(std::size_t count) noexcept {
 }
 
 void UdpSink::State::send(std::span<const RecordView> records) noexcept {
-    if (has_pending.load(std::memory_order_acquire)) adopt_pending();
     if (fd < 0) {
         owner.count_dropped(records.size());
         return;
@@ -397,44 +386,35 @@ UdpSink::UdpSink(UdpSinkOptions options) : state_(std::make_unique<State>(*this,
     }
 }
 
-UdpSink::~UdpSink() { UdpSink::close(); }
-
-void UdpSink::close() {
-    State& s = *state_;
-    if (s.ticking) {
-        detail::remove_ticking(&s);
-        s.ticking = false;
-    }
-    if (s.fd >= 0) ::close(s.fd);
-    s.fd = -1;
+UdpSink::~UdpSink() {
+    if (state_->ticking) detail::remove_ticking(state_.get());
 }
 
-void UdpSink::write(std::span<const char> record) {
-    const RecordView view{record, Level::info, Timestamp(std::chrono::system_clock::now())};
-    state_->send({&view, 1});
-}
+SinkInfo UdpSink::info() const { return {.kind = "udp", .target = state_->options.address}; }
 
-void UdpSink::write_record(const RecordView& record) { state_->send({&record, 1}); }
+void UdpSink::write(const RecordView& record) { state_->send({&record, 1}); }
 
 void UdpSink::write_batch(std::span<const RecordView> records) { state_->send(records); }
 
-void UdpSink::emergency_write(std::span<const char> record) noexcept {
+void UdpSink::write_on_crash(std::span<const RecordView> records) noexcept {
     const State& s = *state_;
     if (s.fd < 0) return;
-    std::size_t size = record.size();
-    if (size > 0 && record[size - 1] == '\n') --size;
     char head[16] = "<";
     char* o = std::to_chars(head + 1, head + sizeof head, s.options.facility * 8 + severity(Level::fatal)).ptr;
     for (const char c : std::string_view(">1 - ")) *o++ = c;  // "-": no clock reading on this path
-    iovec parts[3] = {{head, static_cast<std::size_t>(o - head)},
-                      {const_cast<char*>(s.tail.data()), s.tail_size},
-                      {const_cast<char*>(record.data()), size}};
-    msghdr message{};
     const bool syslog = s.options.framing == UdpFraming::rfc5424;
-    message.msg_iov = syslog ? parts : parts + 2;
-    message.msg_iovlen = syslog ? 3 : 1;
-    if ((syslog ? parts[0].iov_len + parts[1].iov_len : 0) + size > s.options.max_datagram) return;
-    ::sendmsg(s.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    for (const RecordView& record : records) {
+        std::size_t size = record.bytes.size();
+        if (size > 0 && record.bytes[size - 1] == '\n') --size;
+        iovec parts[3] = {{head, static_cast<std::size_t>(o - head)},
+                          {const_cast<char*>(s.tail.data()), s.tail_size},
+                          {const_cast<char*>(record.bytes.data()), size}};
+        if ((syslog ? parts[0].iov_len + parts[1].iov_len : 0) + size > s.options.max_datagram) continue;
+        msghdr message{};
+        message.msg_iov = syslog ? parts : parts + 2;
+        message.msg_iovlen = syslog ? 3 : 1;
+        ::sendmsg(s.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
 }
 
 std::uint64_t UdpSink::truncated() const noexcept { return state_->truncated.load(std::memory_order_relaxed); }

@@ -87,8 +87,8 @@ class SequenceSink final : public fieldlog::Sink {
 public:
     SequenceSink(std::size_t threads, bool gaps_allowed) : next_(threads, 0), received_(threads, 0), gaps_(gaps_allowed) {}
 
-    void write(std::span<const char> record) override {
-        const std::string_view line(record.data(), record.size());
+    void write(const fieldlog::RecordView& record) override {
+        const std::string_view line(record.bytes.data(), record.bytes.size());
         const std::uint64_t t = number_after(line, "\"t\":");
         const std::uint64_t n = number_after(line, "\"n\":");
         const std::lock_guard lock(mutex_);
@@ -134,9 +134,9 @@ private:
 /// busy, so whatever is logged meanwhile lands in one later batch). Counts batch sizes.
 class GateSink final : public fieldlog::Sink {
 public:
-    void write(std::span<const char> record) override {
+    void write(const fieldlog::RecordView& record) override {
         std::unique_lock lock(mutex_);
-        lines_.emplace_back(record.data(), record.size() - 1);
+        lines_.emplace_back(record.bytes.data(), record.bytes.size() - 1);
         entered_ = true;
         changed_.notify_all();
         changed_.wait(lock, [this] { return released_; });
@@ -146,7 +146,7 @@ public:
             const std::lock_guard lock(mutex_);
             largest_batch_ = std::max(largest_batch_, records.size());
         }
-        for (const fieldlog::RecordView& r : records) write(r.bytes);
+        for (const fieldlog::RecordView& r : records) write(r);
     }
     void flush() override {}
 

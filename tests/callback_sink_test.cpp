@@ -55,7 +55,7 @@ TEST_CASE("a callback that throws costs its record, counted, and never reaches t
     CHECK_NOTHROW(fieldlog::flush());
     fieldlog::shutdown();
     CHECK(calls == 4);
-    CHECK(sink->counters().records == 2);
+    CHECK(sink->counters().records == 4);  // handed over; two of them lost
     CHECK(sink->counters().dropped == 2);
     CHECK(sink->counters().errors >= 3);  // two records and at least one flush
 }

@@ -398,7 +398,7 @@ namespace {
 /// flush() waits.
 class GateSink final : public fieldlog::Sink {
 public:
-    void write(std::span<const char>) override {
+    void write(const fieldlog::RecordView&) override {
         std::unique_lock lock(mutex_);
         ++entered_;
         changed_.notify_all();

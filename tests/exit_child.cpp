@@ -54,8 +54,8 @@ void fault() {
 /// A sink that faults on the writer thread when it meets a record whose message is "boom".
 class TripwireSink final : public fieldlog::Sink {
 public:
-    void write(std::span<const char> record) override {
-        if (std::string_view(record.data(), record.size()).find("\"msg\":\"boom\"") != std::string_view::npos) fault();
+    void write(const fieldlog::RecordView& record) override {
+        if (std::string_view(record.bytes.data(), record.bytes.size()).find("\"msg\":\"boom\"") != std::string_view::npos) fault();
     }
     void flush() override {}
 };

@@ -22,8 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "support/deliver.hpp"
 #include "support/test_support.hpp"
 
+using fieldlog_test::deliver;
 using fieldlog_test::jsonl_file_errors;
 using fieldlog_test::read_file;
 using fieldlog_test::read_lines;
@@ -78,23 +80,23 @@ private:
 
 }  // namespace
 
-TEST_CASE("a file sink buffers whole records until flush and counts them", "[file_sink]") {
+TEST_CASE("a file sink buffers whole records until flush; what it was handed is counted", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("logs/app.log");  // the directory is created
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms});
     fieldlog::FileSink buffered({.path = dir.file("buffered.log")});
 
     const std::string a = numbered(1), b = numbered(2);
-    buffered.write_record(view(a));
-    buffered.write_record(view(b));
+    deliver(buffered, view(a));
+    deliver(buffered, view(b));
     CHECK(read_file(dir.file("buffered.log")).empty());  // still in the userspace buffer
-    CHECK(buffered.counters().records == 0);              // counted when written, not when buffered
-    buffered.flush();
-    CHECK(read_file(dir.file("buffered.log")) == a + b);
     CHECK(buffered.counters().records == 2);
     CHECK(buffered.counters().bytes == a.size() + b.size());
+    buffered.flush();
+    CHECK(read_file(dir.file("buffered.log")) == a + b);
+    CHECK(buffered.counters().dropped == 0);
 
-    sink.write_record(view(a));  // flush_interval 0: every call reaches the file
+    deliver(sink, view(a));  // flush_interval 0: every call reaches the file
     CHECK(read_file(path) == a);
 }
 
@@ -103,9 +105,9 @@ TEST_CASE("a record at flush_level or above reaches the file at once", "[file_si
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms, .flush_level = fieldlog::Level::warn});
     const std::string info = numbered(1), warn = numbered(2);
-    sink.write_record(view(info, fieldlog::Level::info));
+    deliver(sink, view(info, fieldlog::Level::info));
     CHECK(read_file(path).empty());
-    sink.write_record(view(warn, fieldlog::Level::warn));
+    deliver(sink, view(warn, fieldlog::Level::warn));
     CHECK(read_file(path) == info + warn);
 }
 
@@ -119,12 +121,12 @@ TEST_CASE("fsync_on_flush syncs after each flush that wrote something, and a fai
                                      .reopen_check = 0ms});
             {
                 const StderrTo capture(report);
-                sink.write_record(view(numbered(1)));
-                sink.write_record(view(numbered(2)));
+                deliver(sink, view(numbered(1)));
+                deliver(sink, view(numbered(2)));
                 sink.flush();  // writes both, then fsync
                 sink.flush();  // nothing written since: no fsync
-                sink.write_record(view(numbered(3), fieldlog::Level::error));  // written at once, then fsync
-                sink.close();  // nothing left to write: no fsync
+                deliver(sink, view(numbered(3), fieldlog::Level::error));  // written at once, then fsync
+                sink.flush();  // nothing left to write: no fsync
             }
             const fieldlog::SinkCounters counters = sink.counters();
             CHECK(counters.records == 3);
@@ -138,8 +140,8 @@ TEST_CASE("fsync_on_flush syncs after each flush that wrote something, and a fai
         const std::string path = dir.file("app.log");
         fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms, .fsync_on_flush = true});
         const std::string a = numbered(1), b = numbered(2);
-        sink.write_record(view(a));
-        sink.write_record(view(b));
+        deliver(sink, view(a));
+        deliver(sink, view(b));
         CHECK(read_file(path).empty());
         sink.flush();
         CHECK(read_file(path) == a + b);
@@ -148,13 +150,16 @@ TEST_CASE("fsync_on_flush syncs after each flush that wrote something, and a fai
 }
 
 TEST_CASE("buffered records reach the file after flush_interval without another record", "[file_sink]") {
+    // Through configure(): the dispatcher's background tick calls tick() under the sink's mutex.
     const TempDir dir;
     const std::string path = dir.file("app.log");
-    fieldlog::FileSink sink({.path = path, .flush_interval = 30ms});
-    const std::string line = numbered(1);
-    sink.write_record(view(line));
-    CHECK(wait_until([&] { return read_file(path) == line; }));
-    CHECK(sink.counters().records == 1);
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .flush_interval = 30ms}}}});
+    fieldlog::get("file_sink.tick").info("waits for the tick");
+    CHECK(read_file(path).empty());  // a 256 KiB buffer and no flush_level record: nothing yet
+    CHECK(wait_until([&] { return read_lines(path).size() == 1; }));
+    CHECK(fieldlog::metrics().sinks.at(0).counters.records == 1);
+    fieldlog::configure({.sinks = {}});
 }
 
 TEST_CASE("size rotation keeps N files, each within the limit and on record boundaries", "[file_sink]") {
@@ -163,8 +168,7 @@ TEST_CASE("size rotation keeps N files, each within the limit and on record boun
     const std::uint64_t limit = 1000;
     {
         fieldlog::FileSink sink({.path = path, .buffer_size = 256, .max_size = limit, .keep = 3});
-        for (int n = 0; n < 200; ++n) sink.write_record(view(numbered(n, 40 + static_cast<std::size_t>(n % 7) * 9)));
-        sink.close();
+        for (int n = 0; n < 200; ++n) deliver(sink, view(numbered(n, 40 + static_cast<std::size_t>(n % 7) * 9)));
     }
     CHECK_FALSE(std::filesystem::exists(path + ".4"));
     CHECK_FALSE(std::filesystem::exists(path + ".rotating"));
@@ -191,9 +195,9 @@ TEST_CASE("a record larger than max_size gets a file of its own", "[file_sink]")
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 200, .keep = 2});
     const std::string small = numbered(1), big = numbered(2, 500), after = numbered(3);
-    sink.write_record(view(small));
-    sink.write_record(view(big));
-    sink.write_record(view(after));
+    deliver(sink, view(small));
+    deliver(sink, view(big));
+    deliver(sink, view(after));
     CHECK(read_file(path + ".2") == small);
     CHECK(read_file(path + ".1") == big);
     CHECK(read_file(path) == after);
@@ -206,8 +210,8 @@ TEST_CASE("a rotation that cannot open the new file keeps every old file and ret
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 2});
     {
         const StderrTo quiet;  // the failure is reported there
-        sink.write_record(view(numbered(1, 80)));
-        sink.write_record(view(numbered(2, 80)));  // would rotate: cannot, so it stays in app.log
+        deliver(sink, view(numbered(1, 80)));
+        deliver(sink, view(numbered(2, 80)));  // would rotate: cannot, so it stays in app.log
     }
     CHECK(numbers_in(path) == std::vector<int>{1, 2});
     CHECK_FALSE(std::filesystem::exists(path + ".1"));
@@ -216,7 +220,7 @@ TEST_CASE("a rotation that cannot open the new file keeps every old file and ret
 
     std::filesystem::remove(path + ".rotating");
     std::this_thread::sleep_for(1100ms);  // failed rotations are retried after a second
-    sink.write_record(view(numbered(3, 80)));
+    deliver(sink, view(numbered(3, 80)));
     CHECK(numbers_in(path + ".1") == std::vector<int>{1, 2});
     CHECK(numbers_in(path) == std::vector<int>{3});
 }
@@ -225,8 +229,8 @@ TEST_CASE("keep = 0 starts a new file and drops the old one only after it opened
     const TempDir dir;
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 0});
-    sink.write_record(view(numbered(1, 80)));
-    sink.write_record(view(numbered(2, 80)));
+    deliver(sink, view(numbered(1, 80)));
+    deliver(sink, view(numbered(2, 80)));
     CHECK(numbers_in(path) == std::vector<int>{2});
     CHECK_FALSE(std::filesystem::exists(path + ".1"));
 }
@@ -248,9 +252,9 @@ TEST_CASE("time rotation starts a new file at the next hour or day boundary", "[
         DYNAMIC_SECTION(c.name) {
             fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .rotate_every = c.every, .rotate_utc = c.utc});
             const std::string first = numbered(1), second = numbered(2), third = numbered(3);
-            sink.write_record(view(first, fieldlog::Level::info, now));
-            sink.write_record(view(second, fieldlog::Level::info, now));  // same period: same file
-            sink.write_record(view(third, fieldlog::Level::info, {now.seconds + 2 * c.step, 0}));  // past the next boundary
+            deliver(sink, view(first, fieldlog::Level::info, now));
+            deliver(sink, view(second, fieldlog::Level::info, now));  // same period: same file
+            deliver(sink, view(third, fieldlog::Level::info, {now.seconds + 2 * c.step, 0}));  // past the next boundary
             CHECK(read_file(path + ".1") == first + second);
             CHECK(read_file(path) == third);
         }
@@ -287,10 +291,10 @@ TEST_CASE("local time rotation splits at local midnight and at the local top of 
 
             const std::string just_before = numbered(1), at_first = numbered(2), before_second = numbered(3),
                               at_second = numbered(4);
-            sink.write_record(view(just_before, fieldlog::Level::info, {first - 1, 999'999'999}));  // 1 ns before
-            sink.write_record(view(at_first, fieldlog::Level::info, {first, 0}));
-            sink.write_record(view(before_second, fieldlog::Level::info, {second - 1, 999'999'999}));
-            sink.write_record(view(at_second, fieldlog::Level::info, {second, 0}));
+            deliver(sink, view(just_before, fieldlog::Level::info, {first - 1, 999'999'999}));  // 1 ns before
+            deliver(sink, view(at_first, fieldlog::Level::info, {first, 0}));
+            deliver(sink, view(before_second, fieldlog::Level::info, {second - 1, 999'999'999}));
+            deliver(sink, view(at_second, fieldlog::Level::info, {second, 0}));
             // path.1 is the newest rotated file, path.2 the one before.
             CHECK(read_file(path + ".2") == just_before);
             CHECK(read_file(path + ".1") == at_first + before_second);
@@ -304,22 +308,22 @@ TEST_CASE("reopen() lets go of a file logrotate renamed", "[file_sink]") {
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .reopen_check = 0ms});
     const std::string before = numbered(1), between = numbered(2), after = numbered(3);
-    sink.write_record(view(before));
+    deliver(sink, view(before));
     std::filesystem::rename(path, path + ".old");
-    sink.write_record(view(between));  // still buffered for the old file
+    deliver(sink, view(between));  // still buffered for the old file
     sink.reopen();
-    sink.write_record(view(after));
+    deliver(sink, view(after));
     sink.flush();
     CHECK(read_file(path + ".old") == before + between);
     CHECK(read_file(path) == after);
 }
 
-TEST_CASE("the background check reopens a replaced or deleted file", "[file_sink]") {
+TEST_CASE("the periodic check reopens a replaced or deleted file", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .reopen_check = 10ms});
     int n = 0;
-    sink.write_record(view(numbered(n++)));
+    deliver(sink, view(numbered(n++)));
     bool replaced = false;
     SECTION("replaced by a new file") {
         std::filesystem::rename(path, path + ".1");
@@ -331,7 +335,8 @@ TEST_CASE("the background check reopens a replaced or deleted file", "[file_sink
     }
     // Records go to the old file until the check notices; then to the file at `path`.
     REQUIRE(wait_until([&] {
-        sink.write_record(view(numbered(n++)));
+        sink.tick(std::chrono::steady_clock::now());  // what the background tick does
+        deliver(sink, view(numbered(n++)));
         return std::filesystem::exists(path) && !read_file(path).empty();
     }));
     const std::vector<int> in_new = numbers_in(path);
@@ -355,7 +360,7 @@ TEST_CASE("a file whose last record was torn gets the next record on a fresh lin
     }
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms});
     const std::string next = numbered(3);
-    sink.write_record(view(next));
+    deliver(sink, view(next));
     const std::vector<std::string> lines = read_lines(path);
     REQUIRE(lines.size() == 3);
     CHECK(lines[2] + "\n" == next);
@@ -432,16 +437,16 @@ TEST_CASE("reload() reopens the file sinks the configuration keeps", "[file_sink
     CHECK(read_lines(path)[0].find("\"msg\":\"after\"") != std::string::npos);
 }
 
-TEST_CASE("the crash path writes the buffered records and one last record without the lock", "[file_sink]") {
+TEST_CASE("the crash path writes the buffered records, then its own, without the lock", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
     fieldlog::FileSink sink({.path = path, .flush_interval = 60000ms});
     const std::string a = numbered(1), b = numbered(2), last = numbered(3);
-    sink.write_record(view(a));
-    sink.write_record(view(b));
+    deliver(sink, view(a));
+    deliver(sink, view(b));
     CHECK(read_file(path).empty());
-    sink.emergency_flush();
-    sink.emergency_write(last);
+    const fieldlog::RecordView last_view = view(last);
+    sink.write_on_crash({&last_view, 1});
     CHECK(read_file(path) == a + b + last);
     sink.flush();  // nothing is written twice
     CHECK(read_file(path) == a + b + last);
@@ -453,12 +458,12 @@ TEST_CASE("writing to /dev/full drops and counts records and reports once a seco
     fieldlog::FileSink sink({.path = "/dev/full", .reopen_check = 0ms});
     {
         const StderrTo capture(report);
-        for (int n = 0; n < 10; ++n) sink.write_record(view(numbered(n)));
+        for (int n = 0; n < 10; ++n) deliver(sink, view(numbered(n)));
         sink.flush();
-        sink.write_record(view(numbered(10), fieldlog::Level::error));  // flushes at once: fails again
+        deliver(sink, view(numbered(10), fieldlog::Level::error));  // flushes at once: fails again
     }
     const fieldlog::SinkCounters counters = sink.counters();
-    CHECK(counters.records == 0);
+    CHECK(counters.records == 11);
     CHECK(counters.dropped == 11);
     CHECK(counters.errors == 2);
     // Two failures within a second: one line, with the errno text.
@@ -486,27 +491,26 @@ TEST_CASE("a full disk cuts the file back to the last whole record and logging r
     const StderrTo quiet;  // the sink reports the full disk there
     int n = 0;
     while (sink.counters().dropped == 0 && n < 10000) {
-        sink.write_record(view(numbered(n++, 300)));
+        deliver(sink, view(numbered(n++, 300)));
     }
     sink.flush();
     const fieldlog::SinkCounters full = sink.counters();
     REQUIRE(full.dropped > 0);
     CHECK(full.errors > 0);
-    CHECK(full.records + full.dropped == static_cast<std::uint64_t>(n));
+    CHECK(full.records == static_cast<std::uint64_t>(n));
     const std::string text = read_file(path);
-    CHECK(text.size() == full.bytes);
+    CHECK(text.size() == 300 * (full.records - full.dropped));  // every record is 300 bytes
     CHECK(text.back() == '\n');
     CHECK(jsonl_file_errors(path).empty());
-    CHECK(numbers_in(path).size() == full.records);
+    CHECK(numbers_in(path).size() == full.records - full.dropped);
 
     std::filesystem::remove(filler);  // space returns
     const int resumed_from = n;
-    for (int i = 0; i < 20; ++i) sink.write_record(view(numbered(n++, 300)));
+    for (int i = 0; i < 20; ++i) deliver(sink, view(numbered(n++, 300)));
     sink.flush();
     const fieldlog::SinkCounters after = sink.counters();
     CHECK(after.dropped == full.dropped);
     CHECK(after.records == full.records + 20);
     CHECK(numbers_in(path).back() == resumed_from + 19);
     CHECK(jsonl_file_errors(path).empty());
-    sink.close();
 }

@@ -283,9 +283,9 @@ namespace {
 /// A memory sink that says it is a terminal, so console output gets colour.
 class TerminalSink final : public fieldlog::Sink {
 public:
-    void write(std::span<const char> record) override { lines.emplace_back(record.data(), record.size() - 1); }
+    void write(const fieldlog::RecordView& record) override { lines.emplace_back(record.bytes.data(), record.bytes.size() - 1); }
     void flush() override {}
-    [[nodiscard]] bool is_terminal() const noexcept override { return true; }
+    [[nodiscard]] fieldlog::SinkInfo info() const override { return {.terminal = true}; }
     std::vector<std::string> lines;
 };
 }  // namespace

@@ -14,7 +14,7 @@
 namespace fieldlog {
 
 struct FIELDLOG_API SinkMetrics {
-    std::string kind;    ///< "stdout", "stderr", "file", "udp", "null", "memory", "custom"
+    std::string kind;    ///< Sink::info().kind: "stdout", "stderr", "file", "udp", "null", "memory", "callback", "custom"
     std::string target;  ///< path or address; empty for the others
     SinkCounters counters;
 };

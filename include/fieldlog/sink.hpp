@@ -1,17 +1,25 @@
-// Sinks: where finished lines go. The dispatcher hands each sink complete records only, from
-// one thread at a time (it does the locking), so a sink is two functions: write and flush.
-// Implementations live in sinks/; their headers in include/fieldlog/sinks/.
+// Sinks: where finished lines go. A sink is two functions, write and flush. The dispatcher calls
+// every function of a sink under that sink's one lock, counts the records and bytes it hands
+// over, and keeps a sink's exception from its callers; a sink only writes (and reports what it
+// alone knows: records it lost, system calls that failed). Implementations live in sinks/.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog {
+
+namespace detail {
+struct SinkAccess;
+}
 
 /// One complete, encoded record as a sink sees it. `bytes` ends with '\n'.
 /// NOTE: the bytes live in a per-thread buffer or the async queue; a sink MUST NOT keep the
@@ -22,18 +30,67 @@ struct FIELDLOG_API RecordView {
     Timestamp time{};
 };
 
-/// A sink's own counters, readable at any time from any thread.
+/// A sink's counters, readable at any time from any thread.
 struct FIELDLOG_API SinkCounters {
-    std::uint64_t records = 0;  ///< records fully written
-    std::uint64_t bytes = 0;    ///< bytes fully written
-    std::uint64_t dropped = 0;  ///< records lost (full disk, no receiver, oversize, …)
-    std::uint64_t errors = 0;   ///< failed system calls
+    std::uint64_t records = 0;  ///< records the dispatcher handed to the sink
+    std::uint64_t bytes = 0;    ///< their bytes
+    std::uint64_t dropped = 0;  ///< of those, records lost: the sink's report (full disk, no receiver, …) or a throw
+    std::uint64_t errors = 0;   ///< failed system calls the sink reported, and exceptions it threw
 };
 
-/// Base of every sink. Write two functions; the dispatcher guarantees one caller at a time.
+/// What the dispatcher asks of a sink once, when it joins a running configuration.
+struct FIELDLOG_API SinkInfo {
+    std::string_view kind = "custom";  ///< metrics label ("stdout", "file", …); MUST outlive the sink (a literal)
+    std::string target;                ///< path or address; empty when there is none
+    bool terminal = false;             ///< the destination is a terminal (console colour is chosen by this)
+    std::chrono::milliseconds tick_period{0};  ///< how often tick() wants to run; 0: never
+};
+
+/// The lock the dispatcher holds around every call into one sink. Free, it costs one atomic
+/// instruction each way; a thread that finds it held sleeps (a futex), so a slow sink never
+/// spins a core. Meets BasicLockable (std::lock_guard). try_lock() and unlock() are
+/// async-signal-safe (the crash path uses them).
+class FIELDLOG_API SinkMutex {
+public:
+    SinkMutex() = default;
+    SinkMutex(const SinkMutex&) = delete;
+    SinkMutex& operator=(const SinkMutex&) = delete;
+
+    void lock() noexcept {
+        if (!try_lock()) [[unlikely]] lock_contended();
+    }
+    bool try_lock() noexcept {
+        std::uint32_t expected = kFree;
+        return state_.compare_exchange_strong(expected, kLocked, std::memory_order_acquire, std::memory_order_relaxed);
+    }
+    void unlock() noexcept {
+        if (state_.exchange(kFree, std::memory_order_release) == kContended) [[unlikely]] state_.notify_one();
+    }
+
+private:
+    // Drepper's three-state mutex ("Futexes Are Tricky"): unlock wakes someone only when a
+    // waiter may exist.
+    static constexpr std::uint32_t kFree = 0;
+    static constexpr std::uint32_t kLocked = 1;
+    static constexpr std::uint32_t kContended = 2;  ///< locked, and some thread may be waiting
+
+    [[gnu::noinline]] void lock_contended() noexcept {
+        // Whoever takes the lock here marks it contended: its unlock then wakes the next waiter.
+        while (state_.exchange(kContended, std::memory_order_acquire) != kFree) {
+            state_.wait(kContended, std::memory_order_relaxed);
+        }
+    }
+
+    std::atomic<std::uint32_t> state_{kFree};
+};
+
+/// Base of every sink: write two functions. The dispatcher calls them from one thread at a
+/// time, holding mutex(); it counts records and bytes, and an exception thrown by any of them
+/// loses that record for this sink (counted as dropped and as an error, reported on stderr at
+/// most once a second) and never reaches the logging call.
 /// **Example**
 ///   class StderrSink final : public fieldlog::Sink {
-///       void write(std::span<const char> line) override { ::write(2, line.data(), line.size()); }
+///       void write(const fieldlog::RecordView& r) override { ::write(2, r.bytes.data(), r.bytes.size()); }
 ///       void flush() override {}
 ///   };
 class FIELDLOG_API Sink {
@@ -43,44 +100,46 @@ public:
     Sink& operator=(const Sink&) = delete;
     virtual ~Sink() = default;
 
-    /// Writes one complete record (it ends with '\n'). MUST NOT throw.
-    virtual void write(std::span<const char> record) = 0;
-    /// Pushes buffered bytes to the OS (and further, if the sink promises that). MUST NOT throw.
+    /// Writes one complete record (it ends with '\n').
+    virtual void write(const RecordView& record) = 0;
+    /// Pushes buffered bytes to the OS (and further, if the sink promises that).
     virtual void flush() = 0;
 
-    /// A record with its level and time, for sinks that frame by them (syslog). Default: write().
-    virtual void write_record(const RecordView& record) { write(record.bytes); }
-    /// Several records at once, for sinks that can batch (writev, sendmmsg). Default: one by one.
-    virtual void write_batch(std::span<const RecordView> records) {
-        for (const RecordView& r : records) write_record(r);
-    }
-    /// Called once, after the last write, before the sink is destroyed: flush and release.
-    virtual void close() { flush(); }
-    /// Reopens files after logrotate moved them; a no-op for sinks without files.
+    // Optional extras, called under the same lock.
+
+    /// Several records at once, in order (the async writer's batches), for sinks that can batch
+    /// (writev, sendmmsg). Default: write() each; a record whose write() throws is lost alone.
+    virtual void write_batch(std::span<const RecordView> records);
+    /// Periodic chores (a timed flush, checking that the file is still there), about every
+    /// info().tick_period, on the library's background thread.
+    virtual void tick(std::chrono::steady_clock::time_point now) { static_cast<void>(now); }
+    /// Reopens files after logrotate moved them (SIGHUP, reopen_files(), reload()).
     virtual void reopen() {}
-    /// Crash path (a fatal signal, from its handler): writes what the sink has buffered
-    /// straight to its destination. MUST be async-signal-safe: write(2) only, no lock, no heap.
-    virtual void emergency_flush() noexcept {}
-    /// Crash path, after emergency_flush(): writes one record straight to the destination,
-    /// under the same rules. Default: nothing (the record is lost for this sink).
-    virtual void emergency_write(std::span<const char> record) noexcept { static_cast<void>(record); }
-    /// True when the destination is a terminal (console colour is chosen by this).
-    [[nodiscard]] virtual bool is_terminal() const noexcept { return false; }
+    /// Crash path (a fatal signal, from its handler): writes what the sink has buffered, then
+    /// `records`, straight to the destination. May be called several times. MUST be
+    /// async-signal-safe: write(2) and the like only, no lock, no heap. It is called without
+    /// regard to mutex() (the holder may be the thread that crashed). Default: nothing (what
+    /// the sink buffered and these records are lost for it).
+    virtual void write_on_crash(std::span<const RecordView> records) noexcept { static_cast<void>(records); }
+    /// What the dispatcher needs to know about this sink; asked once when it joins a configuration.
+    [[nodiscard]] virtual SinkInfo info() const { return {}; }
 
     /// A snapshot of this sink's counters.
     [[nodiscard]] SinkCounters counters() const noexcept;
+    /// The dispatcher's lock for this sink. Take it to read, from another thread, state that
+    /// write() changes (MemorySink::lines() does); never from inside a call the dispatcher made.
+    [[nodiscard]] SinkMutex& mutex() const noexcept { return mutex_; }
 
 protected:
-    /// Counting helpers for implementations (relaxed atomics: statistics, not synchronisation).
-    /// count_written is for the write path, which runs on one thread at a time (the dispatcher
-    /// serialises write() and flush(); a sink's own thread must share a lock with them): it
-    /// adds without a locked instruction, two fewer per record. The others may be called from
-    /// any thread.
-    void count_written(std::uint64_t records, std::uint64_t bytes) noexcept;
-    void count_dropped(std::uint64_t records = 1) noexcept;
-    void count_error() noexcept;
+    /// Records this sink lost after it took them (any thread; relaxed atomics: statistics).
+    void count_dropped(std::uint64_t records = 1) noexcept { dropped_.fetch_add(records, std::memory_order_relaxed); }
+    /// A system call of this sink's that failed (any thread).
+    void count_error() noexcept { errors_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
+    friend struct detail::SinkAccess;  // the dispatcher's counting
+
+    mutable SinkMutex mutex_;
     std::atomic<std::uint64_t> records_{0};
     std::atomic<std::uint64_t> bytes_{0};
     std::atomic<std::uint64_t> dropped_{0};
@@ -91,13 +150,5 @@ inline SinkCounters Sink::counters() const noexcept {
     return {records_.load(std::memory_order_relaxed), bytes_.load(std::memory_order_relaxed),
             dropped_.load(std::memory_order_relaxed), errors_.load(std::memory_order_relaxed)};
 }
-inline void Sink::count_written(std::uint64_t records, std::uint64_t bytes) noexcept {
-    records_.store(records_.load(std::memory_order_relaxed) + records, std::memory_order_relaxed);
-    bytes_.store(bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
-}
-inline void Sink::count_dropped(std::uint64_t records) noexcept {
-    dropped_.fetch_add(records, std::memory_order_relaxed);
-}
-inline void Sink::count_error() noexcept { errors_.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace fieldlog

@@ -1,6 +1,6 @@
 // fork(): the library's one set of atfork handlers, below every layer so that any part with
 // state a child must not inherit half-done can take part: src/control/fork.cpp gives the
-// library's own hooks (configuration, thread-registry and sink locks), sinks/ticker.cpp adds
+// library's own hooks (configuration, thread-registry and sink locks), base/ticker.cpp adds
 // the sinks' background tick. One set of handlers, so one lock order. Cold path.
 #pragma once
 

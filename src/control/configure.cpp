@@ -7,6 +7,7 @@
 
 #include "control/fork.hpp"
 #include "control/state.hpp"
+#include "dispatch/sink_calls.hpp"
 #include "record/thread_registry.hpp"
 
 namespace fieldlog {
@@ -18,17 +19,14 @@ std::string in_quotes(const std::string& text) { return '"' + text + '"'; }
 
 /// Makes the sink `sink_config` describes; errors start with where it was defined
 /// (`fieldlog.toml:14: sinks[1].path`) or, for sinks made in code, with `sinks[<index>]`.
-std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index, std::string& kind, std::string& where) {
+std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index) {
     const SinkTarget& target = sink_config.target;
     const std::string at =
         sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
     if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
-        kind = std_stream->stream == StdStream::out ? "stdout" : "stderr";
         return std::make_shared<StdoutSink>(std_stream->stream);
     }
     if (const auto* file = std::get_if<FileSinkOptions>(&target)) {
-        kind = "file";
-        where = file->path;
         try {
             return std::make_shared<FileSink>(*file);
         } catch (const std::system_error& e) {
@@ -38,8 +36,6 @@ std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index
         }
     }
     if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) {
-        kind = "udp";
-        where = udp->address;
         try {
             return std::make_shared<UdpSink>(*udp);
         } catch (const std::exception& e) {
@@ -48,9 +44,6 @@ std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index
     }
     const auto& custom = std::get<std::shared_ptr<Sink>>(target);
     if (!custom) throw ConfigError(at + ": an empty std::shared_ptr<Sink>");
-    kind = dynamic_cast<const NullSink*>(custom.get()) != nullptr     ? "null"
-           : dynamic_cast<const MemorySink*>(custom.get()) != nullptr ? "memory"
-                                                                       : "custom";
     return custom;
 }
 
@@ -58,67 +51,44 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
     pipeline->flush_each_record = flush_each_record;
+    RoutingTable& routing = pipeline->routing;
     for (std::size_t index = 0; index < config.sinks.size(); ++index) {
         const SinkConfig& sink_config = config.sinks[index];
         std::shared_ptr<SinkHandle> handle;
-        for (const auto& candidate : pipeline->handles) {  // the same sink twice in one config
+        for (const auto& candidate : routing.sinks) {  // the same sink twice in one config
             if (candidate->origin == sink_config.target) handle = candidate;
         }
         if (!handle && previous != nullptr) {
-            for (const auto& candidate : previous->handles) {
+            for (const auto& candidate : previous->routing.sinks) {
                 if (candidate->origin == sink_config.target) handle = candidate;
             }
         }
-        if (!handle) {
-            handle = std::make_shared<SinkHandle>();
-            handle->sink = make_sink(sink_config, index, handle->kind, handle->target);
-            handle->origin = sink_config.target;
-        }
-        if (std::find(pipeline->handles.begin(), pipeline->handles.end(), handle) == pipeline->handles.end()) {
-            pipeline->handles.push_back(handle);
-        }
-
-        EncoderOptions options{.format = sink_config.format.value_or(config.format),
-                               .timestamp = config.timestamp,
-                               .duration = config.duration};
-        options.colour = options.format == Format::console && handle->sink->is_terminal();
-        auto channel = std::find_if(pipeline->channels.begin(), pipeline->channels.end(),
-                                    [&](const Channel& c) { return c.options == options; });
-        if (channel == pipeline->channels.end()) {
-            pipeline->channels.push_back(
-                Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});
-            channel = pipeline->channels.end() - 1;
-        }
-        channel->routes.push_back(Route{handle.get(), sink_config.level});
-        channel->min_level = std::min(channel->min_level, sink_config.level);
-        pipeline->min_level = std::min(pipeline->min_level, sink_config.level);
+        if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target);
+        routing.add(handle,
+                    EncoderOptions{.format = sink_config.format.value_or(config.format),
+                                   .timestamp = config.timestamp,
+                                   .duration = config.duration},
+                    sink_config.level);
     }
     if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
     return pipeline;
 }
 
-/// Closes the sinks of `old` that `next` does not use, then frees `old`. A sink the program
-/// made (a shared_ptr<Sink> target) is only flushed: the program may hand it to configure()
-/// again, and its destructor releases it.
-void retire(std::unique_ptr<Pipeline> old, const Pipeline* next) {
+/// Retires `old`: once its last reader left and its writer wrote everything queued, every sink
+/// of it is flushed; then it is freed, and with it each sink `next` does not keep (a sink's
+/// destructor closes it; a sink the program made lives on while the program holds it).
+void retire(std::unique_ptr<Pipeline> old) {
     if (!old) return;
     wait_for_readers(old.get());
-    if (old->writer) {  // everything it queued reaches the sinks before they are closed
+    if (old->writer) {  // everything it queued reaches the sinks first
         old->writer->stop();
         ThreadRegistry& r = thread_registry();
         const std::lock_guard lock(r.mutex);
         accumulate(r.retired.async, old->writer->metrics());
     }
-    for (const auto& handle : old->handles) {
-        const bool kept = next != nullptr &&
-                          std::find(next->handles.begin(), next->handles.end(), handle) != next->handles.end();
-        const bool program_made = std::holds_alternative<std::shared_ptr<Sink>>(handle->origin);
-        const std::lock_guard lock(handle->mutex);
-        if (kept || program_made) {
-            handle->sink->flush();
-        } else {
-            handle->sink->close();
-        }
+    for (const auto& handle : old->routing.sinks) {
+        const std::lock_guard lock(handle->sink->mutex());
+        flush_sink(*handle->sink);
     }
 }
 
@@ -150,7 +120,7 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
         std::atexit(finish_at_exit);
         register_fork_handlers();
     }
-    retire(std::move(old), next_raw);
+    retire(std::move(old));
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.
     if (next_raw->writer) next_raw->writer->start();
     next_raw->open.store(true, std::memory_order_release);
@@ -177,10 +147,10 @@ void finish_at_exit() {
 /// that pipeline also had: a sink made just now has nothing to let go.
 void reopen_sinks(const Pipeline* pipeline, const std::vector<std::shared_ptr<SinkHandle>>* kept_from = nullptr) {
     if (pipeline == nullptr) return;
-    for (const auto& handle : pipeline->handles) {
+    for (const auto& handle : pipeline->routing.sinks) {
         if (kept_from != nullptr && std::find(kept_from->begin(), kept_from->end(), handle) == kept_from->end()) continue;
-        const std::lock_guard lock(handle->mutex);
-        handle->sink->reopen();
+        const std::lock_guard lock(handle->sink->mutex());
+        reopen_sink(*handle->sink);
     }
 }
 
@@ -220,7 +190,7 @@ void reload() {
     const std::lock_guard lock(s.configure_mutex);
     std::vector<std::shared_ptr<detail::SinkHandle>> before;
     if (const detail::Pipeline* current = detail::g_current_pipeline.load(std::memory_order_acquire)) {
-        before = current->handles;
+        before = current->routing.sinks;
     }
     detail::apply(s, config);
     detail::reopen_sinks(detail::g_current_pipeline.load(std::memory_order_acquire), &before);
@@ -245,7 +215,7 @@ void shutdown() {
     const std::lock_guard lock(s.configure_mutex);
     if (s.shut_down.exchange(true)) return;
     detail::Pipeline* const last = detail::g_current_pipeline.exchange(nullptr, std::memory_order_seq_cst);
-    detail::retire(std::unique_ptr<detail::Pipeline>(last), nullptr);
+    detail::retire(std::unique_ptr<detail::Pipeline>(last));
 }
 
 }  // namespace fieldlog

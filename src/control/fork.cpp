@@ -9,6 +9,7 @@
 
 #include "base/fork_hooks.hpp"
 #include "control/state.hpp"
+#include "dispatch/sink_calls.hpp"
 #include "record/thread_registry.hpp"
 
 namespace fieldlog::detail {
@@ -22,16 +23,17 @@ void prepare() noexcept {
     thread_registry().mutex.lock();
     g_forking = g_current_pipeline.load(std::memory_order_acquire);
     if (g_forking != nullptr) {
-        for (const auto& handle : g_forking->handles) {
-            handle->mutex.lock();
-            handle->sink->flush();  // what is buffered is the parent's; the child must not write it again
+        for (const auto& handle : g_forking->routing.sinks) {
+            handle->sink->mutex().lock();
+            flush_sink(*handle->sink);  // what is buffered is the parent's; the child must not write it again
         }
     }
 }
 
 void release() noexcept {
     if (g_forking != nullptr) {
-        for (auto it = g_forking->handles.rbegin(); it != g_forking->handles.rend(); ++it) (*it)->mutex.unlock();
+        const auto& sinks = g_forking->routing.sinks;
+        for (auto it = sinks.rbegin(); it != sinks.rend(); ++it) (*it)->sink->mutex().unlock();
     }
     g_forking = nullptr;
     thread_registry().mutex.unlock();

@@ -33,8 +33,8 @@ Metrics metrics() {
     m.context_pool_bytes = detail::pooled_bytes();
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
     if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
-        for (const auto& handle : pipeline->handles) {
-            m.sinks.push_back(SinkMetrics{handle->kind, handle->target, handle->sink->counters()});
+        for (const auto& handle : pipeline->routing.sinks) {
+            m.sinks.push_back(SinkMetrics{std::string(handle->info.kind), handle->info.target, handle->sink->counters()});
         }
         if (pipeline->writer) {
             const AsyncMetrics running = pipeline->writer->metrics();
@@ -122,10 +122,10 @@ std::string metrics_text() {
         std::string_view help;
         std::uint64_t SinkCounters::*member;
     } sink_counters[] = {
-        {"fieldlog_sink_records_total", "Records written by a sink.", &SinkCounters::records},
-        {"fieldlog_sink_bytes_total", "Bytes written by a sink.", &SinkCounters::bytes},
-        {"fieldlog_sink_dropped_total", "Records a sink lost.", &SinkCounters::dropped},
-        {"fieldlog_sink_errors_total", "Failed system calls in a sink.", &SinkCounters::errors},
+        {"fieldlog_sink_records_total", "Records handed to a sink.", &SinkCounters::records},
+        {"fieldlog_sink_bytes_total", "Bytes handed to a sink.", &SinkCounters::bytes},
+        {"fieldlog_sink_dropped_total", "Records a sink lost after it was handed them.", &SinkCounters::dropped},
+        {"fieldlog_sink_errors_total", "Failed system calls in a sink, and exceptions it threw.", &SinkCounters::errors},
     };
     for (const auto& c : sink_counters) {
         counter(out, c.name, c.help);

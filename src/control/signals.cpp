@@ -4,9 +4,9 @@
 //   SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL → the crash path: write what was accepted and one
 //                                             `fatal` record, then the signal again
 // Handlers only set flags, post a semaphore, or (crash path) do async-signal-safe work; reload
-// and flush run on a helper thread. Both final paths close the halt gate first (logging calls
-// then never return) and are bounded by alarm(3): when it fires, the process ends with the
-// original signal anyway.
+// and flush run on a helper thread. Both final paths (control/crash.hpp) end holding every
+// sink's mutex (logging calls then never return) and are bounded by alarm(3): when it fires,
+// the process ends with the original signal anyway.
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -21,9 +21,9 @@
 #include <mutex>
 #include <string>
 
+#include "base/signal_stack.hpp"
+#include "control/crash.hpp"
 #include "control/state.hpp"
-#include "dispatch/final_flush.hpp"
-#include "encode/final_record.hpp"
 
 namespace fieldlog {
 namespace {
@@ -39,7 +39,7 @@ std::atomic<bool> g_reload_requested{false};
 std::atomic<int> g_terminate_requested{0};  // the signal, once SIGTERM/SIGINT arrived
 std::atomic<int> g_final_owner{0};          // kernel id of the thread running a final path
 std::atomic<int> g_final_signal{0};         // what the alarm re-raises
-detail::FinalNote g_note;                   // the crash path's note to the writer thread
+detail::FinalNote g_note;                   // what the `fatal` record says
 
 int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
@@ -89,30 +89,6 @@ Claim claim_final() noexcept {
     return owner == self ? Claim::already_mine : Claim::another_thread;
 }
 
-Timestamp now_for(const detail::Pipeline* pipeline) noexcept {
-    if (pipeline != nullptr && pipeline->clock != nullptr) return pipeline->clock();
-    timespec now{};
-    ::clock_gettime(CLOCK_REALTIME, &now);
-    return Timestamp(now.tv_sec, static_cast<std::uint32_t>(now.tv_nsec));
-}
-
-/// Writes every accepted record (and the note's `fatal` record): through the writer thread
-/// when there is one that did not fault, else from here with async-signal-safe calls.
-void final_flush(detail::FinalNote& note) noexcept {
-    const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire);
-    if (pipeline == nullptr) return;
-    note.time = now_for(pipeline);
-    detail::AsyncWriter* writer = pipeline->writer.get();
-    if (writer != nullptr && !writer->on_writer_thread() && writer->request_final(note)) {
-        while (!writer->final_done()) {
-            timespec t{0, 1'000'000};
-            ::nanosleep(&t, nullptr);
-        }
-        return;
-    }
-    detail::final_flush_from_handler(*pipeline, note);
-}
-
 /// The crash path. Runs on the faulting thread, on its alternate stack.
 void on_fatal_signal(int signo, siginfo_t* info, void*) {
     const int saved_errno = errno;
@@ -122,16 +98,13 @@ void on_fatal_signal(int signo, siginfo_t* info, void*) {
         case Claim::another_thread: detail::park_until_exit();  // that thread ends the process
     }
     arm_final_alarm(signo);
-    detail::halt_logging();
     g_note = detail::FinalNote{.signo = signo,
                                .code = info != nullptr ? info->si_code : 0,
                                .address = info != nullptr ? info->si_addr : nullptr,
                                .fault = signo != SIGABRT && info != nullptr && info->si_code > 0,
                                .thread_id = current_tid(),
-                               .time = {},
-                               .fatal_record = true,
-                               .encode = &detail::encode_final_record};
-    final_flush(g_note);
+                               .time = {}};
+    detail::write_final_records(g_note, true);
     // The signal stays blocked until this handler returns; then the raised copy ends the
     // process with the default action: the exit status and core dump are the original's.
     set_default_action(signo);
@@ -146,9 +119,8 @@ void on_terminate_signal(int signo, siginfo_t*, void*) {
         if (g_terminate_requested.compare_exchange_strong(none, signo)) ::sem_post(&g_requests);
     } else if (claim_final() == Claim::mine) {  // a forked child has no helper: flush from here
         arm_final_alarm(signo);
-        detail::halt_logging();
-        g_note = detail::FinalNote{.signo = signo, .thread_id = current_tid(), .fatal_record = false};
-        final_flush(g_note);
+        g_note = detail::FinalNote{.signo = signo, .thread_id = current_tid()};
+        detail::write_final_records(g_note, false);
         set_default_action(signo);
         ::raise(signo);
     }
@@ -167,11 +139,7 @@ void on_hangup(int, siginfo_t*, void*) {
 void terminate_on(int signo) noexcept {
     if (claim_final() != Claim::mine) detail::park_until_exit();  // a crash path runs: it ends us
     arm_final_alarm(signo);
-    detail::halt_logging();
-    try {
-        flush();
-    } catch (...) {  // nothing more to do: the process ends below either way
-    }
+    detail::flush_and_hold();
     die_by(signo);
 }
 
@@ -237,8 +205,7 @@ void install_signal_handlers() {
     for (const int signo : kFatalSignals) install(signo, &on_fatal_signal, 0);
     for (const int signo : kTerminateSignals) install(signo, &on_terminate_signal, SA_RESTART);
     install(SIGHUP, &on_hangup, SA_RESTART);
-    detail::g_signal_generation.fetch_add(1, std::memory_order_relaxed);
-    detail::prepare_thread_for_signals();
+    detail::give_thread_a_signal_stack();
 }
 
 }  // namespace fieldlog

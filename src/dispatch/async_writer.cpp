@@ -1,9 +1,11 @@
 // The ring and the writer thread. A slot is a 32-byte header and the record's bytes, 8-aligned;
 // its first word is 0 until the record is committed (then its size, or size|padding for a
-// gap at the ring's end or a slot given up at the halt gate). The writer zeroes what it
+// gap at the ring's end). The writer zeroes what it
 // consumed before handing the space back, so a 0 there always means "not yet".
 // Callers: reserve with one CAS on head_, copy, commit with one release store. Writer: read
 // committed slots from tail_, sort the batch by time, hand each sink its share, zero, release.
+// Sealing sets head_'s top bit: every reservation after it fails its room check, so the seal
+// costs the record path nothing.
 #include "dispatch/async_writer.hpp"
 
 #include <linux/futex.h>
@@ -21,8 +23,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "dispatch/final_flush.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -30,6 +32,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr std::uint32_t kPaddingBit = 0x8000'0000u;
+constexpr std::uint64_t kSealedBit = std::uint64_t{1} << 63;  // in head_: nothing more is accepted
 constexpr std::size_t kHeaderSize = 32;
 constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // sizes must fit below kPaddingBit
 constexpr std::size_t kMaxBatch = 1024;
@@ -39,8 +42,8 @@ constexpr std::size_t kMaxBatch = 1024;
 // taking a core from the threads that log (the example service lost 10-15% of its requests/s
 // to it on 2 cores).
 constexpr auto kIdleSleep = 1ms;
-// How long the final drain waits for a slot reserved before the end to be committed.
-constexpr auto kFinalCommitWait = 500ms;
+// How long the crash path's walk waits for a reserved slot to be committed.
+constexpr auto kCommitWait = 500ms;
 
 // Header layout after the size word (offsets in bytes).
 constexpr std::size_t kLengthAt = 4;
@@ -112,31 +115,15 @@ std::uint64_t elapsed_nanos(std::chrono::steady_clock::time_point since) noexcep
 
 }  // namespace
 
-struct AsyncWriter::Target {
-    SinkHandle* handle;
-    std::vector<Level> lowest;  // per channel: the lowest level this sink takes; off: none
-    bool takes_everything;      // every channel, every level: the batch goes as it is
-};
-
 AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config)
     : pipeline_(pipeline),
       capacity_(ring_capacity(config.queue_bytes)),
       mask_(capacity_ - 1),
       overflow_(config.overflow),
       ring_(std::make_unique<std::uint32_t[]>(capacity_ / sizeof(std::uint32_t))),  // zeroed, pages touched now
+      handed_upto_(std::make_unique<std::atomic<std::uint64_t>[]>(pipeline.routing.sinks.size())),
       batch_(kMaxBatch),
-      views_(kMaxBatch * 2) {
-    for (const auto& handle : pipeline.handles) {
-        Target target{handle.get(), std::vector<Level>(pipeline.channels.size(), Level::off), true};
-        for (std::size_t c = 0; c < pipeline.channels.size(); ++c) {
-            for (const Route& route : pipeline.channels[c].routes) {
-                if (route.handle == handle.get()) target.lowest[c] = std::min(target.lowest[c], route.level);
-            }
-            target.takes_everything = target.takes_everything && target.lowest[c] == Level::trace;
-        }
-        targets_.push_back(std::move(target));
-    }
-}
+      views_(kMaxBatch * 2) {}
 
 AsyncWriter::~AsyncWriter() { stop(); }
 
@@ -169,17 +156,13 @@ AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordVi
             head = head_.load(std::memory_order_relaxed);
             continue;
         }
-        // seq_cst: ordered against the halt gate below and the final drain's look at head_.
+        // seq_cst: ordered against seal() (a CAS after it fails: head_ changed).
         if (head_.compare_exchange_weak(head, head + total, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
     }
 
     const std::uint64_t at = head + total - need;
     if (at != head) size_word(slot(head)).store(static_cast<std::uint32_t>(total - need) | kPaddingBit, std::memory_order_release);
     char* p = slot(at);
-    if (halting()) {  // the process is ending: give the slot up and never return
-        size_word(p).store(static_cast<std::uint32_t>(need) | kPaddingBit, std::memory_order_release);
-        park_until_exit();
-    }
     put(p + kLengthAt, static_cast<std::uint32_t>(length));
     put(p + kSecondsAt, record.time.seconds);
     put(p + kOrderKeyAt, order_key(record.time));
@@ -266,7 +249,7 @@ void* AsyncWriter::thread_main(void* self) noexcept {
 }
 
 void AsyncWriter::drain() noexcept {
-    const std::uint64_t target = head_.load(std::memory_order_seq_cst);
+    const std::uint64_t target = head_.load(std::memory_order_seq_cst) & ~kSealedBit;
     if (tail_.load(std::memory_order_acquire) >= target) return;
     ensure_running();
     waiters_.fetch_add(1, std::memory_order_seq_cst);
@@ -285,7 +268,7 @@ void AsyncWriter::stop() noexcept {
     if (state == ThreadState::stopped) return;
     stopping_.store(true, std::memory_order_seq_cst);
     if (state != ThreadState::running) {
-        if (head_.load(std::memory_order_acquire) == read_) {
+        if ((head_.load(std::memory_order_acquire) & ~kSealedBit) == read_) {
             thread_state_.store(ThreadState::stopped);
             return;
         }
@@ -305,9 +288,8 @@ void AsyncWriter::stop() noexcept {
 void AsyncWriter::run() noexcept {
     writer_tid_.store(current_tid(), std::memory_order_release);
     for (;;) {
-        if (final_request_.load(std::memory_order_acquire) != nullptr) serve_final();
         if (write_some()) continue;
-        if (stopping_.load(std::memory_order_acquire) && read_ == head_.load(std::memory_order_acquire)) break;
+        if (stopping_.load(std::memory_order_acquire) && read_ == (head_.load(std::memory_order_acquire) & ~kSealedBit)) break;
         idle_wait();
     }
     writer_tid_.store(0, std::memory_order_release);
@@ -316,8 +298,7 @@ void AsyncWriter::run() noexcept {
 void AsyncWriter::idle_wait() noexcept {
     const std::uint32_t seen = wake_.load(std::memory_order_acquire);
     writer_sleeping_.store(true, std::memory_order_seq_cst);
-    if (!committed_at(read_) && !stopping_.load(std::memory_order_seq_cst) &&
-        final_request_.load(std::memory_order_seq_cst) == nullptr) {
+    if (!committed_at(read_) && !stopping_.load(std::memory_order_seq_cst)) {
         futex_wait(wake_, seen, kIdleSleep);
     }
     writer_sleeping_.store(false, std::memory_order_relaxed);
@@ -368,26 +349,20 @@ void AsyncWriter::write_batch(std::size_t count) noexcept {
         channel_of[i] = get<std::uint16_t>(p + kChannelAt);
         bytes += length;
     }
-    batch_end_.store(read_, std::memory_order_release);
-    targets_done_.store(0, std::memory_order_release);
-    for (std::size_t t = 0; t < targets_.size(); ++t) {
-        const Target& target = targets_[t];
+    const RoutingTable& routing = pipeline_.routing;
+    for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
         std::span<const RecordView> share(all, count);
-        if (!target.takes_everything) {
+        if (!routing.takes_everything(s)) {
             std::size_t n = 0;
             for (std::size_t i = 0; i < count; ++i) {
-                if (all[i].level >= target.lowest[channel_of[i]]) chosen[n++] = all[i];
+                if (all[i].level >= routing.lowest(s, channel_of[i])) chosen[n++] = all[i];
             }
             share = std::span<const RecordView>(chosen, n);
         }
-        if (!share.empty()) {
-            const std::lock_guard lock(target.handle->mutex);
-            try {
-                target.handle->sink->write_batch(share);
-            } catch (...) {  // a sink broke its no-throw promise: its share of this batch is lost
-            }
-        }
-        targets_done_.store(t + 1, std::memory_order_release);
+        Sink& sink = *routing.sinks[s]->sink;
+        const std::lock_guard lock(sink.mutex());
+        if (!share.empty()) deliver_batch(sink, share);
+        handed_upto_[s].store(read_, std::memory_order_relaxed);  // published by the unlock
     }
     accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
@@ -417,114 +392,44 @@ void AsyncWriter::after_fork_in_child() noexcept {
     // The parent's records are the parent's to write: drop them here, including slots a parent
     // thread had reserved but not yet committed (it does not exist in this process).
     const std::uint64_t from = tail_.load(std::memory_order_relaxed);
-    const std::uint64_t upto = head_.load(std::memory_order_relaxed);
+    const std::uint64_t upto = head_.load(std::memory_order_relaxed) & ~kSealedBit;
     const std::uint64_t length = std::min<std::uint64_t>(upto - from, capacity_);
     const std::uint64_t first = std::min<std::uint64_t>(length, capacity_ - (from & mask_));
     std::memset(slot(from), 0, first);
     if (length > first) std::memset(slot(0), 0, length - first);
     read_ = upto;
     tail_.store(upto, std::memory_order_relaxed);
-    batch_end_.store(upto, std::memory_order_relaxed);
     waiters_.store(0, std::memory_order_relaxed);
     writer_sleeping_.store(false, std::memory_order_relaxed);
     writer_tid_.store(0, std::memory_order_relaxed);
-    final_request_.store(nullptr, std::memory_order_relaxed);
-    final_done_.store(false, std::memory_order_relaxed);
     if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) {
         thread_state_.store(ThreadState::needs_thread, std::memory_order_relaxed);
     }
 }
 
-bool AsyncWriter::on_writer_thread() const noexcept {
-    const int writer = writer_tid_.load(std::memory_order_acquire);
-    return writer != 0 && writer == current_tid();
+std::uint64_t AsyncWriter::seal() noexcept {
+    return head_.fetch_or(kSealedBit, std::memory_order_seq_cst) & ~kSealedBit;
 }
 
-bool AsyncWriter::request_final(const FinalNote& note) noexcept {
-    // A writer that is still starting (no tid yet) takes the request too: its loop looks at
-    // final_request_ before it writes anything. Draining from the handler instead would race
-    // with that thread and write the queued records twice.
-    if (thread_state_.load(std::memory_order_acquire) != ThreadState::running) return false;
-    final_request_.store(&note, std::memory_order_seq_cst);
-    wake_.fetch_add(1, std::memory_order_release);
-    futex_wake_all(wake_);
-    return true;
-}
-
-bool AsyncWriter::final_done() const noexcept { return final_done_.load(std::memory_order_acquire); }
-
-void AsyncWriter::serve_final() noexcept {
-    const FinalNote& note = *final_request_.load(std::memory_order_acquire);
-    // The halt gate closed before the request: every call that will ever return reserved its
-    // slot below this head (see final_flush.hpp), so draining up to it is enough.
-    const std::uint64_t target = head_.load(std::memory_order_seq_cst);
-    auto deadline = std::chrono::steady_clock::now() + kFinalCommitWait;
-    while (read_ < target) {
-        if (write_some()) {
-            deadline = std::chrono::steady_clock::now() + kFinalCommitWait;
-        } else if (std::chrono::steady_clock::now() > deadline) {
-            break;  // a slot whose thread died before committing it: what follows is lost
-        } else {
-            sleep_for(50us);
+std::uint64_t AsyncWriter::visit_unwritten(std::size_t sink, std::uint64_t end, Visitor visit, void* context) const noexcept {
+    std::uint64_t position = std::max(tail_.load(std::memory_order_acquire), handed_upto_[sink].load(std::memory_order_acquire));
+    while (position < end) {
+        const char* p = slot(position);
+        std::uint32_t size = size_word(const_cast<char*>(p)).load(std::memory_order_acquire);
+        for (auto waited = 0us; size == 0 && waited < kCommitWait; waited += 100us) {
+            sleep_for(100us);  // its thread is still copying
+            size = size_word(const_cast<char*>(p)).load(std::memory_order_acquire);
         }
-    }
-    for (const Channel& channel : pipeline_.channels) {
-        if (!note.fatal_record || note.encode == nullptr || Level::fatal < channel.min_level) continue;
-        final_record_.clear();
-        note.encode(channel.options, final_record_, final_scratch_, note);
-        const RecordView view{final_record_.span(), Level::fatal, note.time};
-        for (const Route& route : channel.routes) {
-            if (Level::fatal < route.level) continue;
-            const bool locked = lock_for_final(route.handle->mutex);
-            try {
-                route.handle->sink->write_record(view);
-            } catch (...) {
-            }
-            if (locked) route.handle->mutex.unlock();
+        if (size == 0) return position;  // never committed: its thread died (the one that crashed)
+        if ((size & kPaddingBit) == 0) {
+            const RecordView record{{p + kHeaderSize, get<std::uint32_t>(p + kLengthAt)},
+                                    static_cast<Level>(get<std::uint8_t>(p + kLevelAt)),
+                                    Timestamp(get<std::int64_t>(p + kSecondsAt), get<std::uint32_t>(p + kNanosAt))};
+            visit(context, get<std::uint16_t>(p + kChannelAt), record);
         }
+        position += size & ~kPaddingBit;
     }
-    for (const auto& handle : pipeline_.handles) {
-        const bool locked = lock_for_final(handle->mutex);
-        try {
-            handle->sink->flush();
-        } catch (...) {
-        }
-        if (locked) handle->mutex.unlock();
-    }
-    final_done_.store(true, std::memory_order_release);
-    park_until_exit();
-}
-
-void AsyncWriter::write_queued_from_handler() noexcept {
-    const std::uint64_t begin = tail_.load(std::memory_order_acquire);
-    const std::uint64_t batch_end = std::max(batch_end_.load(std::memory_order_acquire), begin);
-    const std::size_t done = targets_done_.load(std::memory_order_acquire);
-    // The halt gate closed before this: every call that will ever return reserved below head.
-    const std::uint64_t head = head_.load(std::memory_order_seq_cst);
-    std::uint64_t dead_at = head;  // the first slot found never committed: later sinks do not wait for it
-    for (std::size_t t = 0; t < targets_.size(); ++t) {
-        const Target& target = targets_[t];
-        std::uint64_t position = t < done ? batch_end : begin;  // skip what this sink already has
-        while (position < dead_at) {
-            char* p = slot(position);
-            std::uint32_t size = size_word(p).load(std::memory_order_acquire);
-            for (auto waited = 0us; size == 0 && waited < kFinalCommitWait; waited += 100us) {
-                sleep_for(100us);  // its thread is still copying
-                size = size_word(p).load(std::memory_order_acquire);
-            }
-            if (size == 0) {  // never committed: its thread died (the faulting one)
-                dead_at = position;
-                break;
-            }
-            if ((size & kPaddingBit) == 0) {
-                const auto level = static_cast<Level>(get<std::uint8_t>(p + kLevelAt));
-                if (level >= target.lowest[get<std::uint16_t>(p + kChannelAt)]) {
-                    target.handle->sink->emergency_write({p + kHeaderSize, get<std::uint32_t>(p + kLengthAt)});
-                }
-            }
-            position += size & ~kPaddingBit;
-        }
-    }
+    return end;
 }
 
 void accumulate(AsyncMetrics& total, const AsyncMetrics& more) noexcept {

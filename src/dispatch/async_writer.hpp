@@ -17,7 +17,6 @@
 #include <memory>
 #include <vector>
 
-#include "base/buffer.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/sink.hpp"
@@ -25,8 +24,6 @@
 namespace fieldlog::detail {
 
 struct Pipeline;
-struct SinkHandle;
-struct FinalNote;
 
 class AsyncWriter {
 public:
@@ -72,22 +69,23 @@ public:
     /// child's first record, flush or shutdown. Called from the atfork child handler.
     void after_fork_in_child() noexcept;
 
-    // The last flush of a process ending on a signal (see dispatch/final_flush.hpp).
+    // The crash path's view of the queue (src/control/crash.cpp): all async-signal-safe.
 
-    /// True when called on the writer thread.
-    [[nodiscard]] bool on_writer_thread() const noexcept;
-    /// Async-signal-safe: asks the writer thread to write every record reserved so far, then
-    /// `note`'s record if it has one, then flush every sink. False when no writer thread runs.
-    bool request_final(const FinalNote& note) noexcept;
-    /// Async-signal-safe: true once the writer thread did what request_final asked.
-    [[nodiscard]] bool final_done() const noexcept;
-    /// Async-signal-safe: when the writer thread cannot (it is the one that faulted, or it does
-    /// not run), the signal handler hands each queued record to every sink's emergency_write,
-    /// skipping what the faulted writer had already given to a sink.
-    void write_queued_from_handler() noexcept;
+    /// Accepts no record from now on: a caller that comes later blocks for good (policy
+    /// `block`) or loses its record, counted (`drop`). Returns the end of what was accepted.
+    std::uint64_t seal() noexcept;
+    /// How far the writer has handed records to every sink (and freed their space).
+    [[nodiscard]] std::uint64_t released() const noexcept { return tail_.load(std::memory_order_acquire); }
+    /// Kernel thread id of the writer thread; 0 when none runs.
+    [[nodiscard]] int writer_thread_id() const noexcept { return writer_tid_.load(std::memory_order_acquire); }
+    /// Calls `visit(context, channel, record)` for each committed record below `end` that the
+    /// writer has not yet handed to sink `sink` (an index into the routing table), in ring
+    /// order. A slot reserved but not yet committed is waited for, briefly; one that stays
+    /// empty (its thread died) ends the walk. Returns where the walk ended: `end`, or that slot.
+    using Visitor = void (*)(void* context, std::uint32_t channel, const RecordView& record);
+    std::uint64_t visit_unwritten(std::size_t sink, std::uint64_t end, Visitor visit, void* context) const noexcept;
 
 private:
-    struct Target;  // one sink and, per channel, the lowest level it takes
     struct Pending {
         std::uint64_t position;  // of the slot in the ring (not masked)
         std::int64_t order_key;
@@ -108,7 +106,6 @@ private:
     std::size_t collect(std::uint64_t limit) noexcept;
     void write_batch(std::size_t count) noexcept;
     void release(std::uint64_t upto) noexcept;
-    void serve_final() noexcept;
     void raise_high_water(std::uint64_t used) noexcept;
     [[nodiscard]] bool committed_at(std::uint64_t position) const noexcept;
     [[nodiscard]] char* slot(std::uint64_t position) const noexcept;
@@ -136,21 +133,13 @@ private:
     // Writer side (its thread only, except the counters, which metrics() reads).
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};
-    std::vector<Target> targets_;
+    /// Per sink: the ring position up to which the writer has handed it records. Written
+    /// under the sink's mutex, so the crash path, holding it, reads where to go on from.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> handed_upto_;
     std::vector<Pending> batch_;
     std::vector<RecordView> views_;
     std::uint64_t read_ = 0;  // next slot to look at; == tail_ between batches
     pthread_t thread_{};
-    Buffer final_record_;  // the writer encodes the `fatal` record here
-    Buffer final_scratch_;
-
-    // The batch being handed out, for the handler of a fault on the writer thread.
-    std::atomic<std::uint64_t> batch_end_{0};
-    std::atomic<std::size_t> targets_done_{0};
-
-    // Signal path.
-    std::atomic<const FinalNote*> final_request_{nullptr};
-    std::atomic<bool> final_done_{false};
     std::atomic<int> writer_tid_{0};  // kernel thread id of the writer thread; 0 when none
 };
 

@@ -1,15 +1,24 @@
-// The `fatal` record of a process that ends on a signal, encoded on the encode side: the crash
-// path (src/control/signals.cpp) puts encode_final_record into the FinalNote it hands to the
-// dispatcher (dispatch/final_flush.hpp), which calls it once per format without including any
-// encoder. Async-signal-safe: no heap, no lock.
+// The `fatal` record of a process that ends on a signal, encoded on the encode side for the
+// crash path (src/control/crash.cpp), once per format in use. Async-signal-safe: no heap, no
+// lock.
 #pragma once
 
 #include "base/buffer.hpp"
-#include "dispatch/final_flush.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/logger.hpp"
+#include "fieldlog/timestamp.hpp"
 
 namespace fieldlog::detail {
+
+/// What a handler knows about the signal that ends the process.
+struct FinalNote {
+    int signo = 0;
+    int code = 0;                   ///< siginfo si_code
+    const void* address = nullptr;  ///< faulting address, when `fault`
+    bool fault = false;             ///< raised by the CPU (si_code > 0 for SEGV/BUS/FPE/ILL)
+    int thread_id = 0;              ///< kernel id of the thread that received it
+    Timestamp time{};
+};
 
 /// The final record's logger name. Made on the first call, which install_signal_handlers()
 /// makes before any handler can run (a handler may not allocate); never destroyed (a signal may
@@ -17,7 +26,7 @@ namespace fieldlog::detail {
 const LoggerName& final_record_logger();
 
 /// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format.
-/// Uses no heap for it (the record is far below the buffer's inline size). A FinalEncoder.
+/// Uses no heap for it (the record is far below the buffer's inline size).
 void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch,
                          const FinalNote& note) noexcept;
 

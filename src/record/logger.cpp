@@ -26,12 +26,12 @@ namespace {
         ThreadCounters::bump(context.counters.after_shutdown);
         return;
     }
-    if (level < pipeline->min_level) return;
+    if (level < pipeline->routing.min_level) return;
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
-    for (const Channel& channel : pipeline->channels) {
+    for (const Channel& channel : pipeline->routing.channels) {
         if (level < channel.min_level) continue;
         const ContextEncoding encoding{channel.options, channel.options_id};
         try {

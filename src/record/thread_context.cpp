@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/signal_stack.hpp"
 #include "record/scope_layers.hpp"
 #include "record/thread_registry.hpp"
 
@@ -99,6 +100,7 @@ ThreadContext* make_thread_context() noexcept {
         return nullptr;
     }
     t_context = owner.context;
+    give_thread_a_signal_stack();
     return t_context;
 }
 

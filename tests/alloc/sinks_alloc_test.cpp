@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "alloc/alloc_counter.hpp"
+#include "support/deliver.hpp"
 #include "support/test_support.hpp"
 
 using namespace std::chrono_literals;
@@ -134,13 +135,14 @@ TEST_CASE("write_batch allocates nothing on the batching sinks", "[alloc][sinks]
     fieldlog::FileSink file({.path = dir.file("batch.log"), .max_size = 64 * 1024, .keep = 2});
     fieldlog::UdpSink udp({.address = "127.0.0.1:" + std::to_string(receiver.port), .framing = fieldlog::UdpFraming::rfc5424});
     fieldlog::StdoutSink out(fieldlog::StdStream::out);
-    for (fieldlog::Sink* sink : std::initializer_list<fieldlog::Sink*>{&file, &udp, &out}) sink->write_batch(batch);
+    for (fieldlog::Sink* sink : std::initializer_list<fieldlog::Sink*>{&file, &udp, &out}) fieldlog_test::deliver(*sink, batch);
     const std::uint64_t before = fieldlog_test::allocations();
     for (int round = 0; round < 200; ++round) {
-        for (fieldlog::Sink* sink : std::initializer_list<fieldlog::Sink*>{&file, &udp, &out}) sink->write_batch(batch);
+        for (fieldlog::Sink* sink : std::initializer_list<fieldlog::Sink*>{&file, &udp, &out}) fieldlog_test::deliver(*sink, batch);
     }
     const std::uint64_t allocated = fieldlog_test::allocations() - before;
-    file.close();
+    file.flush();
     CHECK(allocated == 0);
     CHECK(file.counters().records == 201 * 256);
+    CHECK(file.counters().dropped == 0);
 }

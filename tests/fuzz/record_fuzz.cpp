@@ -163,8 +163,8 @@ private:
 /// Keeps the last raw record (with its '\n') and how many arrived.
 class LastRecord final : public fieldlog::Sink {
 public:
-    void write(std::span<const char> record) override {
-        last.assign(record.data(), record.size());
+    void write(const fieldlog::RecordView& record) override {
+        last.assign(record.bytes.data(), record.bytes.size());
         ++count;
     }
     void flush() override {}

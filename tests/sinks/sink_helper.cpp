@@ -46,8 +46,8 @@ int pipe_writer(const std::string& id, long count) {
             lines.clear();
         }
     }
-    const fieldlog::SinkCounters counters = sink.counters();
-    return counters.records == static_cast<std::uint64_t>(count) ? 0 : 1;
+    const fieldlog::SinkCounters counters = sink.counters();  // driven directly: only its own reports
+    return counters.dropped == 0 && counters.errors == 0 ? 0 : 1;
 }
 
 /// Logs numbered records from THREADS threads until SIGTERM. SIGHUP reopens the file, as a

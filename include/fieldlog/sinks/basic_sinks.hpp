@@ -1,9 +1,8 @@
 // The simple sinks: standard output/error, null (encode, then drop) and memory (keeps lines,
-// for tests — yours too). The dispatcher calls them one thread at a time.
+// for tests — yours too). The dispatcher calls them one thread at a time, under their mutex().
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,17 +29,20 @@ class FIELDLOG_API StdoutSink final : public Sink {
 public:
     explicit StdoutSink(StdStream stream = StdStream::out);
     ~StdoutSink() override;
-    void write(std::span<const char> record) override;
+    void write(const RecordView& record) override;
     void write_batch(std::span<const RecordView> records) override;
     void flush() override {}
-    /// Crash path: one write(2), SIGPIPE kept away (async-signal-safe).
-    void emergency_write(std::span<const char> record) noexcept override;
-    [[nodiscard]] bool is_terminal() const noexcept override { return terminal_; }
+    /// Crash path: write(2) of the records, SIGPIPE kept away (async-signal-safe).
+    void write_on_crash(std::span<const RecordView> records) noexcept override;
+    [[nodiscard]] SinkInfo info() const override;
 
 private:
     enum class Destination : std::uint8_t { plain, pipe, socket };
-    void write_records(::iovec* iov, int count, std::size_t bytes) noexcept;
+    void write_records(::iovec* iov, int count) noexcept;
+    /// The crash path's write: SIGPIPE stays blocked if it raised one.
+    void write_while_dying(::iovec* iov, int count) noexcept;
 
+    StdStream stream_;
     int fd_;
     bool terminal_;
     Destination destination_;
@@ -48,25 +50,28 @@ private:
     std::unique_ptr<detail::ErrorReporter> errors_;
 };
 
-/// Drops every record after it was fully encoded; counts them. For benchmarks and for
-/// measuring the cost of encoding alone.
+/// Drops every record after it was fully encoded (the dispatcher counts them). For benchmarks
+/// and for measuring the cost of encoding alone.
 class FIELDLOG_API NullSink final : public Sink {
 public:
-    void write(std::span<const char> record) override { count_written(1, record.size()); }
+    void write(const RecordView&) override {}
     void flush() override {}
+    [[nodiscard]] SinkInfo info() const override { return {.kind = "null"}; }
 };
 
-/// Keeps every line (without its '\n') in memory. Thread-safe to read while loggers write.
+/// Keeps every line (without its '\n') in memory. lines() and clear() may be called from any
+/// thread while loggers write (they take mutex(), the lock the dispatcher writes under). Out of
+/// memory, write() throws: that record is lost, counted (the dispatcher's exception policy).
 class FIELDLOG_API MemorySink final : public Sink {
 public:
-    void write(std::span<const char> record) override;
+    void write(const RecordView& record) override;
     void flush() override {}
+    [[nodiscard]] SinkInfo info() const override { return {.kind = "memory"}; }
     /// A copy of the lines so far.
     [[nodiscard]] std::vector<std::string> lines() const;
     void clear();
 
 private:
-    mutable std::mutex mutex_;
     std::vector<std::string> lines_;
 };
 

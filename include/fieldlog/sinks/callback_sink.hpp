@@ -11,10 +11,10 @@
 
 namespace fieldlog {
 
-/// Calls `on_record` for every record and `on_flush` (if given) on flush and close.
+/// Calls `on_record` for every record and `on_flush` (if given) on flush.
 /// The dispatcher calls it from one thread at a time, so the callbacks need no lock of their
-/// own. An exception from a callback is caught and counted as an error and, for a record,
-/// a drop; it never reaches the logging call.
+/// own. An exception from a callback costs that record (as for every sink: counted as dropped
+/// and as an error, reported on stderr at most once a second); it never reaches the logging call.
 /// NOTE: the line (or RecordView) is valid only during the call; copy what you keep.
 /// **Example**
 ///   auto sink = std::make_shared<fieldlog::CallbackSink>(
@@ -27,9 +27,9 @@ public:
     /// `on_record` receives the whole record: bytes (with '\n'), level and time.
     explicit CallbackSink(std::function<void(const RecordView& record)> on_record, std::function<void()> on_flush = {});
 
-    void write(std::span<const char> record) override;
-    void write_record(const RecordView& record) override;
+    void write(const RecordView& record) override;
     void flush() override;
+    [[nodiscard]] SinkInfo info() const override { return {.kind = "callback"}; }
 
 private:
     std::function<void(std::string_view)> on_line_;

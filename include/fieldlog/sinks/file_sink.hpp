@@ -1,7 +1,7 @@
 // The file sink: appends records to a file through a userspace buffer, rotates by size and/or
 // time, lets go of a file logrotate moved, and survives a full disk. It sits at the end of the
-// record path (the dispatcher calls it, one thread at a time); its periodic chores (flush after
-// flush_interval, checking the path) run on the sinks' shared background thread.
+// record path: the dispatcher calls it, one thread at a time under its mutex(), including its
+// periodic chores (flush after flush_interval, checking the path) from the background tick.
 #pragma once
 
 #include <chrono>
@@ -40,7 +40,7 @@ struct FIELDLOG_API FileSinkOptions {
 ///
 /// - Records are gathered in a buffer allocated once and written with one write(2) when it is
 ///   full, when a record at flush_level or above arrives, when flush_interval has passed (the
-///   background tick), on flush(), close(), shutdown() and normal exit.
+///   background tick), on flush(), shutdown(), normal exit and destruction.
 /// - Rotation happens between records, so every file starts and ends on a record boundary and
 ///   exceeds max_size by at most one record (only when that record alone is larger). The new
 ///   file is opened (as `path.rotating`) before any old file is renamed or dropped; then
@@ -56,24 +56,26 @@ struct FIELDLOG_API FileSinkOptions {
 ///   record on a fresh line.
 ///
 /// Construction throws std::system_error when the file cannot be opened; later failures are
-/// counted and never reach the caller. Thread-safe (an internal lock shares the sink with its
-/// background tick); the dispatcher still calls it from one thread at a time.
+/// counted and never reach the caller. Holds no lock of its own: called directly (not through
+/// configure()), it is one thread's at a time, and tick() is the caller's to call.
 class FIELDLOG_API FileSink final : public Sink {
 public:
     explicit FileSink(FileSinkOptions options);
     ~FileSink() override;
 
-    void write(std::span<const char> record) override;
-    void write_record(const RecordView& record) override;
+    void write(const RecordView& record) override;
     void write_batch(std::span<const RecordView> records) override;
     void flush() override;
-    void close() override;
     /// Writes the buffer, closes the file and opens `path` again (after logrotate's rename).
     void reopen() override;
-    /// Crash path: write(2) of the buffered records, without the lock (async-signal-safe).
-    void emergency_flush() noexcept override;
-    /// Crash path: write(2) of one record straight to the file (async-signal-safe).
-    void emergency_write(std::span<const char> record) noexcept override;
+    /// Flushes what waited flush_interval; reopens `path` when another file is there or it was
+    /// deleted (seen twice in a row: logrotate may be between its rename and its create).
+    void tick(std::chrono::steady_clock::time_point now) override;
+    /// Crash path: write(2) of the buffered records, then of `records` (async-signal-safe).
+    void write_on_crash(std::span<const RecordView> records) noexcept override;
+    /// Kind "file", the path, and a tick period of min(flush_interval, reopen_check) (0 when
+    /// neither applies).
+    [[nodiscard]] SinkInfo info() const override;
 
     [[nodiscard]] const FileSinkOptions& options() const noexcept;
 

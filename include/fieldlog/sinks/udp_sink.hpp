@@ -1,6 +1,6 @@
 // The UDP sink: one record per datagram to host:port, never blocking the caller. Framing is
 // the JSON line itself or an RFC 5424 syslog message whose body is the JSON line. It sits at
-// the end of the record path; re-resolving a host name runs on the sinks' background thread.
+// the end of the record path; re-resolving a host name runs on the library's background thread.
 #pragma once
 
 #include <chrono>
@@ -38,7 +38,8 @@ struct FIELDLOG_API UdpSinkOptions {
 ///
 /// - The address is resolved at construction (a name through getaddrinfo, the first result);
 ///   a name, not a literal, is resolved again every resolve_interval on the background thread,
-///   so DNS never delays a caller. IPv6 literals need brackets.
+///   so DNS never delays a caller; a new answer is taken under mutex(), between records. IPv6
+///   literals need brackets.
 /// - A missing receiver (ECONNREFUSED) or any other send error drops the record it was for;
 ///   a full socket buffer (EAGAIN, ENOBUFS) drops the rest of the batch, which would fail too.
 ///   Each failed call counts one error, each lost record one drop; nothing but EINTR is
@@ -62,13 +63,12 @@ public:
     explicit UdpSink(UdpSinkOptions options);
     ~UdpSink() override;
 
-    void write(std::span<const char> record) override;
-    void write_record(const RecordView& record) override;
+    void write(const RecordView& record) override;
     void write_batch(std::span<const RecordView> records) override;
     void flush() override {}
-    void close() override;
-    /// Crash path: one send(2), RFC 5424 with a nil TIMESTAMP (async-signal-safe).
-    void emergency_write(std::span<const char> record) noexcept override;
+    /// Crash path: one send(2) per record, RFC 5424 with a nil TIMESTAMP (async-signal-safe).
+    void write_on_crash(std::span<const RecordView> records) noexcept override;
+    [[nodiscard]] SinkInfo info() const override;
 
     /// Records sent cut to max_datagram by the oversize rule.
     [[nodiscard]] std::uint64_t truncated() const noexcept;

@@ -1,6 +1,7 @@
-// One shared background thread for the sinks' periodic chores, off the record path: flushing a
-// file buffer that waited flush_interval, noticing that logrotate moved a file, re-resolving a
-// UDP host name. It runs only while a sink is registered and is joined when the last one leaves.
+// One shared background thread for periodic chores, off the record path: the dispatcher's sink
+// ticks (a file buffer that waited flush_interval, logrotate having moved a file) and a UDP
+// sink's host name resolution. It runs only while something is registered and is joined when
+// the last one leaves. Below every layer, so both the dispatcher and the sinks may use it.
 #pragma once
 
 #include <chrono>

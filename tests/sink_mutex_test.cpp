@@ -1,4 +1,4 @@
-// The sink lock: mutual exclusion under contention, try_lock's answer, and a waiter that sleeps
+// The sink mutex: mutual exclusion under contention, try_lock's answer, and a waiter that sleeps
 // until the holder lets go (the path a slow sink makes the other threads take).
 #include <catch2/catch.hpp>
 
@@ -9,14 +9,14 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/sink_lock.hpp"
+#include "fieldlog/sink.hpp"
 
 namespace {
 
-using fieldlog::detail::SinkLock;
+using fieldlog::SinkMutex;
 
-TEST_CASE("the sink lock lets one thread in at a time", "[sink-lock][concurrent]") {
-    SinkLock lock;
+TEST_CASE("the sink lock lets one thread in at a time", "[sink-mutex][concurrent]") {
+    SinkMutex lock;
     constexpr int kThreads = 4;
     constexpr int kRounds = 50'000;
     std::uint64_t counter = 0;  // not atomic: only the lock keeps the increments whole
@@ -40,8 +40,8 @@ TEST_CASE("the sink lock lets one thread in at a time", "[sink-lock][concurrent]
     CHECK(most_inside == 1);
 }
 
-TEST_CASE("try_lock fails while the lock is held and succeeds once it is free", "[sink-lock]") {
-    SinkLock lock;
+TEST_CASE("try_lock fails while the lock is held and succeeds once it is free", "[sink-mutex]") {
+    SinkMutex lock;
     REQUIRE(lock.try_lock());
     CHECK_FALSE(lock.try_lock());
     lock.unlock();
@@ -49,8 +49,8 @@ TEST_CASE("try_lock fails while the lock is held and succeeds once it is free", 
     lock.unlock();
 }
 
-TEST_CASE("a thread waiting for the lock gets it when the holder unlocks", "[sink-lock][concurrent]") {
-    SinkLock lock;
+TEST_CASE("a thread waiting for the lock gets it when the holder unlocks", "[sink-mutex][concurrent]") {
+    SinkMutex lock;
     lock.lock();
     std::atomic<bool> started{false};
     std::atomic<bool> acquired{false};

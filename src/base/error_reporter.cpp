@@ -1,0 +1,79 @@
+// Rate-limited stderr reports and the SIGPIPE guard (see error_reporter.hpp). Runs only when
+// something failed.
+#include "base/error_reporter.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace fieldlog::detail {
+namespace {
+
+sigset_t sigpipe_only() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    return set;
+}
+
+}  // namespace
+
+SigpipeGuard::SigpipeGuard() noexcept {
+    const sigset_t pipe_only = sigpipe_only();
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask_);
+}
+
+SigpipeGuard::~SigpipeGuard() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+        const sigset_t pipe_only = sigpipe_only();
+        const timespec no_wait{0, 0};
+        sigtimedwait(&pipe_only, nullptr, &no_wait);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+void ErrorReporter::report(std::string_view sink, std::string_view target, std::string_view operation,
+                           int error) noexcept {
+    char reason[128];
+    report(sink, target, operation, std::string_view(::strerror_r(error, reason, sizeof reason)));  // GNU: returns the text
+}
+
+void ErrorReporter::report(std::string_view sink, std::string_view target, std::string_view operation,
+                           std::string_view reason) noexcept {
+    using namespace std::chrono;
+    const std::int64_t now = duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count();
+    std::int64_t last = last_report_ns_.load(std::memory_order_relaxed);
+    if (now - last < duration_cast<nanoseconds>(seconds(1)).count() ||
+        !last_report_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+        suppressed_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    const std::uint64_t swallowed = suppressed_.exchange(0, std::memory_order_relaxed);
+    char line[768];
+    int size = std::snprintf(line, sizeof line, "fieldlog: %.*s sink%s%.*s: %.*s: %.*s", static_cast<int>(sink.size()),
+                             sink.data(), target.empty() ? "" : " ", static_cast<int>(target.size()), target.data(),
+                             static_cast<int>(operation.size()), operation.data(), static_cast<int>(reason.size()),
+                             reason.data());
+    if (size < 0) return;
+    if (static_cast<std::size_t>(size) >= sizeof line) size = static_cast<int>(sizeof line) - 1;
+    if (swallowed > 0) {
+        const int more = std::snprintf(line + size, sizeof line - static_cast<std::size_t>(size),
+                                       " (and %llu more failures in the last second)",
+                                       static_cast<unsigned long long>(swallowed));
+        if (more > 0) size = std::min(size + more, static_cast<int>(sizeof line) - 1);
+    }
+    line[size++] = '\n';
+    const SigpipeGuard guard;  // stderr may be a pipe whose reader is gone
+    [[maybe_unused]] const ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<std::size_t>(size));
+}
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,130 @@
+// The final paths (see crash.hpp). write_final_records may run inside a signal handler: no
+// heap, no blocking lock, no stdio; its waits are bounded, and the alarm signals.cpp arms ends
+// the process by the original signal even if they are not.
+#include "control/crash.hpp"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "control/state.hpp"
+#include "dispatch/pipeline.hpp"
+#include "dispatch/sink_calls.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kDrainWait = 1000ms;  // for the writer thread to hand out what was accepted
+constexpr auto kLockWait = 500ms;    // for all sink mutexes together
+constexpr std::size_t kBatch = 64;   // records per write_on_crash call
+constexpr std::size_t kMaxSinks = 64;
+
+// The handler's own storage: only one final path ever runs.
+Buffer g_final_record;
+Buffer g_final_scratch;
+RecordView g_batch[kBatch];
+
+int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+
+void sleep_briefly() noexcept {
+    timespec t{0, 1'000'000};
+    ::nanosleep(&t, nullptr);
+}
+
+std::chrono::nanoseconds monotonic_now() noexcept {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+Timestamp now_for(const Pipeline& pipeline) noexcept {
+    if (pipeline.clock != nullptr) return pipeline.clock();
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return Timestamp(now.tv_sec, static_cast<std::uint32_t>(now.tv_nsec));
+}
+
+/// One sink's share of the queued records, gathered into g_batch.
+struct CrashShare {
+    const RoutingTable& routing;
+    std::size_t sink;
+    std::size_t count = 0;
+
+    void flush() noexcept {
+        routing.sinks[sink]->sink->write_on_crash({g_batch, count});
+        count = 0;
+    }
+    static void take(void* self, std::uint32_t channel, const RecordView& record) noexcept {
+        auto& share = *static_cast<CrashShare*>(self);
+        if (record.level < share.routing.lowest(share.sink, channel)) return;
+        g_batch[share.count++] = record;
+        if (share.count == kBatch) share.flush();
+    }
+};
+
+}  // namespace
+
+void park_until_exit() noexcept {
+    for (;;) {
+        timespec t{1, 0};
+        ::nanosleep(&t, nullptr);
+    }
+}
+
+void write_final_records(FinalNote& note, bool fatal_record) noexcept {
+    const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire);
+    if (pipeline == nullptr) return;
+    note.time = now_for(*pipeline);
+    const RoutingTable& routing = pipeline->routing;
+    AsyncWriter* writer = pipeline->writer.get();
+    std::uint64_t accepted = 0;
+    if (writer != nullptr) {
+        accepted = writer->seal();
+        const int writer_tid = writer->writer_thread_id();
+        if (writer_tid != 0 && writer_tid != current_tid()) {
+            const auto deadline = monotonic_now() + kDrainWait;
+            while (writer->released() < accepted && monotonic_now() < deadline) sleep_briefly();
+        }
+    }
+    const std::size_t sinks = routing.sinks.size() < kMaxSinks ? routing.sinks.size() : kMaxSinks;
+    const auto lock_deadline = monotonic_now() + kLockWait;
+    for (std::size_t i = 0; i < sinks; ++i) {
+        SinkMutex& mutex = routing.sinks[i]->sink->mutex();
+        while (!mutex.try_lock() && monotonic_now() < lock_deadline) sleep_briefly();
+    }
+    for (std::size_t i = 0; i < sinks; ++i) {
+        CrashShare share{routing, i};
+        if (writer != nullptr) accepted = writer->visit_unwritten(i, accepted, &CrashShare::take, &share);
+        share.flush();  // also when empty: the sink writes what it buffered
+        if (!fatal_record) continue;
+        for (std::size_t c = 0; c < routing.channels.size(); ++c) {
+            if (Level::fatal < routing.lowest(i, c)) continue;
+            g_final_record.clear();
+            encode_final_record(routing.channels[c].options, g_final_record, g_final_scratch, note);
+            const RecordView record{g_final_record.span(), Level::fatal, note.time};
+            routing.sinks[i]->sink->write_on_crash({&record, 1});
+        }
+    }
+    // Every mutex stays taken: nothing more is written before the process ends.
+}
+
+void flush_and_hold() noexcept {
+    state().configure_mutex.lock();  // kept: no configure() swaps the pipeline from under us
+    const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire);
+    if (pipeline == nullptr) return;
+    if (pipeline->writer) {
+        pipeline->writer->seal();
+        pipeline->writer->drain();
+    }
+    for (const auto& handle : pipeline->routing.sinks) {
+        handle->sink->mutex().lock();  // kept
+        flush_sink(*handle->sink);
+    }
+}
+
+}  // namespace fieldlog::detail

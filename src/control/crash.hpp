@@ -1,0 +1,29 @@
+// The last flush of a process that ends on a signal (install_signal_handlers() in signals.cpp
+// decides when). It needs three things of the layers below, and nothing else: the async queue
+// can be sealed and walked ("visit what a sink has not got yet"), every sink has a mutex that
+// can be taken from a handler, and a sink may have a crash hook (Sink::write_on_crash). Both
+// paths end holding every sink's mutex, so a logging call that reaches a sink afterwards waits
+// there until the process ends, and every call that returned had its record written. Cold.
+#pragma once
+
+#include "encode/final_record.hpp"
+
+namespace fieldlog::detail {
+
+/// Sleeps until the process ends. For a thread that met a final path running elsewhere.
+[[noreturn]] void park_until_exit() noexcept;
+
+/// The crash path, from a signal handler, with async-signal-safe calls only: seals the async
+/// queue; lets the writer thread (when it runs and is not the thread that crashed) hand out what
+/// was accepted, for a bounded time; takes every sink's mutex for good (a holder that does not
+/// let go in time is passed over); then gives each sink, through write_on_crash, what it has
+/// buffered, the accepted records it has not got, and (`fatal_record`) the `fatal` record of
+/// `note`, in each format it takes. Sets `note.time`.
+void write_final_records(FinalNote& note, bool fatal_record) noexcept;
+
+/// Before the process ends by SIGTERM/SIGINT's default action, on a normal thread: seals the
+/// async queue, waits until the writer handed out everything accepted, then flushes every sink
+/// and keeps its mutex.
+void flush_and_hold() noexcept;
+
+}  // namespace fieldlog::detail
