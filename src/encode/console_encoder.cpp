@@ -92,7 +92,8 @@ void ConsoleEncoder::record(const RecordInput& r) {
     } else {
         append_console_text(out_, r.message.text());
     }
-    if (!r.bound.bytes.empty() || !r.scope.bytes.empty() || !r.fields.empty()) {
+    const auto has_bytes = [](const EncodedContext* context) { return context != nullptr && context->size != 0; };
+    if (has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty()) {
         const std::size_t width = code_points(out_.data() + message_start, out_.size() - message_start);
         if (width < kMessageWidth) {
             char* o = out_.reserve(kMessageWidth - width);

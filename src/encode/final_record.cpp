@@ -61,7 +61,7 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
     const RecordInput record{
-        note.time, Level::fatal, final_record_logger(), text, {}, {}, std::span<const Field>(fields, count)};
+        note.time, Level::fatal, final_record_logger(), text, nullptr, nullptr, std::span<const Field>(fields, count)};
     try {
         encode_record(options, out, scratch, record);
     } catch (...) {

@@ -67,8 +67,8 @@ void JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    members_.append_segment(r.bound);
-    members_.append_segment(r.scope);
+    members_.append_context(r.bound, Format::json);
+    members_.append_context(r.scope, Format::json);
     if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
 }

@@ -157,8 +157,8 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 }
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
-    members_.append_segment(record.bound);
-    members_.append_segment(record.scope);
+    members_.append_context(record.bound, options_.format);
+    members_.append_context(record.scope, options_.format);
     write_fields(record.fields);
 }
 

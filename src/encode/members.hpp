@@ -39,6 +39,26 @@ struct Segment {
 /// Bytes between the start of a bound or scope member and its key, per format.
 constexpr std::uint8_t segment_key_offset(Format format) noexcept { return format == Format::json ? 2 : 1; }
 
+/// One format's encoding of a context node and all its ancestors (later keys replacing earlier
+/// ones) under one set of encoder options: top-level members with leading separators. Made by
+/// the context nodes (record/context_node.hpp); its member table and bytes follow it in memory.
+struct EncodedContext {
+    const EncodedContext* next;  ///< the node's encoding under other options, if any
+    std::uint32_t options_id;
+    std::uint32_t size;
+    std::uint32_t count;
+    std::uint64_t mask;
+
+    [[nodiscard]] const SegmentMember* members() const noexcept {
+        return reinterpret_cast<const SegmentMember*>(this + 1);
+    }
+    [[nodiscard]] const char* bytes() const noexcept { return reinterpret_cast<const char*>(members() + count); }
+    [[nodiscard]] Segment segment(Format format) const noexcept {
+        return Segment(std::string_view(bytes(), size), std::span<const SegmentMember>(members(), count), mask,
+                       segment_key_offset(format));
+    }
+};
+
 /// A cheap fingerprint of a key's bytes: equal keys have equal tags.
 inline std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
     if (n == 0) return 0;
@@ -84,6 +104,11 @@ public:
             return;
         }
         append_run(segment);
+    }
+
+    /// append_segment() of a context's encoding in `format`; nothing when it is null.
+    void append_context(const EncodedContext* context, Format format) {
+        if (context != nullptr && context->count != 0) append_segment(context->segment(format));
     }
 
     /// Reports the member being written in the innermost open object: its separator starts at

@@ -21,8 +21,8 @@ struct RecordInput {
     Level level;
     const LoggerName& logger;
     const Message& message;
-    Segment bound;  ///< already encoded in this format, with leading separators
-    Segment scope;  ///< likewise
+    const EncodedContext* bound;  ///< already encoded in this format; null: none
+    const EncodedContext* scope;  ///< likewise
     std::span<const Field> fields;
 };
 

@@ -6,7 +6,7 @@
 // for every thread that logs through it (one encoding per format and set of options, kept
 // until the node goes). Reference-counted; made from and given back to the context pools.
 //
-//   Logger::with / Scope ─► make_context_node ─► record path: context_segment(node, channel)
+//   Logger::with / Scope ─► make_context_node ─► record path: context_encoding(node, channel)
 #pragma once
 
 #include <array>
@@ -23,25 +23,6 @@
 namespace fieldlog::detail {
 
 class Buffer;
-
-/// One format's encoding of a node and all its ancestors (later keys replacing earlier ones)
-/// under one set of encoder options: top-level members with leading separators.
-struct EncodedContext {
-    const EncodedContext* next;  ///< the node's encoding under other options, if any
-    std::uint32_t options_id;
-    std::uint32_t size;
-    std::uint32_t count;
-    std::uint64_t mask;
-
-    [[nodiscard]] const SegmentMember* members() const noexcept {
-        return reinterpret_cast<const SegmentMember*>(this + 1);
-    }
-    [[nodiscard]] const char* bytes() const noexcept { return reinterpret_cast<const char*>(members() + count); }
-    [[nodiscard]] Segment segment(Format format) const noexcept {
-        return Segment(std::string_view(bytes(), size), std::span<const SegmentMember>(members(), count), mask,
-                       segment_key_offset(format));
-    }
-};
 
 struct ContextNode {
     std::atomic<std::uint32_t> refs{1};
@@ -73,17 +54,17 @@ struct ContextEncoding {
 const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
                                      Buffer& scratch);
 
-/// The encoded fields `node` brings to a record of `encoding` (none when null). Inline: every
-/// record asks, and almost always finds them made.
-inline Segment context_segment(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
-                               Buffer& scratch) {
-    if (node == nullptr) return {};
+/// The encoded fields `node` brings to a record of `encoding` (null when `node` is). Inline:
+/// every record asks, and almost always finds them made.
+inline const EncodedContext* context_encoding(ContextHome* home, ContextNode* node, ContextEncoding encoding,
+                                              Buffer& out, Buffer& scratch) {
+    if (node == nullptr) return nullptr;
     const Format format = encoding.options.format;
     const EncodedContext* e = node->encoded[static_cast<std::size_t>(format)].load(std::memory_order_acquire);
     while (e != nullptr && e->options_id != encoding.options_id) e = e->next;
     if (e == nullptr) [[unlikely]]
         e = &encode_context(home, node, encoding, out, scratch);
-    return e->segment(format);
+    return e;
 }
 
 /// The fields of the nodes from `node` up to, not including, `stop` (an ancestor, or null),

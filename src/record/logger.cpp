@@ -39,8 +39,8 @@ namespace {
                                      level,
                                      logger,
                                      message,
-                                     context_segment(context.home, bound, encoding, buffer, context.scratch),
-                                     context_segment(context.home, context.home->top, encoding, buffer, context.scratch),
+                                     context_encoding(context.home, bound, encoding, buffer, context.scratch),
+                                     context_encoding(context.home, context.home->top, encoding, buffer, context.scratch),
                                      fields};
             buffer.clear();
             encode_record(channel.options, buffer, context.scratch, record);
