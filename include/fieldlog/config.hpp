@@ -130,19 +130,28 @@ FIELDLOG_API void flush();
 /// normal exit too.
 FIELDLOG_API void shutdown();
 
-/// Opt-in signal handling for the whole process (call it again in a forked child):
-/// - SIGHUP: reload() when a configuration file was loaded, else reopen_files(); done on a
-///   helper thread, never in the handler.
-/// - SIGTERM, SIGINT: flush() on the helper thread, then the signal again with its default
-///   action (the process ends as it would have).
-/// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL: every accepted record is
-///   written (by the async writer thread, or from the handler with async-signal-safe calls
-///   only), then one `fatal` record naming the signal; then the signal again, so the exit
+/// The signal groups install_signal_handlers() takes. A group left off is never touched: its
+/// signals keep whatever the application set.
+struct FIELDLOG_API SignalOptions {
+    bool crash = true;      ///< SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL: the final flush and `fatal` record
+    bool terminate = true;  ///< SIGTERM, SIGINT: a flush first
+    bool reload = true;     ///< SIGHUP: reload() or reopen_files()
+};
+
+/// Opt-in signal handling for the whole process, by group (call it again in a forked child;
+/// a later call may take more groups):
+/// - SIGHUP (`reload`): reload() when a configuration file was loaded, else reopen_files();
+///   done on a helper thread, never in the handler.
+/// - SIGTERM, SIGINT (`terminate`): flush() on the helper thread, then the signal again with
+///   its default action (the process ends as it would have).
+/// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL (`crash`): every accepted
+///   record is written (by the async writer thread, or from the handler with async-signal-safe
+///   calls only), then one `fatal` record naming the signal; then the signal again, so the exit
 ///   status and core dump are the original's. An alternate signal stack is set up for each
 ///   thread that logs, so a stack overflow is handled too.
 /// Once either path has begun, logging calls on other threads no longer return (a call that
 /// returned was written). Both paths are bounded by alarm(3): if the sinks hang, the process
 /// still ends by the original signal. Handlers installed before are replaced, not chained.
-FIELDLOG_API void install_signal_handlers();
+FIELDLOG_API void install_signal_handlers(SignalOptions options = {});
 
 }  // namespace fieldlog

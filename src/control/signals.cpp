@@ -1,8 +1,8 @@
-// install_signal_handlers(): the opt-in signal side of the library.
-//   SIGHUP                                  → reload() (reopen_files() without a config file)
-//   SIGTERM, SIGINT                         → flush(), then the signal again with its default action
-//   SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL → the crash path: write what was accepted and one
-//                                             `fatal` record, then the signal again
+// install_signal_handlers(): the opt-in signal side of the library, by group.
+//   reload:    SIGHUP                     → reload() (reopen_files() without a config file)
+//   terminate: SIGTERM, SIGINT            → flush(), then the signal again with its default action
+//   crash:     SIGSEGV, SIGABRT, SIGBUS,  → the crash path: write what was accepted and one
+//              SIGFPE, SIGILL               `fatal` record, then the signal again
 // Handlers only set flags, post a semaphore, or (crash path) do async-signal-safe work; reload
 // and flush run on a helper thread. Both final paths (control/crash.hpp) end holding every
 // sink's mutex (logging calls then never return) and are bounded by alarm(3): when it fires,
@@ -198,13 +198,18 @@ void install(int signo, void (*handler)(int, siginfo_t*, void*), int extra_flags
 
 }  // namespace
 
-void install_signal_handlers() {
+void install_signal_handlers(SignalOptions options) {
     const std::lock_guard lock(g_install_mutex);
-    if (g_helper_process.load() != ::getpid()) start_helper();  // first call, or first in a forked child
+    const bool helper_needed = options.terminate || options.reload;
+    if (helper_needed && g_helper_process.load() != ::getpid()) start_helper();  // first, or first in a forked child
     detail::final_record_logger();  // made now: the handlers may not allocate
-    for (const int signo : kFatalSignals) install(signo, &on_fatal_signal, 0);
-    for (const int signo : kTerminateSignals) install(signo, &on_terminate_signal, SA_RESTART);
-    install(SIGHUP, &on_hangup, SA_RESTART);
+    if (options.crash) {
+        for (const int signo : kFatalSignals) install(signo, &on_fatal_signal, 0);
+    }
+    if (options.terminate) {
+        for (const int signo : kTerminateSignals) install(signo, &on_terminate_signal, SA_RESTART);
+    }
+    if (options.reload) install(SIGHUP, &on_hangup, SA_RESTART);
     detail::give_thread_a_signal_stack();
 }
 
