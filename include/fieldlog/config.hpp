@@ -139,7 +139,7 @@ struct FIELDLOG_API SignalOptions {
 };
 
 /// Opt-in signal handling for the whole process, by group (call it again in a forked child;
-/// a later call may take more groups):
+/// a later call may take more groups, a signal taken already is left as it is):
 /// - SIGHUP (`reload`): reload() when a configuration file was loaded, else reopen_files();
 ///   done on a helper thread, never in the handler.
 /// - SIGTERM, SIGINT (`terminate`): flush() on the helper thread, then the signal again with
@@ -149,9 +149,16 @@ struct FIELDLOG_API SignalOptions {
 ///   calls only), then one `fatal` record naming the signal; then the signal again, so the exit
 ///   status and core dump are the original's. An alternate signal stack is set up for each
 ///   thread that logs, so a stack overflow is handled too.
-/// Once either path has begun, logging calls on other threads no longer return (a call that
-/// returned was written). Both paths are bounded by alarm(3): if the sinks hang, the process
-/// still ends by the original signal. Handlers installed before are replaced, not chained.
+/// Once either final path has begun, logging calls on other threads no longer return (a call
+/// that returned was written). Both are bounded by alarm(3): if the sinks hang, the process
+/// still ends by the original signal.
+/// Handlers installed before are chained: our flush runs first, then the previous action gets
+/// the signal with its own flags (sa_mask, SA_NODEFER, SA_RESETHAND, SA_SIGINFO; our SA_RESTART
+/// follows its). Crash: it is restored (SIG_IGN as SIG_DFL) and the signal delivered again.
+/// SIGTERM/SIGINT with a handler or SIG_IGN before: the process lives on, so the flush leaves
+/// logging open and is waited for (at most 3 s) before that handler is called. SIGHUP: the
+/// reload is asked for, then the handler is called. A runtime that uses SIGSEGV itself (a JVM,
+/// wasm guard pages) must leave `crash` off: its first handled fault would halt logging for good.
 FIELDLOG_API void install_signal_handlers(SignalOptions options = {});
 
 }  // namespace fieldlog
