@@ -1,0 +1,204 @@
+// A child process for tests/signals_test.cpp: installs a handler of its own for one signal
+// before install_signal_handlers() (as a crash reporter or a service's shutdown code would),
+// logs numbered records into a file with a long flush interval (so only a flush of ours puts
+// them on disk early), gets the signal, and ends. Its own handler reports what it saw, one
+// line through write(2), in a marker file.
+//
+//   fieldlog_signal_child <case> <log file> <marker file>
+//   case: abort                  a SIGABRT handler, then abort()
+//         segv                   a SA_SIGINFO SIGSEGV handler that restores SIG_DFL, then a real fault
+//         sigterm                a SA_SIGINFO SIGTERM handler; SIGTERM to itself, then more records, exit 0
+//         sigterm_opted_out      the same with SignalOptions{.terminate = false}
+//         abort_opted_out        that configuration, then abort()
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "fieldlog/fieldlog.hpp"
+
+namespace {
+
+constexpr int kRecords = 100;  // before the signal, and again after it when the process lives on
+
+const char* g_log_path = nullptr;
+int g_marker = -1;
+void* g_fault_page = nullptr;
+volatile sig_atomic_t g_terminate_handled = 0;
+
+/// Async-signal-safe output for the handlers: text and unsigned numbers into a fixed buffer.
+class Line {
+public:
+    Line& text(std::string_view s) noexcept {
+        for (const char c : s) put(c);
+        return *this;
+    }
+    Line& number(std::uint64_t n) noexcept {
+        char digits[20];
+        int count = 0;
+        do {
+            digits[count++] = static_cast<char>('0' + n % 10);
+            n /= 10;
+        } while (n != 0);
+        while (count > 0) put(digits[--count]);
+        return *this;
+    }
+    void write_to(int fd) noexcept {
+        put('\n');
+        [[maybe_unused]] const ssize_t written = ::write(fd, bytes_, length_);
+    }
+
+private:
+    void put(char c) noexcept {
+        if (length_ < sizeof bytes_) bytes_[length_++] = c;
+    }
+    char bytes_[256]{};
+    std::size_t length_ = 0;
+};
+
+/// Complete lines in the log file right now, read with open/read (async-signal-safe).
+std::uint64_t lines_on_disk() noexcept {
+    const int fd = ::open(g_log_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    std::uint64_t lines = 0;
+    char chunk[4096];
+    for (ssize_t got = 0; (got = ::read(fd, chunk, sizeof chunk)) > 0;) {
+        for (ssize_t i = 0; i < got; ++i) lines += chunk[i] == '\n' ? 1 : 0;
+    }
+    ::close(fd);
+    return lines;
+}
+
+void on_abort(int signo) { Line().text("abort handler: signal ").number(static_cast<unsigned>(signo)).write_to(g_marker); }
+
+void on_segv(int signo, siginfo_t* info, void*) {
+    Line()
+        .text("segv handler: signal ")
+        .number(static_cast<unsigned>(signo))
+        .text(", si_signo ")
+        .number(static_cast<unsigned>(info->si_signo))
+        .text(", si_code ")
+        .number(static_cast<unsigned>(info->si_code))
+        .text(info->si_addr == g_fault_page ? ", at the page" : ", elsewhere")
+        .write_to(g_marker);
+    // What a crash reporter does: the default action follows when the instruction runs again.
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    ::sigaction(SIGSEGV, &fallback, nullptr);
+}
+
+void on_terminate(int signo, siginfo_t* info, void*) {
+    sigset_t blocked;
+    ::pthread_sigmask(SIG_BLOCK, nullptr, &blocked);
+    Line()
+        .text("sigterm handler: signal ")
+        .number(static_cast<unsigned>(signo))
+        .text(", si_signo ")
+        .number(static_cast<unsigned>(info->si_signo))
+        .text(info->si_pid == ::getpid() ? ", from this process" : ", from elsewhere")
+        .text(sigismember(&blocked, SIGTERM) == 1 ? ", SIGTERM blocked" : ", SIGTERM open")
+        .text(sigismember(&blocked, SIGUSR1) == 1 ? ", SIGUSR1 blocked" : ", SIGUSR1 open")
+        .text(", lines on disk ")
+        .number(lines_on_disk())
+        .write_to(g_marker);
+    g_terminate_handled = 1;
+}
+
+void install_before_fieldlog(int signo, void (*handler)(int, siginfo_t*, void*)) {
+    struct sigaction action {};
+    action.sa_sigaction = handler;
+    sigemptyset(&action.sa_mask);
+    sigaddset(&action.sa_mask, SIGUSR1);  // the test checks that its mask is applied
+    action.sa_flags = SA_SIGINFO;         // no SA_RESTART: ours must not add it
+    ::sigaction(signo, &action, nullptr);
+}
+
+/// What install_signal_handlers() left on SIGTERM: the application's handler or ours, and
+/// whether system calls it interrupts restart.
+void report_sigterm_action() {
+    struct sigaction now {};
+    ::sigaction(SIGTERM, nullptr, &now);
+    Line()
+        .text(now.sa_sigaction == &on_terminate ? "SIGTERM action: the application's" : "SIGTERM action: another")
+        .text((now.sa_flags & SA_RESTART) != 0 ? ", SA_RESTART" : ", no SA_RESTART")
+        .write_to(g_marker);
+}
+
+void log_records(const fieldlog::Logger& log, int from) {
+    for (int n = from; n < from + kRecords; ++n) log.info("record", {{"n", n}});
+}
+
+/// A real SIGSEGV (SEGV_ACCERR): a store to a page the process may not write.
+void fault() {
+    g_fault_page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *static_cast<volatile int*>(g_fault_page) = 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s case log marker\n", argv[0]);
+        return 2;
+    }
+    const std::string_view how = argv[1];
+    g_log_path = argv[2];
+    g_marker = ::open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (g_marker < 0) return 3;
+    const rlimit no_core{0, 0};  // the parent checks the signal, not a core file
+    ::setrlimit(RLIMIT_CORE, &no_core);
+
+    fieldlog::Config config;
+    config.level = fieldlog::Level::info;
+    config.async = fieldlog::AsyncConfig{.enabled = true};
+    config.sinks = {fieldlog::SinkConfig{
+        .target = fieldlog::FileSinkOptions{.path = g_log_path, .flush_interval = std::chrono::hours(1)}}};
+    fieldlog::configure(config);
+
+    const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
+    if (how == "abort") {
+        struct sigaction action {};
+        action.sa_handler = &on_abort;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(SIGABRT, &action, nullptr);
+    } else if (how == "segv") {
+        install_before_fieldlog(SIGSEGV, &on_segv);
+    } else if (how == "sigterm" || opted_out) {
+        install_before_fieldlog(SIGTERM, &on_terminate);
+    } else {
+        return 2;
+    }
+    if (opted_out) {
+        fieldlog::install_signal_handlers({.terminate = false});
+    } else {
+        // Two calls, the second taking more groups: neither may record our handler as the
+        // application's (the crash would then loop back into ours and never reach its handler).
+        fieldlog::install_signal_handlers({.terminate = false, .reload = false});
+        fieldlog::install_signal_handlers();
+    }
+    if (how == "sigterm" || opted_out) report_sigterm_action();
+
+    const fieldlog::Logger log = fieldlog::get("child");
+    log_records(log, 0);
+    if (how == "abort" || how == "abort_opted_out") std::abort();
+    if (how == "segv") fault();
+
+    ::kill(::getpid(), SIGTERM);
+    for (int waited = 0; g_terminate_handled == 0; ++waited) {
+        if (waited == 10'000) return 5;  // 10 s: the application's handler never ran
+        timespec t{0, 1'000'000};
+        ::nanosleep(&t, nullptr);
+    }
+    log_records(log, kRecords);  // logging goes on: the flush did not halt it
+    return 0;
+}
