@@ -145,10 +145,12 @@ struct FIELDLOG_API SignalOptions {
 /// - SIGTERM, SIGINT (`terminate`): flush() on the helper thread, then the signal again with
 ///   its default action (the process ends as it would have).
 /// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL (`crash`): every accepted
-///   record is written (by the async writer thread, or from the handler with async-signal-safe
-///   calls only), then one `fatal` record naming the signal; then the signal again, so the exit
-///   status and core dump are the original's. An alternate signal stack is set up for each
-///   thread that logs, so a stack overflow is handled too.
+///   record reaches the sinks — the async writer thread hands out what it can within a second,
+///   then each sink's Sink::write_on_crash (async-signal-safe calls only) writes what it buffered
+///   and the rest — then one `fatal` record naming the signal goes to each sink with that crash
+///   hook (stdout, file, UDP); then the signal again, so the exit status and core dump are the
+///   original's. Each thread that logs has an alternate signal stack from its first record, so
+///   a stack overflow is handled too.
 /// Once either final path has begun, logging calls on other threads no longer return (a call
 /// that returned was written). Both are bounded by alarm(3): if the sinks hang, the process
 /// still ends by the original signal.
