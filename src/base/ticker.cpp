@@ -33,6 +33,7 @@ struct Ticker {
     Tickable* running = nullptr;      ///< the item being ticked right now
     std::thread* thread = nullptr;    ///< owned; abandoned (never joined) in a forked child
     std::uint64_t generation = 0;     ///< a thread runs while this equals the value it started with
+    bool forking = false;             ///< fork() waits for the tick in progress: start no other
     bool fork_handlers_installed = false;
 };
 
@@ -56,6 +57,10 @@ void run(std::uint64_t generation) {
             }
             next = std::min(next, entry.due);
         }
+        if (t.forking) {
+            t.changed.wait(lock);
+            continue;
+        }
         if (due == nullptr) {
             t.changed.wait_until(lock, next);
             continue;
@@ -75,11 +80,19 @@ void start_thread(Ticker& t) { t.thread = new std::thread(run, ++t.generation); 
 void before_fork() {
     Ticker& t = ticker();
     std::unique_lock lock(t.mutex);
+    // A tick may take a while (a sink's mutex, which fork() holds by now, is waited for): one
+    // that is due again as soon as it ends must not keep this wait from ever seeing none run.
+    t.forking = true;
     t.changed.wait(lock, [&] { return t.running == nullptr; });
     lock.release();  // stays locked across fork(); the parent and the child unlock it
 }
 
-void after_fork_in_parent() { ticker().mutex.unlock(); }
+void after_fork_in_parent() {
+    Ticker& t = ticker();
+    t.forking = false;
+    t.changed.notify_all();
+    t.mutex.unlock();
+}
 
 void after_fork_in_child() {
     Ticker& t = ticker();
@@ -88,6 +101,7 @@ void after_fork_in_child() {
     // notify_all() can then wait forever for that waiter to leave its group. No thread waits
     // in the child, so a fresh one replaces it (the old one is abandoned, not destroyed).
     new (&t.changed) std::condition_variable;
+    t.forking = false;
     t.thread = nullptr;  // that thread does not exist here; its object is abandoned, not joined
     ++t.generation;
     if (!t.entries.empty()) start_thread(t);

@@ -3,20 +3,10 @@
 
 #include <algorithm>
 #include <mutex>
-#include <thread>
 
 #include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
-namespace {
-
-/// The ticker gives up on a sink whose mutex stays busy this long (fork() holds every sink's
-/// mutex while it waits for the ticker to finish a tick).
-constexpr int kTickLockAttempts = 20;
-constexpr auto kTickLockRetry = std::chrono::microseconds(100);
-
-}  // namespace
-
 SinkHandle::SinkHandle(std::shared_ptr<Sink> made, SinkTarget made_from)
     : sink(std::move(made)), info(sink->info()), origin(std::move(made_from)) {
     if (info.tick_period.count() > 0) add_ticking(this, info.tick_period);
@@ -28,10 +18,7 @@ SinkHandle::~SinkHandle() {
 
 void SinkHandle::tick(std::chrono::steady_clock::time_point now) noexcept {
     SinkMutex& mutex = sink->mutex();
-    for (int attempt = 0; !mutex.try_lock(); ++attempt) {
-        if (attempt == kTickLockAttempts) return;
-        std::this_thread::sleep_for(kTickLockRetry);
-    }
+    if (!mutex.try_lock()) return;  // a writer has it: the next period comes soon
     tick_sink(*sink, now);
     mutex.unlock();
 }

@@ -32,8 +32,8 @@ public:
     const SinkInfo info;
     const SinkTarget origin;  ///< an equal target in a new configuration reuses this handle
 
-    /// The background tick: sink->tick() under the sink's mutex. Skipped when the mutex stays
-    /// busy for a while (the next period tries again): the ticker must not wait on a sink.
+    /// The background tick: sink->tick() under the sink's mutex; skipped when a writer holds it
+    /// (the next period tries again): the ticker never waits on a sink.
     void tick(std::chrono::steady_clock::time_point now) noexcept override;
 };
 
