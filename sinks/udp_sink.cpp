@@ -61,7 +61,16 @@ HostPort split_address(const std::string& address) {
         throw std::invalid_argument("address '" + address + "': an IPv6 address needs brackets, e.g. [::1]:5140");
     }
     if (host.empty()) throw std::invalid_argument("address '" + address + "' has no host");
-    return {host, address.substr(colon + 1)};
+    std::string port = address.substr(colon + 1);
+    if (std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        // getaddrinfo takes any number and keeps its low 16 bits: 99999 would be port 34463.
+        unsigned value = 0;
+        const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
+        if (error != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
+            throw std::invalid_argument("address '" + address + "': port " + port + " is not in 1-65535");
+        }
+    }  // otherwise a service name (/etc/services), for getaddrinfo
+    return {host, std::move(port)};
 }
 
 /// getaddrinfo's first answer; 0 or the EAI_* code.

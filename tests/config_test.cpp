@@ -555,6 +555,25 @@ TEST_CASE("configure() with a sink it cannot make throws and keeps the running c
     }
 }
 
+TEST_CASE("a UDP port outside 1-65535 is refused, naming the key", "[config]") {
+    const CleanEnv clean;
+    for (const std::string port : {"99999", "65536", "0", "00", "1234567"}) {
+        DYNAMIC_SECTION("port " << port) {
+            const Config config =
+                Config::parse("[[sinks]]\ntype = \"udp\"\naddress = \"127.0.0.1:" + port + "\"\n", "app.toml");
+            CHECK(error_of([&] { fieldlog::configure(config); }) ==
+                  "app.toml:3: sinks[0].address: address '127.0.0.1:" + port + "': port " + port + " is not in 1-65535");
+        }
+    }
+    SECTION("the ends of the range are taken") {
+        for (const std::string port : {"1", "65535"}) {
+            CHECK_NOTHROW(fieldlog::configure(
+                Config{.sinks = {{.target = fieldlog::UdpSinkOptions{.address = "127.0.0.1:" + port}}}}));
+        }
+        fieldlog::configure({.sinks = {}});
+    }
+}
+
 TEST_CASE("reload() reads the file again and keeps the running set when it is bad", "[config]") {
     const CleanEnv clean;
     const TempDir dir;
