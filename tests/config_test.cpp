@@ -431,12 +431,22 @@ TEST_CASE("the environment overrides the file, which overrides the code defaults
         CHECK(config.format == fieldlog::Format::logfmt);
         CHECK(config.levels.at("db") == Level::trace);
     }
-    SECTION("FIELDLOG_LEVEL sets the global level and per-logger levels") {
+    SECTION("a bare level in FIELDLOG_LEVEL sets every logger: the file's per-logger levels go, its own entries stay") {
         const ScopedEnv level("FIELDLOG_LEVEL", "error, db=info ,http.client = warn,,");
         const Config config = Config::load(path);
         CHECK(config.level == Level::error);
-        CHECK(config.levels == std::map<std::string, Level, std::less<>>{
-                                   {"db", Level::info}, {"cache", Level::warn}, {"http.client", Level::warn}});
+        CHECK(config.levels ==
+              std::map<std::string, Level, std::less<>>{{"db", Level::info}, {"http.client", Level::warn}});
+    }
+    SECTION("FIELDLOG_LEVEL=trace wins over a file that sets a logger's level") {
+        const ScopedEnv level("FIELDLOG_LEVEL", "TRACE");  // any case
+        const Config config = Config::load(path);
+        CHECK(config.level == Level::trace);
+        CHECK(config.levels.empty());
+        fieldlog::configure(config);  // stdout and stderr sinks: nothing is logged to them
+        CHECK(fieldlog::get("db").level() == Level::trace);
+        CHECK(fieldlog::get("cache").level() == Level::trace);
+        fieldlog::configure({.sinks = {}});
     }
     SECTION("FIELDLOG_LEVEL with logger levels only keeps the file's global level") {
         const ScopedEnv level("FIELDLOG_LEVEL", "db=off");

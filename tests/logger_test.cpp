@@ -107,6 +107,72 @@ TEST_CASE("set_level is seen by every handle of the same name", "[logger][concur
     std::thread([&] { CHECK_FALSE(b.enabled(fieldlog::Level::warn)); }).join();
 }
 
+TEST_CASE("set_level applies to the dotted children without a level of their own, until reset_level", "[logger][levels]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    const fieldlog::Config config{.level = fieldlog::Level::info,
+                                  .levels = {{"db.pool", fieldlog::Level::error}},
+                                  .sinks = {{.target = sink}}};
+    fieldlog::configure(config);
+    const auto db = fieldlog::get("db");
+    const auto query = fieldlog::get("db.query");
+    const auto pool = fieldlog::get("db.pool");
+    const auto dbx = fieldlog::get("dbx");
+    db.set_level(fieldlog::Level::debug);
+    CHECK(db.level() == fieldlog::Level::debug);
+    CHECK(query.level() == fieldlog::Level::debug);          // a child without a level of its own
+    CHECK(fieldlog::get("db.query.slow").level() == fieldlog::Level::debug);  // made after set_level
+    CHECK(pool.level() == fieldlog::Level::error);           // the configuration gives it its own
+    CHECK(dbx.level() == fieldlog::Level::info);             // not a dotted child
+    query.set_level(fieldlog::Level::warn);
+    CHECK(query.level() == fieldlog::Level::warn);
+    fieldlog::configure(config);  // levels set at run time are kept
+    CHECK(db.level() == fieldlog::Level::debug);
+    CHECK(query.level() == fieldlog::Level::warn);
+    db.reset_level();
+    CHECK(db.level() == fieldlog::Level::info);
+    CHECK(query.level() == fieldlog::Level::warn);  // its own still holds
+    query.reset_level();
+    CHECK(query.level() == fieldlog::Level::info);
+    fieldlog::Logger().set_level(fieldlog::Level::warn);  // the root: the global level
+    CHECK(db.level() == fieldlog::Level::warn);
+    CHECK(pool.level() == fieldlog::Level::error);
+    fieldlog::Logger().reset_level();
+    CHECK(db.level() == fieldlog::Level::info);
+    fieldlog::configure({.sinks = {}});
+}
+
+TEST_CASE("levels() and set_levels() read and replace the levels set at run time", "[logger][levels]") {
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .levels = {{"http", fieldlog::Level::warn}},
+                         .sinks = {{.target = std::make_shared<fieldlog::NullSink>()}}});
+    CHECK(fieldlog::levels() == "info,http=warn");
+    fieldlog::set_levels("Debug, db=TRACE ,http.client=error");
+    CHECK(fieldlog::levels() == "debug,db=trace,http=warn,http.client=error");
+    CHECK(fieldlog::get("db.pool").level() == fieldlog::Level::trace);
+    CHECK(fieldlog::get("http").level() == fieldlog::Level::warn);
+    CHECK(fieldlog::get("http.client.tls").level() == fieldlog::Level::error);
+    CHECK(fieldlog::get("other").level() == fieldlog::Level::debug);
+
+    CHECK_THROWS_WITH(fieldlog::set_levels("info,db=loud"),
+                      "set_levels: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\"");
+    CHECK(fieldlog::levels() == "debug,db=trace,http=warn,http.client=error");  // unchanged
+
+    fieldlog::set_levels("");  // back to the configuration
+    CHECK(fieldlog::levels() == "info,http=warn");
+    CHECK(fieldlog::get("db.pool").level() == fieldlog::Level::info);
+    fieldlog::configure({.sinks = {}});
+}
+
+TEST_CASE("level names parse in any case", "[logger][levels]") {
+    CHECK(fieldlog::parse_level("DEBUG") == fieldlog::Level::debug);
+    CHECK(fieldlog::parse_level("Info") == fieldlog::Level::info);
+    CHECK(fieldlog::parse_level("WARNING") == fieldlog::Level::warn);
+    CHECK(fieldlog::parse_level("oFF") == fieldlog::Level::off);
+    CHECK_FALSE(fieldlog::parse_level("inf").has_value());
+    CHECK_FALSE(fieldlog::parse_level("infoo").has_value());
+    CHECK_FALSE(fieldlog::parse_level("").has_value());
+}
+
 TEST_CASE("per-logger levels apply to the name and its dotted children", "[logger]") {
     auto sink = std::make_shared<fieldlog::MemorySink>();
     fieldlog::configure({.level = fieldlog::Level::warn,

@@ -122,6 +122,19 @@ FIELDLOG_API void reload();
 /// no config file wires to SIGHUP after logrotate. Errors are counted per sink, never thrown.
 FIELDLOG_API void reopen_files();
 
+/// The levels in force, in FIELDLOG_LEVEL's syntax: the global level, then `name=level` for
+/// each name with a level of its own, by name ("info,db=debug,http.client=warn"). What a
+/// service's GET /loglevel answers.
+FIELDLOG_API std::string levels();
+
+/// Sets levels at run time from FIELDLOG_LEVEL's syntax ("debug", "info,db=trace"): a bare
+/// level is the global one, `name=level` sets that name and the names below it without a
+/// level of their own (as Logger::set_level does). Replaces every level set at run time
+/// before (by set_level or an earlier call); "" clears them, so the configuration's levels
+/// hold again. Kept across configure() and reload(). Throws ConfigError ("set_levels: …")
+/// and changes nothing when an entry is malformed.
+FIELDLOG_API void set_levels(std::string_view spec);
+
 /// Flushes every sink; in async mode first waits until every record logged before the call
 /// has been handed to the sinks.
 FIELDLOG_API void flush();

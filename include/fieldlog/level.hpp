@@ -2,6 +2,7 @@
 // logger's threshold (one relaxed atomic load); everything in this header is constexpr.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -20,12 +21,21 @@ constexpr std::string_view to_string(Level level) noexcept {
     return index < level_count ? names[index] : std::string_view{"invalid"};
 }
 
-/// Parses a level name (case-sensitive, "warning" accepted for "warn"); nullopt when unknown.
+/// Parses a level name in any case ("INFO", "Debug"; "warning" accepted for "warn"); nullopt
+/// when unknown.
 constexpr std::optional<Level> parse_level(std::string_view name) noexcept {
+    const auto same = [](std::string_view text, std::string_view lower) {
+        if (text.size() != lower.size()) return false;
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            const char c = text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
+            if (c != lower[i]) return false;
+        }
+        return true;
+    };
     for (int i = 0; i < level_count; ++i) {
-        if (to_string(static_cast<Level>(i)) == name) return static_cast<Level>(i);
+        if (same(name, to_string(static_cast<Level>(i)))) return static_cast<Level>(i);
     }
-    if (name == "warning") return Level::warn;
+    if (same(name, "warning")) return Level::warn;
     return std::nullopt;
 }
 

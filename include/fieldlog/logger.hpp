@@ -42,7 +42,6 @@ struct LoggerName {
 /// One named logger in the registry; lives for the whole program.
 struct LoggerCore {
     std::atomic<Level> threshold{Level::info};
-    std::atomic<bool> pinned{false};  ///< set_level() was called: configure() leaves it alone
     LoggerName name;
 };
 
@@ -113,8 +112,12 @@ public:
 
     [[nodiscard]] std::string_view name() const noexcept { return core_->name.text; }
     [[nodiscard]] Level level() const noexcept { return core_->threshold.load(std::memory_order_relaxed); }
-    /// Sets this name's threshold for every handle and thread; kept across configure().
-    void set_level(Level level) const noexcept;
+    /// Sets the threshold of this name and of the names below it (`db` also sets `db.pool`)
+    /// that have no level of their own, for every handle and thread, until reset_level(); a
+    /// configure() or reload() keeps it. On the root logger: the global level.
+    void set_level(Level level) const;
+    /// Undoes set_level(): this name follows the configuration (or a name above it) again.
+    void reset_level() const;
     /// The level gate: one relaxed load and a compare.
     [[nodiscard]] bool enabled(Level level) const noexcept {
         return level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off;

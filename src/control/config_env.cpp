@@ -1,5 +1,6 @@
 // FIELDLOG_* environment overrides, the last layer of configuration:
-//   code defaults < file (Config::load, or FIELDLOG_CONFIG) < FIELDLOG_LEVEL / FIELDLOG_FORMAT.
+//   code defaults < file (Config::load, or FIELDLOG_CONFIG) < FIELDLOG_LEVEL / FIELDLOG_FORMAT,
+// and FIELDLOG_LEVEL's syntax, which set_levels() takes at run time too.
 // Errors name the variable and the key, like the file's: `FIELDLOG_LEVEL: levels.db: expected …`.
 // Cold path.
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "control/state.hpp"
 #include "fieldlog/config.hpp"
 
 namespace fieldlog {
@@ -24,39 +26,21 @@ const char* env(const char* name) {
     return value != nullptr && *value != '\0' ? value : nullptr;
 }
 
-Level env_level(std::string_view text, std::string_view key) {
-    if (const auto level = parse_level(text)) return *level;
-    throw ConfigError(fmt::format("FIELDLOG_LEVEL: {}: expected trace, debug, info, warn, error, fatal or off, got \"{}\"",
-                                  key, text));
-}
-
 }  // namespace
 
 Config& Config::apply_env() {
     if (const char* value = env("FIELDLOG_LEVEL")) {
-        // "info" or "info,db=debug,http=warn": an entry without '=' sets the global level.
-        // Parsed completely before anything is assigned, so a bad entry changes nothing.
-        Level global = level;
-        std::map<std::string, Level, std::less<>> per_logger = levels;
-        std::string_view rest = value;
-        while (!rest.empty()) {
-            const std::size_t comma = rest.find(',');
-            const std::string_view entry = trim(rest.substr(0, comma));
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-            if (entry.empty()) continue;
-            const std::size_t eq = entry.find('=');
-            if (eq == std::string_view::npos) {
-                global = env_level(entry, "level");
-                continue;
-            }
-            const std::string_view name = trim(entry.substr(0, eq));
-            if (name.empty()) {
-                throw ConfigError(fmt::format("FIELDLOG_LEVEL: \"{}\": expected a logger name before '='", entry));
-            }
-            per_logger.insert_or_assign(std::string(name), env_level(trim(entry.substr(eq + 1)), fmt::format("levels.{}", name)));
+        // The environment wins for what it names: a bare level sets every logger (the file's
+        // per-logger levels go), `name=level` entries set those names over the file's.
+        std::optional<Level> global;
+        std::map<std::string, Level, std::less<>> named;
+        detail::parse_level_spec(value, "FIELDLOG_LEVEL", global, named);
+        if (global) {
+            level = *global;
+            levels = std::move(named);
+        } else {
+            for (auto& [name, name_level] : named) levels.insert_or_assign(name, name_level);
         }
-        level = global;
-        levels = std::move(per_logger);
     }
     if (const char* value = env("FIELDLOG_FORMAT")) {
         const auto parsed = parse_format(trim(value));
@@ -67,6 +51,39 @@ Config& Config::apply_env() {
     }
     return *this;
 }
+
+namespace detail {
+
+void parse_level_spec(std::string_view spec, std::string_view source, std::optional<Level>& global,
+                      std::map<std::string, Level, std::less<>>& named) {
+    const auto level_of = [&](std::string_view text, std::string_view key) {
+        if (const auto level = parse_level(text)) return *level;
+        throw ConfigError(fmt::format("{}: {}: expected trace, debug, info, warn, error, fatal or off, got \"{}\"",
+                                      source, key, text));
+    };
+    // Parsed completely before anything is assigned, so a bad entry changes nothing.
+    std::optional<Level> bare;
+    std::map<std::string, Level, std::less<>> entries;
+    std::string_view rest = spec;
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view entry = trim(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (entry.empty()) continue;
+        const std::size_t eq = entry.find('=');
+        if (eq == std::string_view::npos) {
+            bare = level_of(entry, "level");
+            continue;
+        }
+        const std::string_view name = trim(entry.substr(0, eq));
+        if (name.empty()) throw ConfigError(fmt::format("{}: \"{}\": expected a logger name before '='", source, entry));
+        entries.insert_or_assign(std::string(name), level_of(trim(entry.substr(eq + 1)), fmt::format("levels.{}", name)));
+    }
+    global = bare;
+    named = std::move(entries);
+}
+
+}  // namespace detail
 
 Config Config::from_env() {
     if (const char* path = env("FIELDLOG_CONFIG")) return load(path);  // load() applies the rest

@@ -101,16 +101,9 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
-    {
-        const std::lock_guard lock(s.loggers_mutex);
-        for (const auto& [name, core] : s.loggers) {
-            if (!core->pinned.load(std::memory_order_relaxed)) {
-                core->threshold.store(level_for(config, name), std::memory_order_relaxed);
-            }
-        }
-    }
     s.config = std::move(in_force);
     s.config_path = std::move(path);
+    refresh_thresholds(s);
     Pipeline* next_raw = next.get();
     const Pipeline* previous = g_current_pipeline.load(std::memory_order_acquire);
     if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->open.store(false, std::memory_order_relaxed);

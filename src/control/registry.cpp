@@ -1,6 +1,8 @@
-// The registry of named loggers and the global state. Cold path: get() takes a lock and may
-// allocate; the handles it returns are then used lock-free.
+// The registry of named loggers, their levels (configured, and set at run time) and the global
+// state. Cold path: get() takes a lock and may allocate; the handles it returns are then used
+// lock-free.
 #include <new>
+#include <string>
 
 #include "control/instance.hpp"
 #include "control/state.hpp"
@@ -16,19 +18,28 @@ State& state() noexcept {
     return *instance;
 }
 
-Level level_for(const Config& config, std::string_view name) noexcept {
-    // The longest configured name that is `name` itself or a dotted prefix of it.
-    Level level = config.level;
+Level level_for(const State& s, std::string_view name) noexcept {
+    Level level = s.runtime_level.value_or(s.config.level);
     std::size_t best = 0;
-    for (const auto& [prefix, prefix_level] : config.levels) {
-        const bool matches = name == prefix ||
-                             (name.size() > prefix.size() && name.starts_with(prefix) && name[prefix.size()] == '.');
-        if (matches && prefix.size() + 1 > best) {
-            best = prefix.size() + 1;
-            level = prefix_level;
+    // The longest name that is `name` or a dotted prefix of it; at equal length, run time wins.
+    const auto consider = [&](const std::map<std::string, Level, std::less<>>& levels, bool wins_ties) {
+        for (const auto& [prefix, prefix_level] : levels) {
+            const bool matches = name == prefix ||
+                                 (name.size() > prefix.size() && name.starts_with(prefix) && name[prefix.size()] == '.');
+            if (matches && (prefix.size() + 1 > best || (wins_ties && prefix.size() + 1 == best))) {
+                best = prefix.size() + 1;
+                level = prefix_level;
+            }
         }
-    }
+    };
+    consider(s.config.levels, false);
+    consider(s.runtime_levels, true);
     return level;
+}
+
+void refresh_thresholds(State& s) noexcept {
+    const std::lock_guard lock(s.loggers_mutex);
+    for (const auto& [name, core] : s.loggers) core->threshold.store(level_for(s, name), std::memory_order_relaxed);
 }
 
 }  // namespace detail
@@ -42,7 +53,7 @@ Logger get(std::string_view name) {
     if (it == s.loggers.end()) {
         auto core = std::make_unique<detail::LoggerCore>();
         core->name = detail::LoggerName(name);
-        core->threshold.store(detail::level_for(s.config, name), std::memory_order_relaxed);
+        core->threshold.store(detail::level_for(s, name), std::memory_order_relaxed);
         it = s.loggers.emplace(std::string(name), std::move(core)).first;
     }
     return Logger(it->second.get(), nullptr);
@@ -50,9 +61,54 @@ Logger get(std::string_view name) {
 
 Logger::Logger() : Logger(get("")) {}
 
-void Logger::set_level(Level level) const noexcept {
-    core_->pinned.store(true, std::memory_order_relaxed);
-    core_->threshold.store(level, std::memory_order_relaxed);
+void Logger::set_level(Level level) const {
+    detail::State& s = detail::state();
+    const std::lock_guard lock(s.configure_mutex);
+    if (name().empty()) {
+        s.runtime_level = level;
+    } else {
+        s.runtime_levels.insert_or_assign(std::string(name()), level);
+    }
+    detail::refresh_thresholds(s);
+}
+
+void Logger::reset_level() const {
+    detail::State& s = detail::state();
+    const std::lock_guard lock(s.configure_mutex);
+    if (name().empty()) {
+        s.runtime_level.reset();
+    } else if (const auto it = s.runtime_levels.find(name()); it != s.runtime_levels.end()) {
+        s.runtime_levels.erase(it);
+    }
+    detail::refresh_thresholds(s);
+}
+
+std::string levels() {
+    detail::ensure_configured();
+    detail::State& s = detail::state();
+    const std::lock_guard lock(s.configure_mutex);
+    std::map<std::string, Level, std::less<>> named = s.config.levels;
+    for (const auto& [name, level] : s.runtime_levels) named.insert_or_assign(name, level);
+    std::string spec(to_string(s.runtime_level.value_or(s.config.level)));
+    for (const auto& [name, level] : named) {
+        spec += ',';
+        spec += name;
+        spec += '=';
+        spec += to_string(level);
+    }
+    return spec;
+}
+
+void set_levels(std::string_view spec) {
+    std::optional<Level> global;
+    std::map<std::string, Level, std::less<>> named;
+    detail::parse_level_spec(spec, "set_levels", global, named);
+    detail::ensure_configured();
+    detail::State& s = detail::state();
+    const std::lock_guard lock(s.configure_mutex);
+    s.runtime_level = global;
+    s.runtime_levels = std::move(named);
+    detail::refresh_thresholds(s);
 }
 
 }  // namespace fieldlog

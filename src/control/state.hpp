@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "dispatch/pipeline.hpp"
@@ -26,6 +27,11 @@ struct State {
     Config config;               ///< the configuration in force (guarded by configure_mutex)
     std::string config_path;     ///< file for reload(), if any
 
+    /// Levels set at run time (Logger::set_level, set_levels), over the configuration's until
+    /// reset; guarded by configure_mutex. The root logger's is the global level.
+    std::optional<Level> runtime_level;
+    std::map<std::string, Level, std::less<>> runtime_levels;
+
     std::mutex loggers_mutex;
     std::map<std::string, std::unique_ptr<LoggerCore>, std::less<>> loggers;
 };
@@ -36,7 +42,17 @@ State& state() noexcept;
 /// Makes the default configuration (environment, else stdout JSON at info) if none was made.
 void ensure_configured();
 
-/// The threshold configuration `config` gives a logger called `name`.
-Level level_for(const Config& config, std::string_view name) noexcept;
+/// The threshold of a logger called `name` (caller holds configure_mutex): the level of the
+/// longest name that is `name` or a dotted prefix of it and has one — set at run time before
+/// configured — else the global level (run time before configured).
+Level level_for(const State& s, std::string_view name) noexcept;
+/// Gives every registered logger the threshold level_for() says (caller holds configure_mutex).
+void refresh_thresholds(State& s) noexcept;
+
+/// Parses FIELDLOG_LEVEL's syntax ("info,db=debug"): a bare level into `global`, `name=level`
+/// entries into `named`. Errors start with `source` and name the entry's key (`level` or
+/// `levels.<name>`); on error nothing was changed.
+void parse_level_spec(std::string_view spec, std::string_view source, std::optional<Level>& global,
+                      std::map<std::string, Level, std::less<>>& named);
 
 }  // namespace fieldlog::detail
