@@ -642,3 +642,59 @@ TEST_CASE("With spdlog, and with fieldlog's with() children, the service writes 
     CHECK(fieldlog_lines == spdlog_lines);
     CHECK(with_lines == fieldlog_lines);
 }
+
+TEST_CASE("GET and PUT /loglevel read and change the levels while the service runs", "[http_service]") {
+    // transactions' "transaction parsed" is a debug record: at info it is not written.
+    struct Case {
+        std::string logger;
+        std::string raise;     // what PUT sends to turn it on
+        std::string raised;    // what GET answers afterwards
+        std::string rejected;  // a PUT that must change nothing
+    };
+    for (const Case& c : {Case{"fieldlog", "info,transactions=debug", "info,transactions=debug", "info,transactions=loud"},
+                          Case{"spdlog", "debug", "debug", "loud"}}) {
+        DYNAMIC_SECTION(c.logger) {
+            fieldlog_test::TempDir dir;
+            const std::string log_path = dir.file("service.log");
+            write_file(dir.file("fieldlog.toml"), file_config(log_path));
+            ServiceProcess service(dir, {"--logger=" + c.logger, "--config=" + dir.file("fieldlog.toml"),
+                                         "--log-file=" + log_path});
+            {
+                httplib::Client client = make_client(service.port());
+                const auto post = [&](const std::string& id) {
+                    const httplib::Result res = client.Post("/transactions", {{"X-Request-ID", id}},
+                                                            R"({"account":"a","amount":1,"currency":"EUR","merchant":"m"})",
+                                                            "application/json");
+                    REQUIRE(res);
+                    CHECK(res->status == 202);
+                };
+                const httplib::Result before = client.Get("/loglevel");
+                REQUIRE(before);
+                CHECK(before->status == 200);
+                CHECK(before->body == "info\n");
+                post("at-info");
+
+                const httplib::Result raise = client.Put("/loglevel", c.raise, "text/plain");
+                REQUIRE(raise);
+                CHECK(raise->status == 200);
+                CHECK(raise->body == c.raised + "\n");
+                post("at-debug");
+
+                const httplib::Result bad = client.Put("/loglevel", c.rejected, "text/plain");
+                REQUIRE(bad);
+                CHECK(bad->status == 400);
+                const bool names_the_value = bad->body.find("loud") != std::string::npos;
+                CHECK((names_the_value || c.logger == "spdlog"));  // spdlog's message names no value
+                const httplib::Result after = client.Get("/loglevel");
+                REQUIRE(after);
+                CHECK(after->body == c.raised + "\n");  // unchanged by the bad request
+            }
+            service.terminate();
+            std::vector<std::string> parsed_for;  // the request ids of the "transaction parsed" records
+            for (const Record& r : read_records(log_path)) {
+                if (r.get("msg") == "transaction parsed") parsed_for.push_back(r.get("request_id"));
+            }
+            CHECK(parsed_for == std::vector<std::string>{"at-debug"});
+        }
+    }
+}

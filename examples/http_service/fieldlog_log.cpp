@@ -4,6 +4,7 @@
 // Scope::capture() (or the children). Each record is one call with typed fields. Configured
 // from TOML; SIGHUP reloads it.
 #include <optional>
+#include <stdexcept>
 
 #include <fieldlog/fieldlog.hpp>
 
@@ -121,6 +122,14 @@ public:
 
     // Scraping is the service's monitoring, not a record: charged to the service.
     void append_metrics(std::string& out) override { out += fieldlog::metrics_text(); }
+    [[nodiscard]] std::string levels() const override { return fieldlog::levels(); }
+    void set_levels(std::string_view spec) override {
+        try {
+            fieldlog::set_levels(spec);
+        } catch (const fieldlog::ConfigError& e) {
+            throw std::invalid_argument(e.what());
+        }
+    }
 
     void shutdown() override { fieldlog::shutdown(); }
 

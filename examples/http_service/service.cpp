@@ -107,6 +107,10 @@ Service::Service(const ServiceOptions& options, ServiceLog& log)
         res.set_content(R"({"status":"ok"})", "application/json");
     });
     server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { get_metrics(res); });
+    server_.Get("/loglevel", [this](const httplib::Request&, httplib::Response& res) {
+        res.set_content(log_.levels() + "\n", "text/plain; charset=utf-8");
+    });
+    server_.Put("/loglevel", [this](const httplib::Request& req, httplib::Response& res) { put_levels(req, res); });
 }
 
 Service::~Service() {
@@ -213,6 +217,21 @@ void Service::settle_one(SettleJob& job) {
                                 std::string_view(job.merchant.data(), job.merchant_size), job.amount);
     log_.transaction_settled(transaction_id, s);
     metrics_.settled();
+}
+
+/// The body is FIELDLOG_LEVEL's syntax ("debug", "info,transactions=debug"); the answer is the
+/// levels in force afterwards, as GET gives them.
+void Service::put_levels(const httplib::Request& req, httplib::Response& res) {
+    std::string_view spec = req.body;
+    while (!spec.empty() && (spec.back() == '\n' || spec.back() == '\r')) spec.remove_suffix(1);
+    try {
+        log_.set_levels(spec);
+    } catch (const std::invalid_argument& e) {
+        res.status = 400;
+        res.set_content(std::string(e.what()) + "\n", "text/plain; charset=utf-8");
+        return;
+    }
+    res.set_content(log_.levels() + "\n", "text/plain; charset=utf-8");
 }
 
 void Service::get_metrics(httplib::Response& res) {

@@ -1,4 +1,5 @@
-// The example service: cpp-httplib routes (POST /transactions, GET /healthz, GET /metrics)
+// The example service: cpp-httplib routes (POST /transactions, GET /healthz, GET /metrics,
+// GET and PUT /loglevel)
 // behind a middleware that opens the request's scope before routing and writes the access
 // record after it, before the reply is sent. Connections run on one WorkerPool, settlement
 // work on another, which re-opens the request's captured scope.
@@ -61,6 +62,7 @@ private:
     void after_routing(const httplib::Request& req, httplib::Response& res);
     void post_transaction(const httplib::Request& req, httplib::Response& res);
     void get_metrics(httplib::Response& res);
+    void put_levels(const httplib::Request& req, httplib::Response& res);
     void settle_one(SettleJob& job);
 
     ServiceOptions options_;

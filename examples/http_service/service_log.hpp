@@ -84,6 +84,11 @@ public:
 
     /// The logger's own Prometheus metrics, appended to `out` (fieldlog::metrics_text()).
     virtual void append_metrics(std::string& out) = 0;
+    /// The levels in force, in FIELDLOG_LEVEL's syntax ("info,transactions=debug"): GET /loglevel.
+    [[nodiscard]] virtual std::string levels() const = 0;
+    /// Sets the levels from that syntax (PUT /loglevel); throws std::invalid_argument, changing
+    /// nothing, when `spec` is not valid.
+    virtual void set_levels(std::string_view spec) = 0;
     /// Writes everything logged so far and closes the log; later records are dropped.
     virtual void shutdown() = 0;
 

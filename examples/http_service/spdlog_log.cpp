@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -226,6 +227,19 @@ public:
     }
 
     void append_metrics(std::string&) override {}  // spdlog keeps no counters of its own worth serving
+    [[nodiscard]] std::string levels() const override {
+        const auto name = spdlog::level::to_string_view(http_->level());
+        return std::string(name.data(), name.size());
+    }
+    /// One level for both loggers: spdlog has no dotted hierarchy to set a name's level by.
+    void set_levels(std::string_view spec) override {
+        const spdlog::level::level_enum level = spdlog::level::from_str(std::string(spec));
+        if (level == spdlog::level::off && spec != "off") {
+            throw std::invalid_argument("spdlog: expected one level (trace, debug, info, warn, error, critical, off)");
+        }
+        http_->set_level(level);
+        transactions_->set_level(level);
+    }
 
     void shutdown() override {
         if (closed_.exchange(true)) return;
