@@ -1,7 +1,7 @@
 // The sink contract as a user's sink sees it: two functions, counted by the dispatcher with no
-// call of its own, named by info(), and one exception policy in sync and async mode alike (a
-// throw loses that record for that sink, counted, reported on stderr at most once a second,
-// and never reaches the caller).
+// call of its own, named by info() (which may also fix the one format it takes), and one
+// exception policy in sync and async mode alike (a throw loses that record for that sink,
+// counted, reported on stderr at most once a second, and never reaches the caller).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -50,6 +50,15 @@ public:
     }
     void flush() override {}
     int batches = 0;
+};
+
+/// A sink that reads its lines as JSON, and says so in info().
+class JsonOnlySink final : public fieldlog::Sink {
+public:
+    void write(const fieldlog::RecordView& r) override { lines.emplace_back(r.bytes.data(), r.bytes.size()); }
+    void flush() override {}
+    [[nodiscard]] fieldlog::SinkInfo info() const override { return {.format = fieldlog::Format::json}; }
+    std::vector<std::string> lines;
 };
 
 fieldlog::Config config_for(const std::shared_ptr<fieldlog::Sink>& sink, bool async) {
@@ -135,6 +144,30 @@ TEST_CASE("each sink names its kind and target through info()", "[sink_contract]
                                             m.sinks[3].kind, m.sinks[4].kind, m.sinks[5].kind};
     CHECK(kinds == std::vector<std::string>{"stderr", "file", "null", "memory", "callback", "custom"});
     CHECK(m.sinks[1].target == dir.file("a.log"));
+}
+
+TEST_CASE("a sink that takes one format gets it whatever the configuration's, and refuses another", "[sink_contract]") {
+    auto sink = std::make_shared<JsonOnlySink>();
+    auto beside = std::make_shared<LineSink>();
+    fieldlog::configure({.format = fieldlog::Format::logfmt,
+                         .sinks = {{.target = sink}, {.target = beside}},
+                         .clock = &fieldlog_test::fixed_clock});
+    fieldlog::get("contract").info("hello");
+    REQUIRE(sink->lines.size() == 1);
+    CHECK(sink->lines[0] == fieldlog_test::info_line("hello", "", "contract") + "\n");
+    REQUIRE(beside->lines.size() == 1);
+    CHECK(beside->lines[0].starts_with("ts=2026-11-30T08:38:11.123456789Z level=info"));  // the others: logfmt
+
+    std::string error;
+    try {
+        fieldlog::configure({.sinks = {{.target = beside}, {.target = sink, .format = fieldlog::Format::console}}});
+    } catch (const fieldlog::ConfigError& e) {
+        error = e.what();
+    }
+    CHECK(error == "sinks[1]: a custom sink takes json records only, not console");
+    fieldlog::get("contract").info("still the first configuration");
+    CHECK(sink->lines.size() == 2);
+    fieldlog::configure({.sinks = {}});
 }
 
 TEST_CASE("a sink that throws every third record loses those records alone (sync)", "[sink_contract]") {

@@ -38,7 +38,9 @@ using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptio
 
 struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
-    std::optional<Format> format{};  ///< default: Config::format (console becomes plain off a TTY)
+    /// Default: Config::format (console becomes plain off a TTY). A sink that takes one format
+    /// only (SinkInfo::format) gets that one; another here is a ConfigError.
+    std::optional<Format> format{};
     Level level = Level::trace;      ///< records below this are not sent to this sink
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
     /// its errors about this sink with it. Empty for sinks made in code.

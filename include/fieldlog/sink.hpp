@@ -7,10 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/timestamp.hpp"
@@ -44,6 +46,9 @@ struct FIELDLOG_API SinkInfo {
     std::string target;                ///< path or address; empty when there is none
     bool terminal = false;             ///< the destination is a terminal (console colour is chosen by this)
     std::chrono::milliseconds tick_period{0};  ///< how often tick() wants to run; 0: never
+    /// The one format the sink takes (it reads the lines it gets); configure() gives it records
+    /// in that format whatever Config::format says, and rejects a SinkConfig::format of another.
+    std::optional<Format> format{};
 };
 
 /// The lock the dispatcher holds around every call into one sink. Free, it costs one atomic

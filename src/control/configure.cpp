@@ -17,12 +17,16 @@ namespace {
 /// `"<path>"` for error messages.
 std::string in_quotes(const std::string& text) { return '"' + text + '"'; }
 
-/// Makes the sink `sink_config` describes; errors start with where it was defined
-/// (`fieldlog.toml:14: sinks[1].path`) or, for sinks made in code, with `sinks[<index>]`.
+/// What errors about a sink start with: where it was defined (`fieldlog.toml:14: sinks[1].path`)
+/// or, for sinks made in code, `sinks[<index>]`.
+std::string sink_location(const SinkConfig& sink_config, std::size_t index) {
+    return sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
+}
+
+/// Makes the sink `sink_config` describes.
 std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index) {
     const SinkTarget& target = sink_config.target;
-    const std::string at =
-        sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
+    const std::string at = sink_location(sink_config, index);
     if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
         return std::make_shared<StdoutSink>(std_stream->stream);
     }
@@ -47,6 +51,19 @@ std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index
     return custom;
 }
 
+/// The format `handle`'s sink gets: the one it takes, if it takes one only, else its own
+/// SinkConfig::format or the configuration's.
+Format format_for(const SinkConfig& sink_config, const SinkHandle& handle, Format config_format, std::size_t index) {
+    const std::optional<Format> only = handle.info.format;
+    if (!only) return sink_config.format.value_or(config_format);
+    if (sink_config.format && *sink_config.format != *only) {
+        throw ConfigError(sink_location(sink_config, index) + ": a " + std::string(handle.info.kind) + " sink takes " +
+                          std::string(to_string(*only)) + " records only, not " +
+                          std::string(to_string(*sink_config.format)));
+    }
+    return *only;
+}
+
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
@@ -65,7 +82,7 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
         }
         if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target);
         routing.add(handle,
-                    EncoderOptions{.format = sink_config.format.value_or(config.format),
+                    EncoderOptions{.format = format_for(sink_config, *handle, config.format, index),
                                    .timestamp = config.timestamp,
                                    .duration = config.duration},
                     sink_config.level);
