@@ -15,5 +15,6 @@
 #include "fieldlog/sinks/basic_sinks.hpp"
 #include "fieldlog/sinks/callback_sink.hpp"
 #include "fieldlog/sinks/file_sink.hpp"
+#include "fieldlog/sinks/journald_sink.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 #include "fieldlog/timestamp.hpp"
