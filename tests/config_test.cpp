@@ -154,6 +154,15 @@ level = "fatal"
 
 [[sinks]]
 type = "stdout"
+
+[[sinks]]
+type = "journald"
+socket = "/run/app/journal.sock"
+identifier = "checkout"
+format = "json"
+
+[[sinks]]
+type = "journald"
 )",
                                         "app.toml");
     CHECK(config.level == Level::warn);
@@ -167,7 +176,7 @@ type = "stdout"
     CHECK(config.async.queue_bytes == 8 * 1024 * 1024);
     CHECK(config.async.overflow == fieldlog::OverflowPolicy::drop);
     CHECK(config.source.empty());  // parse() names no file; load() does
-    REQUIRE(config.sinks.size() == 5);
+    REQUIRE(config.sinks.size() == 7);
 
     CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::err);
     CHECK(config.sinks[0].format == fieldlog::Format::console);
@@ -205,6 +214,15 @@ type = "stdout"
     CHECK(config.sinks[3].level == Level::fatal);
 
     CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[4].target).stream == fieldlog::StdStream::out);
+
+    const auto& journald = std::get<fieldlog::JournaldSinkOptions>(config.sinks[5].target);
+    CHECK(journald.socket == "/run/app/journal.sock");
+    CHECK(journald.identifier == "checkout");
+    CHECK(config.sinks[5].format == fieldlog::Format::json);
+    CHECK(config.sinks[5].defined_at == "app.toml:56: sinks[5].socket");
+    CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
+    CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
+    CHECK(config.sinks[6].defined_at == "app.toml:60: sinks[6]");
 }
 
 TEST_CASE("an empty sink list means no sinks, a missing one means stdout", "[config]") {
@@ -322,9 +340,9 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"sinks = \"stdout\"", "app.toml:1: sinks: expected [[sinks]] tables, got \"stdout\""},
         {"sinks = [1]", "app.toml:1: sinks[0]: expected a table ([[sinks]]), got 1"},
         {"[[sinks]]\nformat = \"json\"",
-         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp or null)"},
+         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp, journald or null)"},
         {"[[sinks]]\ntype = \"kafka\"",
-         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp or null, got \"kafka\""},
+         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
          "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
@@ -369,10 +387,26 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
          "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
+        {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
+         "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
+        {"[[sinks]]\ntype = \"journald\"\nsocket = 1",
+         "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got 1"},
+        {"[[sinks]]\ntype = \"journald\"\nidentifier = 7", "app.toml:3: sinks[0].identifier: expected a name, got 7"},
+        {"[[sinks]]\ntype = \"journald\"\nformat = \"logfmt\"",
+         "app.toml:3: sinks[0].format: expected json (a journald sink turns the JSON line into journal fields), got "
+         "\"logfmt\""},
+        {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
+         "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},
+        {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level socket "
+         "identifier)"},
     };
     for (const Case& c : cases) {
         DYNAMIC_SECTION(c.message) { CHECK(parse_error(c.text) == c.message); }
     }
+    const std::string long_socket = "/" + std::string(107, 's');  // 108 bytes: one more than sockaddr_un holds
+    CHECK(parse_error("[[sinks]]\ntype = \"journald\"\nsocket = \"" + long_socket + "\"") ==
+          "app.toml:3: sinks[0].socket: expected a socket path of at most 107 bytes, got \"" + long_socket + "\"");
 }
 
 TEST_CASE("a TOML syntax error names the file and the line", "[config]") {
@@ -412,7 +446,7 @@ TEST_CASE("load() reads a file and names it in errors", "[config]") {
 
     write_file(path, "level = \"error\"\n\n[[sinks]]\ntype = \"nul\"\n");
     CHECK(error_of([&] { (void)Config::load(path); }) ==
-          path + ":4: sinks[0].type: expected stdout, stderr, file, udp or null, got \"nul\"");
+          path + ":4: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"nul\"");
     CHECK(error_of([&] { (void)Config::load(dir.file("missing.toml")); }) ==
           dir.file("missing.toml") + ": cannot read the configuration file: No such file or directory");
 }

@@ -22,6 +22,7 @@
 #include "fieldlog/sink.hpp"
 #include "fieldlog/sinks/basic_sinks.hpp"
 #include "fieldlog/sinks/file_sink.hpp"
+#include "fieldlog/sinks/journald_sink.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 
 namespace fieldlog {
@@ -34,12 +35,13 @@ struct FIELDLOG_API StdoutSinkOptions {
 /// A sink made by configure() from options, or one the program made itself (custom, memory).
 /// NOTE: configure() closes the sinks it made when they leave the running set; a sink the
 /// program made is only flushed then (and at shutdown), so it may be configured again.
-using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, std::shared_ptr<Sink>>;
+using SinkTarget =
+    std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, JournaldSinkOptions, std::shared_ptr<Sink>>;
 
 struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
     /// Default: Config::format (console becomes plain off a TTY). A sink that takes one format
-    /// only (SinkInfo::format) gets that one; another here is a ConfigError.
+    /// only (SinkInfo::format: journald takes json) gets that one; another here is a ConfigError.
     std::optional<Format> format{};
     Level level = Level::trace;      ///< records below this are not sent to this sink
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts

@@ -3,6 +3,7 @@
 // bad value is rejected with the source, line and key path:
 //   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"
 // Cold path: runs before configure(), never per record.
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +26,9 @@
 
 namespace fieldlog {
 namespace {
+
+/// An AF_UNIX socket path, without its terminating NUL, fits in sockaddr_un.
+constexpr std::size_t kLongestSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 /// `text` in double quotes, with quotes, backslashes and control characters escaped.
 std::string in_quotes(std::string_view text) {
@@ -340,30 +344,37 @@ public:
     SinkConfig sink(const toml::table& table, std::string_view at) const {
         const toml::node* type_node = table.get("type");
         if (type_node == nullptr) {
-            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp or null)");
+            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp, journald or null)");
         }
-        enum class Kind { stdout_stream, stderr_stream, file, udp, null };
+        enum class Kind { stdout_stream, stderr_stream, file, udp, journald, null };
         const Kind kind = choose<Kind>(*type_node, path(at, "type"),
                                  {{"stdout", Kind::stdout_stream}, {"stderr", Kind::stderr_stream},
-                                  {"file", Kind::file}, {"udp", Kind::udp}, {"null", Kind::null}});
+                                  {"file", Kind::file}, {"udp", Kind::udp}, {"journald", Kind::journald},
+                                  {"null", Kind::null}});
         SinkConfig sink;
         sink.defined_at = location(table.source(), at);
         FileSinkOptions file;
         UdpSinkOptions udp;
+        JournaldSinkOptions journald;
         for (const auto& [key, node] : table) {
             const std::string key_path = path(at, key.str());
             if (key == "type") continue;
             if (key == "format") {
                 sink.format = format(node, key_path);
+                if (kind == Kind::journald && sink.format != Format::json) {
+                    expected(node, key_path, "json (a journald sink turns the JSON line into journal fields)");
+                }
             } else if (key == "level") {
                 sink.level = level(node, key_path);
             } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
                 if (key == "path") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
                 if (key == "address") sink.defined_at = location(node.source(), key_path);
+            } else if (kind == Kind::journald && journald_key(key, node, key_path, journald)) {
+                if (key == "socket") sink.defined_at = location(node.source(), key_path);
             } else {
                 static constexpr std::string_view kinds[] = {"a stdout sink", "a stderr sink", "a file sink",
-                                                             "a udp sink", "a null sink"};
+                                                             "a udp sink", "a journald sink", "a null sink"};
                 const std::string_view kind_name = kinds[static_cast<int>(kind)];
                 switch (kind) {
                     case Kind::file:
@@ -376,6 +387,8 @@ public:
                                     {"type", "format", "level", "address", "framing", "max_datagram", "oversize",
                                      "facility", "app_name", "hostname", "resolve_interval"},
                                     kind_name);
+                    case Kind::journald:
+                        unknown_key(key, key_path, {"type", "format", "level", "socket", "identifier"}, kind_name);
                     default: unknown_key(key, key_path, {"type", "format", "level"}, kind_name);
                 }
             }
@@ -394,6 +407,7 @@ public:
                 }
                 sink.target = std::move(udp);
                 break;
+            case Kind::journald: sink.target = std::move(journald); break;
         }
         return sink;
     }
@@ -451,6 +465,24 @@ public:
             udp.hostname = std::string(text(node, at, "a host name"));
         } else if (key == "resolve_interval") {
             udp.resolve_interval = duration<std::chrono::seconds>(node, at, "60s");
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    /// Reads one key of a journald sink; false when `key` is not one.
+    bool journald_key(const toml::key& key, const toml::node& node, std::string_view at,
+                      JournaldSinkOptions& journald) const {
+        if (key == "socket") {
+            constexpr std::string_view what = "a socket path like \"/run/systemd/journal/socket\"";
+            journald.socket = std::string(text(node, at, what));
+            if (journald.socket.empty()) expected(node, at, what);
+            if (journald.socket.size() > kLongestSocketPath) {
+                expected(node, at, fmt::format("a socket path of at most {} bytes", kLongestSocketPath));
+            }
+        } else if (key == "identifier") {
+            journald.identifier = std::string(text(node, at, "a name"));
         } else {
             return false;
         }
