@@ -1,17 +1,22 @@
 // Every sink writes records without touching the heap once warm: the file sink (buffered,
 // write-through, rotating by size), UDP (JSON, RFC 5424, cut to fit, no receiver at all),
-// stdout, stderr and the callback sink, each behind a logger and through write_batch.
+// journald (a reader, no socket at all), stdout, stderr and the callback sink, each behind a
+// logger and through write_batch.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc/alloc_counter.hpp"
@@ -63,6 +68,36 @@ struct SilentReceiver {
     SilentReceiver& operator=(const SilentReceiver&) = delete;
 };
 
+/// An AF_UNIX datagram socket at `path` (where the journald sink sends) whose thread reads and
+/// discards everything, as journald would.
+class DrainingUnixReceiver {
+public:
+    explicit DrainingUnixReceiver(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+        const timeval poll{0, 20000};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
+        thread_ = std::thread([this] {
+            char datagram[65536];
+            while (!stop_) static_cast<void>(::recv(fd_, datagram, sizeof datagram, 0));
+        });
+    }
+    ~DrainingUnixReceiver() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    DrainingUnixReceiver(const DrainingUnixReceiver&) = delete;
+    DrainingUnixReceiver& operator=(const DrainingUnixReceiver&) = delete;
+
+private:
+    int fd_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
 int free_udp_port() {
     const SilentReceiver probe;
     return probe.port;
@@ -84,6 +119,7 @@ TEST_CASE("no sink allocates per record once warm", "[alloc][sinks]") {
     const std::string nobody = "127.0.0.1:" + std::to_string(free_udp_port());
     const std::string small_payload(40, 'p');
     const std::string large_payload(3000, 'q');  // over UDP's 2048: cut by the oversize rule
+    const DrainingUnixReceiver journald(dir.file("journald.sock"));
 
     const struct {
         const char* name;
@@ -99,6 +135,8 @@ TEST_CASE("no sink allocates per record once warm", "[alloc][sinks]") {
         {"udp rfc5424", [&] { return fieldlog::UdpSinkOptions{.address = udp_address, .framing = fieldlog::UdpFraming::rfc5424}; }, &small_payload},
         {"udp cut to fit", [&] { return fieldlog::UdpSinkOptions{.address = udp_address, .framing = fieldlog::UdpFraming::rfc5424}; }, &large_payload},
         {"udp without a receiver", [&] { return fieldlog::UdpSinkOptions{.address = nobody}; }, &small_payload},
+        {"journald", [&] { return fieldlog::JournaldSinkOptions{.socket = dir.file("journald.sock")}; }, &large_payload},
+        {"journald without a socket", [&] { return fieldlog::JournaldSinkOptions{.socket = dir.file("none.sock")}; }, &small_payload},
         {"stdout", [] { return fieldlog::StdoutSinkOptions{}; }, &small_payload},
         {"stderr", [] { return fieldlog::StdoutSinkOptions{.stream = fieldlog::StdStream::err}; }, &small_payload},
         {"callback", [] {

@@ -1,0 +1,622 @@
+// The journald sink against the real systemd-journald: records logged through fieldlog are
+// read back with `journalctl --directory=<journal dir> -o json --all` and every field of every
+// entry is compared: a plain record and the levels, every kind of value, keys that need
+// mapping, a newline (the binary-safe form), invalid UTF-8, a 1 MiB field (the memfd path),
+// scope and with() fields, and journald stopped mid-stream and started again. Without journald:
+// a socket nobody listens on, a receiver whose queue is full, and configuration errors.
+//
+// How journald runs here, as a plain child process (no systemd as PID 1):
+//   unshare --mount --propagation private /bin/sh -c '<script>' sh <root>
+// where the script mounts a tmpfs over /run (in that mount namespace only), bind-mounts
+// <root>/runtime onto /run/systemd/journal (its sockets: socket, stdout, dev-log, varlink) and
+// <root>/logs onto /run/log/journal (the volatile journal), writes a drop-in
+// /run/systemd/journald.conf.d/test.conf (Storage=volatile, ReadKMSG=no, no forwarding, no rate
+// limit) and then execs /lib/systemd/systemd-journald, so the child's pid is journald's. The
+// socket journald binds is a file in <root>/runtime, which this process reaches by its path
+// from outside the namespace. Journald 252 has no environment variable or option that moves its
+// sockets or storage; `systemd-journald <namespace>` would still create
+// /run/systemd/journal.<namespace> and /var/log/journal/<machine-id>.<namespace> on the host and
+// exits when idle, so it is not used. The mount namespace needs CAP_SYS_ADMIN: without root (or
+// without unshare, journald or journalctl) those test cases are skipped.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog::Level;
+using fieldlog_test::read_file;
+using fieldlog_test::StderrTo;
+using fieldlog_test::TempDir;
+using fieldlog_test::wait_until;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kJournald = "/lib/systemd/systemd-journald";
+constexpr const char* kJournalctl = "/usr/bin/journalctl";
+constexpr const char* kUnshare = "/usr/bin/unshare";
+constexpr std::string_view kTimestamp = "2026-11-30T08:38:11.123456789Z";  // fixed_clock()
+
+constexpr const char* kStartScript = R"(set -e
+root=$1
+mount -t tmpfs fieldlog-journald-test /run
+mkdir -p /run/systemd/journal /run/log/journal /run/systemd/journald.conf.d
+mount --bind "$root/runtime" /run/systemd/journal
+mount --bind "$root/logs" /run/log/journal
+printf '[Journal]\nStorage=volatile\nRuntimeMaxUse=64M\nReadKMSG=no\nForwardToSyslog=no\nForwardToWall=no\nForwardToConsole=no\nRateLimitBurst=0\n' \
+  > /run/systemd/journald.conf.d/test.conf
+exec /lib/systemd/systemd-journald
+)";
+
+/// One journal entry as `journalctl -o json` shows it: each field's values (a field given
+/// twice has two), as raw bytes (journalctl writes unprintable values as arrays of bytes).
+using Entry = std::map<std::string, std::vector<std::string>>;
+
+/// Reads the objects `journalctl -o json` writes, one per line.
+class JournalJsonReader {
+public:
+    explicit JournalJsonReader(std::string_view text) : text_(text) {}
+
+    std::vector<Entry> entries() {
+        std::vector<Entry> out;
+        for (skip_space(); at_ < text_.size(); skip_space()) out.push_back(object());
+        return out;
+    }
+
+private:
+    [[noreturn]] void fail(const char* what) const {
+        throw std::runtime_error(std::string("journalctl output: ") + what + " at byte " + std::to_string(at_));
+    }
+    void skip_space() {
+        while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\n')) ++at_;
+    }
+    void expect(char c) {
+        skip_space();
+        if (at_ >= text_.size() || text_[at_] != c) fail("unexpected character");
+        ++at_;
+    }
+    bool next_is(char c) {
+        skip_space();
+        return at_ < text_.size() && text_[at_] == c;
+    }
+
+    Entry object() {
+        Entry entry;
+        expect('{');
+        while (!next_is('}')) {
+            std::string name = string();
+            expect(':');
+            entry[name] = values();
+            if (next_is(',')) ++at_;
+        }
+        expect('}');
+        return entry;
+    }
+
+    /// A field's value: a string, an array of bytes, null (too large: never with --all), or,
+    /// for a repeated field, an array of those.
+    std::vector<std::string> values() {
+        if (next_is('"')) return {string()};
+        if (!next_is('[')) fail("a value neither string nor array (null: a field journalctl left out)");
+        const std::size_t open = at_++;
+        if (!next_is('"') && !next_is('[')) {  // an array of bytes: one value
+            at_ = open;
+            return {bytes()};
+        }
+        std::vector<std::string> out;
+        while (!next_is(']')) {
+            out.push_back(next_is('"') ? string() : bytes());
+            if (next_is(',')) ++at_;
+        }
+        expect(']');
+        return out;
+    }
+
+    std::string bytes() {
+        std::string out;
+        expect('[');
+        while (!next_is(']')) {
+            std::size_t used = 0;
+            const int byte = std::stoi(std::string(text_.substr(at_, 4)), &used);
+            out += static_cast<char>(byte);
+            at_ += used;
+            if (next_is(',')) ++at_;
+        }
+        expect(']');
+        return out;
+    }
+
+    std::string string() {
+        expect('"');
+        std::string out;
+        while (at_ < text_.size() && text_[at_] != '"') {
+            const char c = text_[at_++];
+            if (c != '\\') {
+                out += c;
+                continue;
+            }
+            if (at_ >= text_.size()) fail("a lone backslash");
+            const char kind = text_[at_++];
+            switch (kind) {
+                case 'n': out += '\n'; break;
+                case 't': out += '\t'; break;
+                case 'r': out += '\r'; break;
+                case 'b': out += '\b'; break;
+                case 'f': out += '\f'; break;
+                case 'u': {
+                    const unsigned long code = std::stoul(std::string(text_.substr(at_, 4)), nullptr, 16);
+                    at_ += 4;
+                    if (code >= 0x80) fail("a \\u escape above ASCII (journalctl writes UTF-8 as it is)");
+                    out += static_cast<char>(code);
+                    break;
+                }
+                default: out += kind;
+            }
+        }
+        expect('"');
+        return out;
+    }
+
+    std::string_view text_;
+    std::size_t at_ = 0;
+};
+
+/// Runs `argv` and returns its exit status; its standard output goes to `output`.
+int run(const std::vector<std::string>& argv, const std::string& output = "/dev/null") {
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return -1;
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Why journald cannot run here ("" when it can).
+std::string missing_peer() {
+    for (const char* tool : {kJournald, kJournalctl, kUnshare}) {
+        if (::access(tool, X_OK) != 0) return std::string(tool) + " is not installed";
+    }
+    if (::geteuid() != 0) return "journald's private mount namespace needs root";
+    if (run({kUnshare, "--mount", "--propagation", "private", "/bin/true"}) != 0) {
+        return "unshare --mount fails here (no CAP_SYS_ADMIN?)";
+    }
+    return "";
+}
+
+/// A datagram reaches `path` (something is bound there, not a stale socket file).
+bool datagram_socket_listens(const std::string& path) {
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+    return connected;
+}
+
+/// systemd-journald as a child process, in a mount namespace of its own (see the top comment),
+/// with its socket and journal under `root`.
+class Journald {
+public:
+    explicit Journald(const std::filesystem::path& root) : root_(root) {
+        std::filesystem::create_directories(root_ / "runtime");
+        std::filesystem::create_directories(root_ / "logs");
+    }
+    ~Journald() { stop(); }
+    Journald(const Journald&) = delete;
+    Journald& operator=(const Journald&) = delete;
+
+    [[nodiscard]] std::string socket() const { return (root_ / "runtime" / "socket").string(); }
+    /// What journald wrote to stdout and stderr, for failure messages.
+    [[nodiscard]] std::string output() const { return read_file((root_ / "journald.out").string()); }
+
+    /// Starts journald; true once its socket takes datagrams.
+    bool start() {
+        const std::string root = root_.string();
+        const std::string out = (root_ / "journald.out").string();
+        const char* argv[] = {kUnshare, "--mount", "--propagation", "private", "/bin/sh", "-c", kStartScript, "sh",
+                              root.c_str(), nullptr};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+        const int spawned = ::posix_spawn(&pid_, kUnshare, &actions, nullptr, const_cast<char**>(argv), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (spawned != 0) {
+            pid_ = -1;
+            return false;
+        }
+        return wait_until([&] { return datagram_socket_listens(socket()); });
+    }
+
+    /// Stops journald (SIGTERM: it writes what it received and exits); its socket file stays.
+    void stop() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGTERM);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+    }
+
+    /// Every entry this process sent, in journal order.
+    [[nodiscard]] std::vector<Entry> entries() const {
+        const std::string json = (root_ / "journalctl.json").string();
+        if (run({kJournalctl, "--directory=" + (root_ / "logs").string(), "-o", "json", "--all", "--no-pager",
+                 "_PID=" + std::to_string(::getpid())},
+                json) != 0) {
+            return {};
+        }
+        return JournalJsonReader(read_file(json)).entries();
+    }
+
+    /// Waits until `count` entries of this process are in the journal (or 10 s passed).
+    [[nodiscard]] std::vector<Entry> wait_for(std::size_t count) const {
+        std::vector<Entry> found;
+        wait_until([&] {
+            found = entries();
+            return found.size() >= count;
+        });
+        return found;
+    }
+
+private:
+    std::filesystem::path root_;
+    pid_t pid_ = -1;
+};
+
+/// Starts `journald`; on failure the test ends, showing what journald wrote.
+void require_started(Journald& journald) {
+    const bool started = journald.start();
+    INFO(journald.output());
+    REQUIRE(started);
+}
+
+/// Configures fieldlog with `sink` (json is forced on it even though the default is logfmt)
+/// at level trace with the fixed clock while alive; no sinks afterwards.
+class LoggingTo {
+public:
+    explicit LoggingTo(fieldlog::SinkTarget sink) {
+        fieldlog::configure({.level = Level::trace,
+                             .format = fieldlog::Format::logfmt,
+                             .sinks = {{.target = std::move(sink)}},
+                             .clock = &fieldlog_test::fixed_clock});
+    }
+    ~LoggingTo() { fieldlog::configure({.sinks = {}}); }
+    LoggingTo(const LoggingTo&) = delete;
+    LoggingTo& operator=(const LoggingTo&) = delete;
+};
+
+/// The fields of `entry` a client sends: without journald's trusted `_…` and `__…` ones.
+Entry sent_fields(const Entry& entry) {
+    Entry out;
+    for (const auto& [name, values] : entry) {
+        if (!name.starts_with('_')) out[name] = values;
+    }
+    return out;
+}
+
+/// The fields every record of logger `logger` at `priority` carries, plus `extra`.
+Entry record_fields(std::string_view message, std::string_view identifier, Entry extra, std::string priority = "6",
+                    std::string logger = "svc") {
+    extra["MESSAGE"] = {std::string(message)};
+    extra["PRIORITY"] = {std::move(priority)};
+    extra["SYSLOG_IDENTIFIER"] = {std::string(identifier)};
+    extra["FIELDLOG_LOGGER"] = {std::move(logger)};
+    extra["FIELDLOG_TS"] = {std::string(kTimestamp)};
+    return extra;
+}
+
+#define FIELDLOG_JOURNALD_OR_SKIP(journald)                                                           \
+    if (const std::string missing = missing_peer(); !missing.empty()) FIELDLOG_TEST_SKIP(missing);   \
+    const TempDir journald_dir;                                                                      \
+    Journald journald(journald_dir.path());                                                          \
+    require_started(journald)
+
+}  // namespace
+
+TEST_CASE("a record becomes a journal entry: message, priority, logger, time, identifier", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket()});
+        const auto log = fieldlog::get("svc");
+        log.info("request done", {{"status", 200}});
+        log.trace("t");
+        log.debug("d");
+        log.warn("w");
+        log.error("e");
+        log.fatal("f");
+    }
+    const std::vector<Entry> entries = journald.wait_for(6);
+    REQUIRE(entries.size() == 6);
+    // Config::format is logfmt: the journald sink still got JSON (or STATUS would be missing).
+    const std::string identifier = program_invocation_short_name;  // the default SYSLOG_IDENTIFIER
+    CHECK(sent_fields(entries[0]) == record_fields("request done", identifier, {{"STATUS", {"200"}}}));
+    CHECK(entries[0].at("_TRANSPORT") == std::vector<std::string>{"journal"});
+    CHECK(entries[0].at("_PID") == std::vector<std::string>{std::to_string(::getpid())});
+    const char* const messages[] = {"t", "d", "w", "e", "f"};
+    const char* const priorities[] = {"7", "7", "4", "3", "2"};
+    for (std::size_t i = 0; i < 5; ++i) {
+        CHECK(sent_fields(entries[i + 1]) == record_fields(messages[i], identifier, {}, priorities[i]));
+    }
+}
+
+TEST_CASE("every kind of value arrives as its text: strings raw, the rest as JSON", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    const std::byte raw[] = {std::byte{'h'}, std::byte{'i'}, std::byte{0xFF}};
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "kinds"});
+        fieldlog::get("svc").info(
+            "kinds", {{"int", -42},
+                      {"uint", std::numeric_limits<std::uint64_t>::max()},
+                      {"double", 1.5},
+                      {"nan", std::numeric_limits<double>::quiet_NaN()},
+                      {"yes", true},
+                      {"no", false},
+                      {"nothing", nullptr},
+                      {"text", "plain text"},
+                      {"escaped", "say \"hi\" \\ tab\there"},
+                      {"control", "bell\x07"},
+                      {"unicode", "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"},
+                      {"empty", ""},
+                      {"latency", 1250us},
+                      {"blob", fieldlog::Bytes{raw}},
+                      {"user", fieldlog::Object{{"id", 7}, {"name", "a \"b\""}}},
+                      {"list", fieldlog::Array{1, "two", nullptr, fieldlog::Array{}}}});
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) ==
+          record_fields("kinds", "kinds",
+                        {{"INT", {"-42"}},
+                         {"UINT", {"18446744073709551615"}},
+                         {"DOUBLE", {"1.5"}},
+                         {"NAN", {"NaN"}},
+                         {"YES", {"true"}},
+                         {"NO", {"false"}},
+                         {"NOTHING", {"null"}},
+                         {"TEXT", {"plain text"}},
+                         {"ESCAPED", {"say \"hi\" \\ tab\there"}},
+                         {"CONTROL", {"bell\x07"}},
+                         {"UNICODE", {"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"}},
+                         {"EMPTY", {""}},
+                         {"LATENCY", {"1.25ms"}},
+                         {"BLOB", {"aGn/"}},
+                         {"USER", {R"({"id":7,"name":"a \"b\""})"}},
+                         {"LIST", {R"([1,"two",null,[]])"}}}));
+}
+
+TEST_CASE("keys become journal field names: upper case, _ for the rest, F_ before a digit or _", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    const std::string long_key(70, 'k');
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "keys"});
+        fieldlog::get("svc").info("keys", {{"user-id", "a"},
+                                           {"user_id", "b"},  // the same field name: both values kept
+                                           {"2fa", true},
+                                           {"_x", 1},
+                                           {"Mixed.Case", 2},
+                                           {"", 3},
+                                           {"\xC3\xA9t\xC3\xA9", 4},
+                                           {"a\"b", 5},
+                                           {long_key, 6},
+                                           {"msg", "a user's own msg"}});  // written as fields.msg
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) == record_fields("keys", "keys",
+                                                   {{"USER_ID", {"a", "b"}},
+                                                    {"F_2FA", {"true"}},
+                                                    {"F__X", {"1"}},
+                                                    {"MIXED_CASE", {"2"}},
+                                                    {"F_", {"3"}},
+                                                    {"F___T__", {"4"}},
+                                                    {"A_B", {"5"}},
+                                                    {std::string(64, 'K'), {"6"}},
+                                                    {"FIELDS_MSG", {"a user's own msg"}}}));
+}
+
+TEST_CASE("a value with a newline goes in the binary-safe form and arrives whole", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "newline"});
+        fieldlog::get("svc").info("two\nlines", {{"stack", "at f()\nat g()\n"}, {"after", "x"}});
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) ==
+          record_fields("two\nlines", "newline", {{"STACK", {"at f()\nat g()\n"}}, {"AFTER", {"x"}}}));
+}
+
+TEST_CASE("invalid UTF-8 arrives as the encoder repaired it: U+FFFD per bad sequence", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "utf8"});
+        fieldlog::get("svc").info("bad \xFF byte", {{"bad", "a\xFF\xFE b\xE2\x82 c\xC3"}});
+    }
+    const std::string replacement = "\xEF\xBF\xBD";
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) ==
+          record_fields("bad " + replacement + " byte", "utf8",
+                        {{"BAD", {"a" + replacement + replacement + " b" + replacement + " c" + replacement}}}));
+}
+
+TEST_CASE("a 1 MiB field goes as a sealed memfd and arrives byte for byte", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    std::string big;
+    for (std::size_t i = 0; big.size() < 1024 * 1024; ++i) big += "chunk " + std::to_string(i) + ";";
+    big.resize(1024 * 1024);
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "big"});
+    {
+        const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};  // made in code: info() forces json
+        const auto log = fieldlog::get("svc");
+        log.info("small before");
+        log.info("big", {{"big", big}, {"tail", "after the big one"}});
+        log.info("small after");
+    }
+    CHECK(sink->memfd_entries() == 1);
+    CHECK(sink->counters().dropped == 0);
+    const std::vector<Entry> entries = journald.wait_for(3);
+    REQUIRE(entries.size() == 3);
+    CHECK(sent_fields(entries[0]) == record_fields("small before", "big", {}));
+    const Entry fields = sent_fields(entries[1]);
+    REQUIRE(fields.contains("BIG"));
+    REQUIRE(fields.at("BIG").size() == 1);
+    CHECK(fields.at("BIG")[0].size() == big.size());
+    CHECK(fields.at("BIG")[0] == big);  // one CHECK, not a 1 MiB diff per byte
+    CHECK(fields == record_fields("big", "big", {{"BIG", {big}}, {"TAIL", {"after the big one"}}}));
+    CHECK(sent_fields(entries[2]) == record_fields("small after", "big", {}));
+}
+
+TEST_CASE("scope and with() fields are fields of the entry", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "context"});
+        const auto log = fieldlog::get("svc").with({{"service", "checkout"}});
+        const fieldlog::Scope scope{{"request_id", "r-17"}, {"attempt", 2}};
+        log.info("in scope", {{"status", 200}});
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) ==
+          record_fields("in scope", "context",
+                        {{"SERVICE", {"checkout"}}, {"REQUEST_ID", {"r-17"}}, {"ATTEMPT", {"2"}}, {"STATUS", {"200"}}}));
+}
+
+TEST_CASE("journald stopped mid-stream: records meanwhile are dropped at once, later ones arrive", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    const TempDir dir;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "restart"});
+    const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
+    const auto log = fieldlog::get("svc");
+    for (int i = 0; i < 3; ++i) log.info("before", {{"i", i}});
+    REQUIRE(journald.wait_for(3).size() == 3);
+
+    journald.stop();
+    REQUIRE_FALSE(datagram_socket_listens(journald.socket()));  // the stale socket file refuses
+    auto slowest = std::chrono::steady_clock::duration::zero();
+    {
+        const StderrTo stderr_file(dir.file("stderr.txt"));
+        for (int i = 0; i < 5; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            log.info("while down", {{"i", i}});
+            slowest = std::max(slowest, std::chrono::steady_clock::now() - start);
+        }
+    }
+    CHECK(slowest < 1s);  // a send that blocked would wait for a journald that is not coming
+    CHECK(sink->counters().dropped == 5);
+    CHECK(sink->counters().errors == 5);
+    CHECK(read_file(dir.file("stderr.txt"))
+              .starts_with("fieldlog: journald sink " + journald.socket() + ": send: Connection refused"));
+
+    require_started(journald);
+    for (int i = 0; i < 3; ++i) log.info("after", {{"i", i}});
+    const std::vector<Entry> entries = journald.wait_for(6);
+    REQUIRE(entries.size() == 6);
+    for (int i = 0; i < 6; ++i) {
+        CHECK(sent_fields(entries[static_cast<std::size_t>(i)]) ==
+              record_fields(i < 3 ? "before" : "after", "restart", {{"I", {std::to_string(i % 3)}}}));
+    }
+    CHECK(sink->counters().records == 11);
+    CHECK(sink->counters().dropped == 5);
+}
+
+TEST_CASE("no journald at the path: each record is dropped, counted and reported", "[journald]") {
+    const TempDir dir;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(fieldlog::JournaldSinkOptions{.socket = dir.file("nobody")});
+    {
+        const StderrTo stderr_file(dir.file("stderr.txt"));
+        const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
+        for (int i = 0; i < 3; ++i) fieldlog::get("svc").info("lost", {{"i", i}});
+    }
+    CHECK(sink->counters().records == 3);
+    CHECK(sink->counters().dropped == 3);
+    CHECK(sink->counters().errors == 3);
+    CHECK(read_file(dir.file("stderr.txt")) ==
+          "fieldlog: journald sink " + dir.file("nobody") + ": send: No such file or directory\n");
+}
+
+TEST_CASE("a receiver that never reads: the calls never block, what does not fit is dropped", "[journald]") {
+    const TempDir dir;
+    const std::string path = dir.file("full.sock");
+    const int receiver = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    REQUIRE(::bind(receiver, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+
+    constexpr int kRecords = 3000;  // more than the kernel queues (net.unix.max_dgram_qlen, 512 by default)
+    auto sink = std::make_shared<fieldlog::JournaldSink>(fieldlog::JournaldSinkOptions{.socket = path});
+    auto slowest = std::chrono::steady_clock::duration::zero();
+    {
+        const StderrTo stderr_file(dir.file("stderr.txt"));
+        const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
+        const auto log = fieldlog::get("svc");
+        for (int i = 0; i < kRecords; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            log.info("queued", {{"i", i}});
+            slowest = std::max(slowest, std::chrono::steady_clock::now() - start);
+        }
+    }
+    std::uint64_t queued = 0;
+    char datagram[4096];
+    while (::recv(receiver, datagram, sizeof datagram, MSG_DONTWAIT) > 0) ++queued;
+    ::close(receiver);
+    CHECK(slowest < 1s);  // a send that blocked would wait for a reader that never comes
+    CHECK(queued > 0);
+    CHECK(sink->counters().dropped > 0);
+    CHECK(queued + sink->counters().dropped == kRecords);
+    CHECK(sink->counters().errors == sink->counters().dropped);
+    CHECK(read_file(dir.file("stderr.txt"))
+              .starts_with("fieldlog: journald sink " + path + ": send: Resource temporarily unavailable"));
+}
+
+TEST_CASE("the journald sink takes json only: another format is a ConfigError", "[journald]") {
+    const TempDir dir;
+    const fieldlog::JournaldSinkOptions options{.socket = dir.file("socket")};
+    std::string error;
+    try {
+        fieldlog::configure({.sinks = {{.target = options, .format = fieldlog::Format::logfmt}}});
+    } catch (const fieldlog::ConfigError& e) {
+        error = e.what();
+    }
+    CHECK(error == "sinks[0]: a journald sink takes json records only, not logfmt");
+    error.clear();
+    try {
+        fieldlog::configure({.sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = std::string(200, 'x')}}}});
+    } catch (const fieldlog::ConfigError& e) {
+        error = e.what();
+    }
+    CHECK(error == "sinks[0]: journald socket path '" + std::string(200, 'x') + "' is longer than 107 bytes");
+    fieldlog::configure({.sinks = {}});
+}
