@@ -691,7 +691,7 @@ TEST_CASE("the example configuration parses, and so does its production section"
     }
     std::filesystem::current_path(cwd);
     REQUIRE(error.empty());
-    REQUIRE(parsed->sinks.size() == 2);
+    REQUIRE(parsed->sinks.size() == 3);
     const auto& file = file_options(parsed->sinks[0]);
     CHECK(file.path == "logs/app.log");
     CHECK(file.max_size == 100ULL * 1024 * 1024);
@@ -701,4 +701,8 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(udp.address == "127.0.0.1:5140");
     CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);
     CHECK(parsed->sinks[1].format == fieldlog::Format::json);
+    const auto& journald = std::get<fieldlog::JournaldSinkOptions>(parsed->sinks[2].target);
+    CHECK(journald.socket == "/run/systemd/journal/socket");
+    CHECK(journald.identifier == "checkout");
+    CHECK(parsed->sinks[2].level == Level::info);
 }
