@@ -2,8 +2,9 @@
 // read back with `journalctl --directory=<journal dir> -o json --all` and every field of every
 // entry is compared: a plain record and the levels, every kind of value, keys that need
 // mapping, a newline (the binary-safe form), invalid UTF-8, a 1 MiB field (the memfd path),
-// scope and with() fields, and journald stopped mid-stream and started again. Without journald:
-// a socket nobody listens on, a receiver whose queue is full, and configuration errors.
+// scope and with() fields, the crash path, and journald stopped mid-stream and started again.
+// Without journald: a socket nobody listens on, a receiver whose queue is full, and
+// configuration errors.
 //
 // How journald runs here, as a plain child process (no systemd as PID 1):
 //   unshare --mount --propagation private /bin/sh -c '<script>' sh <root>
@@ -510,6 +511,20 @@ TEST_CASE("scope and with() fields are fields of the entry", "[journald]") {
     CHECK(sent_fields(entries[0]) ==
           record_fields("in scope", "context",
                         {{"SERVICE", {"checkout"}}, {"REQUEST_ID", {"r-17"}}, {"ATTEMPT", {"2"}}, {"STATUS", {"200"}}}));
+}
+
+TEST_CASE("the crash path sends the same entry from its own buffer, skipping one too large for it", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
+    // PRIORITY comes from the record's level (fatal: 2), not from the line's "level" member.
+    const std::string fatal = fieldlog_test::info_line("fatal signal SIGSEGV", R"(,"signal":11)") + "\n";
+    const std::string too_large = fieldlog_test::info_line("too large", R"(,"pad":")" + std::string(20000, 'p') + "\"") + "\n";
+    const fieldlog::RecordView records[] = {{{too_large.data(), too_large.size()}, Level::fatal, fieldlog_test::fixed_clock()},
+                                            {{fatal.data(), fatal.size()}, Level::fatal, fieldlog_test::fixed_clock()}};
+    sink.write_on_crash(records);
+    const std::vector<Entry> entries = journald.wait_for(1);  // the skipped one would be first
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash", {{"SIGNAL", {"11"}}}, "2"));
 }
 
 TEST_CASE("journald stopped mid-stream: records meanwhile are dropped at once, later ones arrive", "[journald]") {
