@@ -159,7 +159,7 @@ TEST_CASE("every context path writes what the same fields inline write, in every
 
     std::vector<std::array<std::string, 3>> under_first;
     const auto check_every_path = [&](const std::string& phase) {
-        log.emit(fieldlog::Level::info, "m", all);
+        log.log(fieldlog::Level::info, "m", all);
         const auto expected = sinks.last();
         std::vector<std::pair<std::string, std::array<std::string, 3>>> got;
         child.info("m");

@@ -488,7 +488,7 @@ TEST_CASE("a record with more members than the inline key table still has unique
     fields.push_back({"k199", 3});  // repeats the last
     for (const Format format : {Format::json, Format::logfmt}) {
         auto sink = capture(format);
-        fieldlog::get("test").emit(fieldlog::Level::info, "m", fields);
+        fieldlog::get("test").log(fieldlog::Level::info, "m", fields);
         const auto lines = sink->lines();
         REQUIRE(lines.size() == 1);
         if (format == Format::json) {

@@ -163,6 +163,25 @@ TEST_CASE("levels() and set_levels() read and replace the levels set at run time
     fieldlog::configure({.sinks = {}});
 }
 
+TEST_CASE("a field list built at run time is logged behind the level gate", "[logger]") {
+    auto sink = capture();
+    const auto log = fieldlog::get("runtime.fields");
+    log.set_level(fieldlog::Level::info);
+    std::vector<fieldlog::Field> fields;
+    for (int n = 0; n < 3; ++n) fields.push_back({n == 0 ? "a" : n == 1 ? "b" : "c", n});
+    log.info("vector", fields);
+    log.log(fieldlog::Level::warn, "span", std::span<const fieldlog::Field>(fields).first(2));
+    log.debug("below the gate", fields);
+    log.log(fieldlog::Level::debug, "below the gate", std::span<const fieldlog::Field>(fields));
+    FIELDLOG_INFO(log, "macro", std::span<const fieldlog::Field>(fields).last(1));
+    log.reset_level();
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == info_line("vector", R"(,"a":0,"b":1,"c":2)", "runtime.fields"));
+    CHECK(lines[1].ends_with(R"("level":"warn","logger":"runtime.fields","msg":"span","a":0,"b":1})"));
+    CHECK(lines[2] == info_line("macro", R"(,"c":2)", "runtime.fields"));
+}
+
 TEST_CASE("level names parse in any case", "[logger][levels]") {
     CHECK(fieldlog::parse_level("DEBUG") == fieldlog::Level::debug);
     CHECK(fieldlog::parse_level("Info") == fieldlog::Level::info);

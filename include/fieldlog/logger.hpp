@@ -28,6 +28,13 @@
 namespace fieldlog {
 
 namespace detail {
+struct LoggerAccess;
+
+/// Arguments for a fmt message: at least one, and not one field list (which picks the
+/// overloads taking std::span<const Field>).
+template <typename... Args>
+concept format_arguments =
+    sizeof...(Args) > 0 && !(sizeof...(Args) == 1 && (std::is_convertible_v<Args, std::span<const Field>> && ...));
 
 struct EncodedName;  // the name in the encoders' own forms (src/encode/encoded_name.hpp)
 
@@ -127,29 +134,22 @@ public:
     void log(Level level, const Message& message, Fields fields = {}) const {
         if (enabled(level)) log_enabled(level, message, fields);
     }
+    /// The same for a field list built at run time (a std::vector<Field>, an array, a span).
+    void log(Level level, const Message& message, std::span<const Field> fields) const {
+        if (enabled(level)) emit(level, message, fields);
+    }
     /// Logs with a compile-time checked fmt message: log.info("took {} ms", ms).
     template <typename... Args>
-        requires(sizeof...(Args) > 0)
+        requires detail::format_arguments<Args...>
     void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
         if (enabled(level)) log_enabled(level, format, std::forward<Args>(args)...);
     }
 
-    /// log() for a caller that has just checked enabled(level) (the FIELDLOG_* macros): the
-    /// level is not loaded a second time.
-    void log_enabled(Level level, const Message& message, Fields fields = {}) const {
-        emit(level, message, std::span<const Field>(fields.begin(), fields.size()));
-    }
-    template <typename... Args>
-        requires(sizeof...(Args) > 0)
-    void log_enabled(Level level, fmt::format_string<Args...> format, Args&&... args) const {
-        const auto store = fmt::make_format_args(args...);
-        emit(level, Message(fmt::string_view(format), store), {});
-    }
-
 #define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
     void method(const Message& message, Fields fields = {}) const { log(Level::method, message, fields); } \
+    void method(const Message& message, std::span<const Field> fields) const { log(Level::method, message, fields); } \
     template <typename... Args>                                                                 \
-        requires(sizeof...(Args) > 0)                                                           \
+        requires detail::format_arguments<Args...>                                                           \
     void method(fmt::format_string<Args...> format, Args&&... args) const {                     \
         log(Level::method, format, std::forward<Args>(args)...);                                \
     }
@@ -189,11 +189,24 @@ public:
         if (context_ != nullptr) detail::release_context(context_);
     }
 
+private:
+    friend Logger get(std::string_view name);
+    friend struct detail::LoggerAccess;
+
+    /// log() for a caller that has just checked enabled(level) (the FIELDLOG_* macros): the
+    /// level is not loaded a second time.
+    void log_enabled(Level level, const Message& message, Fields fields = {}) const {
+        emit(level, message, std::span<const Field>(fields.begin(), fields.size()));
+    }
+    template <typename... Args>
+        requires detail::format_arguments<Args...>
+    void log_enabled(Level level, fmt::format_string<Args...> format, Args&&... args) const {
+        const auto store = fmt::make_format_args(args...);
+        emit(level, Message(fmt::string_view(format), store), {});
+    }
     /// The record path past the gate: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
 
-private:
-    friend Logger get(std::string_view name);
     Logger(detail::LoggerCore* core, detail::ContextNode* context) noexcept : core_(core), context_(context) {}
     void swap(Logger& other) noexcept {
         std::swap(core_, other.core_);
@@ -207,6 +220,24 @@ private:
 /// The logger named `name` (created on first use; the same core for every call).
 FIELDLOG_API Logger get(std::string_view name);
 
+namespace detail {
+/// What the FIELDLOG_* macros call once they checked the level themselves: Logger's gate-less
+/// entry points are private, so no other code logs past the level gate.
+struct LoggerAccess {
+    static void log_enabled(const Logger& logger, Level level, const Message& message, Fields fields = {}) {
+        logger.log_enabled(level, message, fields);
+    }
+    static void log_enabled(const Logger& logger, Level level, const Message& message, std::span<const Field> fields) {
+        logger.emit(level, message, fields);
+    }
+    template <typename... Args>
+        requires detail::format_arguments<Args...>
+    static void log_enabled(const Logger& logger, Level level, fmt::format_string<Args...> format, Args&&... args) {
+        logger.log_enabled(level, format, std::forward<Args>(args)...);
+    }
+};
+}  // namespace detail
+
 }  // namespace fieldlog
 
 /// Logs when the level is enabled; the arguments are not evaluated otherwise, and calls below
@@ -217,7 +248,8 @@ FIELDLOG_API Logger get(std::string_view name);
     do {                                                                                             \
         if (::fieldlog::detail::compiled_in<FIELDLOG_ACTIVE_LEVEL>(level)) {                         \
             const ::fieldlog::Logger& fieldlog_logger_ = (logger);                                   \
-            if (fieldlog_logger_.enabled(level)) fieldlog_logger_.log_enabled((level), __VA_ARGS__); \
+            if (fieldlog_logger_.enabled(level))                                                     \
+                ::fieldlog::detail::LoggerAccess::log_enabled(fieldlog_logger_, (level), __VA_ARGS__); \
         }                                                                                            \
     } while (false)
 #define FIELDLOG_TRACE(logger, ...) FIELDLOG_LOG(logger, ::fieldlog::Level::trace, __VA_ARGS__)

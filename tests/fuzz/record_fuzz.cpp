@@ -231,9 +231,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& sink : sinks) sink->count = 0;
     const std::span<const fieldlog::Field> call_fields(call);
     if (use_format) {
-        child.emit(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
+        child.log(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
     } else {
-        child.emit(fieldlog::Level::info, message, call_fields);
+        child.log(fieldlog::Level::info, message, call_fields);
     }
     const std::string expected_message = use_format ? fuzz::replaced(message) + "|" + std::to_string(number) : fuzz::replaced(message);
 
@@ -311,16 +311,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string first = after_ts(sinks[0]->last);
     const auto log_again = [&](const fieldlog::Logger& logger) {
         if (use_format) {
-            logger.emit(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
+            logger.log(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
         } else {
-            logger.emit(fieldlog::Level::info, message, call_fields);
+            logger.log(fieldlog::Level::info, message, call_fields);
         }
     };
     log_again(child);
     if (after_ts(sinks[0]->last) != first) fuzz::fail("a second record of the same logger differs", sinks[0]->last);
     const std::string padding(static_cast<std::size_t>(in.byte()) * 8, 'p');  // up to ~2 KB
     const fieldlog::Field base_fields[] = {{"pad", padding}};
-    base.emit(fieldlog::Level::info, message, base_fields);
+    base.log(fieldlog::Level::info, message, base_fields);
     log_again(child);
     if (after_ts(sinks[0]->last) != first) fuzz::fail("a record after another logger's differs", sinks[0]->last);
     return 0;
