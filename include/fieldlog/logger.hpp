@@ -36,6 +36,33 @@ template <typename... Args>
 concept format_arguments =
     sizeof...(Args) > 0 && !(sizeof...(Args) == 1 && (std::is_convertible_v<Args, std::span<const Field>> && ...));
 
+/// Always false: names the mistake in the error of a call that gives a fmt message fields.
+template <typename... Args>
+inline constexpr bool fmt_message_with_fields = false;
+
+// A fmt message followed by fields (log.info("took {} ms", ms, {{"k", v}})) matches one of these
+// overloads, whose first error says what to write instead; without them the compiler lists
+// every overload that did not fit.
+#define FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(prefix, name, suffix, ...)                                      \
+    template <typename A>                                                                                  \
+    prefix void name(__VA_ARGS__, A&&, Fields) suffix {                                                    \
+        static_assert(::fieldlog::detail::fmt_message_with_fields<A>,                                     \
+                      "fieldlog: a fmt message takes no fields after its arguments: write "              \
+                      "log.info(fieldlog::format(\"took {} ms\", ms), {{\"key\", value}})");           \
+    }                                                                                                      \
+    template <typename A, typename B>                                                                      \
+    prefix void name(__VA_ARGS__, A&&, B&&, Fields) suffix {                                               \
+        static_assert(::fieldlog::detail::fmt_message_with_fields<A, B>,                                  \
+                      "fieldlog: a fmt message takes no fields after its arguments: write "              \
+                      "log.info(fieldlog::format(\"{} took {} ms\", what, ms), {{\"key\", value}})");  \
+    }                                                                                                      \
+    template <typename A, typename B, typename C>                                                          \
+    prefix void name(__VA_ARGS__, A&&, B&&, C&&, Fields) suffix {                                          \
+        static_assert(::fieldlog::detail::fmt_message_with_fields<A, B, C>,                               \
+                      "fieldlog: a fmt message takes no fields after its arguments: write "              \
+                      "log.info(fieldlog::format(\"...\", a, b, c), {{\"key\", value}})");              \
+    }
+
 struct EncodedName;  // the name in the encoders' own forms (src/encode/encoded_name.hpp)
 
 /// A logger's name, with the forms the encoders write it in, made once with the name.
@@ -144,6 +171,7 @@ public:
     void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
         if (enabled(level)) log_enabled(level, format, std::forward<Args>(args)...);
     }
+    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, log, const, Level, const Message&)
 
 #define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
     void method(const Message& message, Fields fields = {}) const { log(Level::method, message, fields); } \
@@ -152,7 +180,8 @@ public:
         requires detail::format_arguments<Args...>                                                           \
     void method(fmt::format_string<Args...> format, Args&&... args) const {                     \
         log(Level::method, format, std::forward<Args>(args)...);                                \
-    }
+    }                                                                                           \
+    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)
     FIELDLOG_DETAIL_LEVEL_METHOD(trace)
     FIELDLOG_DETAIL_LEVEL_METHOD(debug)
     FIELDLOG_DETAIL_LEVEL_METHOD(info)
@@ -235,8 +264,10 @@ struct LoggerAccess {
     static void log_enabled(const Logger& logger, Level level, fmt::format_string<Args...> format, Args&&... args) {
         logger.log_enabled(level, format, std::forward<Args>(args)...);
     }
+    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_enabled, , const Logger&, Level, const Message&)
 };
 }  // namespace detail
+#undef FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT
 
 }  // namespace fieldlog
 
