@@ -1,9 +1,11 @@
 // Oracles shared by the encoder fuzz targets, written independently of the library: the
 // U+FFFD substitution of invalid UTF-8 by maximal subpart (Unicode §3.9, Table 3-7), a strict
 // RFC 8259 JSON-line parser that rejects duplicate member names at any depth and decodes
-// strings, and a logfmt line tokenizer. Each failure aborts with a message (a fuzz finding).
+// strings, and a logfmt line tokenizer; and a reader that turns the input into choices. Each
+// failure aborts with a message (a fuzz finding).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -349,5 +351,28 @@ inline std::vector<std::pair<std::string, std::string>> logfmt_pairs(std::string
     }
     return pairs;
 }
+
+/// Reads a fuzz input as a stream of choices; past its end every byte is 0.
+class Reader {
+public:
+    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+    std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+    std::uint64_t u64() {
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) v = (v << 8) | byte();
+        return v;
+    }
+    std::string_view bytes(std::size_t max) {
+        const std::size_t n = std::min<std::size_t>(byte() % (max + 1), size_ - pos_);
+        const std::string_view s(reinterpret_cast<const char*>(data_ + pos_), n);
+        pos_ += n;
+        return s;
+    }
+
+private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t pos_ = 0;
+};
 
 }  // namespace fuzz

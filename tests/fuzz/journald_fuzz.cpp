@@ -112,22 +112,7 @@ std::string field_name(const std::string& key) {
     return name.substr(0, 64);
 }
 
-class Reader {
-public:
-    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-    std::string_view bytes(std::size_t max) {
-        const std::size_t n = std::min<std::size_t>(byte() % (max + 1), size_ - pos_);
-        const std::string_view s(reinterpret_cast<const char*>(data_ + pos_), n);
-        pos_ += n;
-        return s;
-    }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_;
-    std::size_t pos_ = 0;
-};
+using fuzz::Reader;
 
 /// Fields from the input; owns what they refer to.
 class Builder {

@@ -30,27 +30,7 @@
 
 namespace record_fuzz {
 
-class Reader {
-public:
-    Reader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-    std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-    std::uint64_t u64() {
-        std::uint64_t v = 0;
-        for (int i = 0; i < 8; ++i) v = (v << 8) | byte();
-        return v;
-    }
-    std::string_view bytes(std::size_t max) {
-        const std::size_t n = std::min<std::size_t>(byte() % (max + 1), size_ - pos_);
-        const std::string_view s(reinterpret_cast<const char*>(data_ + pos_), n);
-        pos_ += n;
-        return s;
-    }
-
-private:
-    const std::uint8_t* data_;
-    std::size_t size_;
-    std::size_t pos_ = 0;
-};
+using fuzz::Reader;
 
 /// A user type whose fieldlog_encode replays a script of encoder calls.
 struct Script {
