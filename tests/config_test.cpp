@@ -312,7 +312,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels format timestamp timezone duration async sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels format timestamp timezone duration caller tid async sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",
@@ -344,7 +344,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"kafka\"",
          "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
-         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level)"},
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
@@ -385,7 +385,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
          "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
-         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level address framing "
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
         {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
@@ -398,7 +398,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
          "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
-         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level socket "
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid socket "
          "identifier)"},
     };
     for (const Case& c : cases) {
@@ -637,7 +637,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
 
     write_file(path, "level = \"info\"\n" + file_sink("three.log") + "colour = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level path max_size "
+          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level caller tid path max_size "
                  "rotate rotate_utc keep buffer flush_interval flush_level fsync reopen_check)");
     log.info("hidden too");
     log.warn("third");

@@ -142,6 +142,7 @@ TEST_CASE("set_level applies to the dotted children without a level of their own
 }
 
 TEST_CASE("levels() and set_levels() read and replace the levels set at run time", "[logger][levels]") {
+    fieldlog::set_levels("");  // what earlier test cases in this process pinned with set_level()
     fieldlog::configure({.level = fieldlog::Level::info,
                          .levels = {{"http", fieldlog::Level::warn}},
                          .sinks = {{.target = std::make_shared<fieldlog::NullSink>()}}});

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,12 +39,21 @@ struct FIELDLOG_API StdoutSinkOptions {
 using SinkTarget =
     std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, JournaldSinkOptions, std::shared_ptr<Sink>>;
 
+/// Whether records say where they were logged (README: "Call-site facts").
+enum class Caller : std::uint8_t {
+    off,            ///< nothing (default)
+    on,             ///< "caller":"http/server.cpp:142"
+    with_function,  ///< and "function":"<the function's signature>"
+};
+
 struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
     /// Default: Config::format (console becomes plain off a TTY). A sink that takes one format
     /// only (SinkInfo::format: journald takes json) gets that one; another here is a ConfigError.
     std::optional<Format> format{};
     Level level = Level::trace;      ///< records below this are not sent to this sink
+    std::optional<Caller> caller{};  ///< default: Config::caller
+    std::optional<bool> tid{};       ///< default: Config::tid
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
     /// its errors about this sink with it. Empty for sinks made in code.
     std::string defined_at{};
@@ -82,6 +92,8 @@ struct FIELDLOG_API Config {
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;
+    Caller caller = Caller::off;  ///< for every sink that does not say otherwise
+    bool tid = false;             ///< the kernel thread id ("tid") on every record; per sink likewise
     AsyncConfig async{};
     std::vector<SinkConfig> sinks{SinkConfig{}};  ///< default: one stdout sink; empty: no sinks
     ClockFn clock = nullptr;                       ///< nullptr: system_clock time (README: the record's time)

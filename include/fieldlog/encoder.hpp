@@ -42,12 +42,24 @@ enum class DurationFormat : std::uint8_t {
     seconds,  ///< floating-point seconds
 };
 
+/// The bits of EncoderOptions::call_facts.
+enum CallFact : std::uint8_t {
+    /// Where the record was logged: "caller":"http/server.cpp:142" (the file's last two path
+    /// components, as Go's zap writes them).
+    caller_fact = 1,
+    function_fact = 2,   ///< with caller: "function":"<the function's signature>"
+    thread_id_fact = 4,  ///< the kernel's thread id (gettid(2)): "tid":4711
+};
+
 /// Everything that shapes the bytes of a line besides the record itself.
 struct FIELDLOG_API EncoderOptions {
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;
     bool colour = false;  ///< console only: ANSI colours by level
+    /// What a record says about its call, after the message: CallFact bits (one byte, so that
+    /// a record with none of them pays one test).
+    std::uint8_t call_facts = 0;
 
     friend constexpr bool operator==(const EncoderOptions&, const EncoderOptions&) = default;
 };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,34 +99,63 @@ constexpr bool compiled_in(Level level) noexcept {
 }  // namespace detail
 
 /// A message: plain text, or a fmt format string with its arguments (formatted straight into
-/// the record buffer). Made implicitly at the call site.
+/// the record buffer), and where in the source the call is (written when the sink's `caller`
+/// option is on). Made implicitly at the call site, which is what std::source_location::current()
+/// as a default argument names.
 class FIELDLOG_API Message {
 public:
-    constexpr Message(std::string_view text) noexcept : text_(text) {}  // NOLINT: implicit by design
-    constexpr Message(const char* text) noexcept : text_(text) {}       // NOLINT
-    Message(const std::string& text) noexcept : text_(text) {}          // NOLINT
-    Message(fmt::string_view format, fmt::format_args args) noexcept
-        : text_(format.data(), format.size()), args_(args), formatted_(true) {}
+    constexpr Message(std::string_view text,  // NOLINT: implicit by design
+                      std::source_location where = std::source_location::current()) noexcept
+        : text_(text), where_(where) {}
+    constexpr Message(const char* text,  // NOLINT
+                      std::source_location where = std::source_location::current()) noexcept
+        : text_(text), where_(where) {}
+    Message(const std::string& text,  // NOLINT
+            std::source_location where = std::source_location::current()) noexcept
+        : text_(text), where_(where) {}
+    Message(fmt::string_view format, fmt::format_args args,
+            std::source_location where = std::source_location::current()) noexcept
+        : text_(format.data(), format.size()), args_(args), where_(where), formatted_(true) {}
 
     [[nodiscard]] constexpr std::string_view text() const noexcept { return text_; }
     [[nodiscard]] constexpr bool formatted() const noexcept { return formatted_; }
     [[nodiscard]] fmt::format_args args() const noexcept { return args_; }
+    [[nodiscard]] constexpr std::source_location where() const noexcept { return where_; }
 
 private:
     std::string_view text_;
     fmt::format_args args_{};
+    std::source_location where_;
     bool formatted_ = false;
 };
+
+namespace detail {
+/// A compile-time checked fmt format string and the place of the call it was written in: the
+/// parameter type of every fmt overload, so `log.info("took {} ms", ms)` knows its caller.
+template <typename... Args>
+struct LocatedFormat {
+    template <typename Text>
+        requires std::is_convertible_v<const Text&, std::string_view>
+    consteval LocatedFormat(const Text& text,  // NOLINT: implicit by design
+                            std::source_location where = std::source_location::current())
+        : format(text), where(where) {}
+
+    fmt::format_string<Args...> format;
+    std::source_location where;
+};
+}  // namespace detail
 
 /// A fmt message with its arguments, made by fieldlog::format(); converts to a Message.
 template <typename... Args>
 class FormatMessage {
 public:
-    FormatMessage(fmt::string_view format, const Args&... args) : format_(format), store_(fmt::make_format_args(args...)) {}
-    operator Message() const noexcept { return Message(format_, store_); }  // NOLINT: implicit by design
+    FormatMessage(fmt::string_view format, std::source_location where, const Args&... args)
+        : format_(format), where_(where), store_(fmt::make_format_args(args...)) {}
+    operator Message() const noexcept { return Message(format_, store_, where_); }  // NOLINT: implicit by design
 
 private:
     fmt::string_view format_;
+    std::source_location where_;
     fmt::format_arg_store<fmt::format_context, std::remove_cvref_t<Args>...> store_;
 };
 
@@ -134,8 +164,9 @@ private:
 /// Formatted straight into the record buffer: no heap.
 /// NOTE: it refers to its arguments; use it within the logging call's full expression.
 template <typename... Args>
-[[nodiscard]] FormatMessage<Args...> format(fmt::format_string<Args...> format, Args&&... args) {
-    return FormatMessage<Args...>(fmt::string_view(format), args...);
+[[nodiscard]] FormatMessage<Args...> format(detail::LocatedFormat<std::type_identity_t<Args>...> format,
+                                            Args&&... args) {
+    return FormatMessage<Args...>(fmt::string_view(format.format), format.where, args...);
 }
 
 /// A named logger handle carrying bound fields. Copy it freely; it is thread-safe.
@@ -168,7 +199,7 @@ public:
     /// Logs with a compile-time checked fmt message: log.info("took {} ms", ms).
     template <typename... Args>
         requires detail::format_arguments<Args...>
-    void log(Level level, fmt::format_string<Args...> format, Args&&... args) const {
+    void log(Level level, detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const {
         if (enabled(level)) log_enabled(level, format, std::forward<Args>(args)...);
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, log, const, Level, const Message&)
@@ -178,7 +209,7 @@ public:
     void method(const Message& message, std::span<const Field> fields) const { log(Level::method, message, fields); } \
     template <typename... Args>                                                                 \
         requires detail::format_arguments<Args...>                                                           \
-    void method(fmt::format_string<Args...> format, Args&&... args) const {                     \
+    void method(detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const { \
         log(Level::method, format, std::forward<Args>(args)...);                                \
     }                                                                                           \
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)
@@ -229,9 +260,9 @@ private:
     }
     template <typename... Args>
         requires detail::format_arguments<Args...>
-    void log_enabled(Level level, fmt::format_string<Args...> format, Args&&... args) const {
+    void log_enabled(Level level, detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const {
         const auto store = fmt::make_format_args(args...);
-        emit(level, Message(fmt::string_view(format), store), {});
+        emit(level, Message(fmt::string_view(format.format), store, format.where), {});
     }
     /// The record path past the gate: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
@@ -261,7 +292,8 @@ struct LoggerAccess {
     }
     template <typename... Args>
         requires detail::format_arguments<Args...>
-    static void log_enabled(const Logger& logger, Level level, fmt::format_string<Args...> format, Args&&... args) {
+    static void log_enabled(const Logger& logger, Level level, detail::LocatedFormat<std::type_identity_t<Args>...> format,
+                            Args&&... args) {
         logger.log_enabled(level, format, std::forward<Args>(args)...);
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_enabled, , const Logger&, Level, const Message&)

@@ -262,6 +262,13 @@ public:
         expected(node, key, list_names(choices));
     }
 
+    /// true, false, or "function" (the caller and its function).
+    Caller caller(const toml::node& node, std::string_view key) const {
+        if (node.is_boolean()) return node.as_boolean()->get() ? Caller::on : Caller::off;
+        if (node.is_string() && node.as_string()->get() == "function") return Caller::with_function;
+        expected(node, key, "true, false or \"function\"");
+    }
+
     Level level(const toml::node& node, std::string_view key) const {
         if (node.is_string() && node.as_string()->get() == "warning") return Level::warn;
         return choose<Level>(node, key,
@@ -366,6 +373,10 @@ public:
                 }
             } else if (key == "level") {
                 sink.level = level(node, key_path);
+            } else if (key == "caller") {
+                sink.caller = caller(node, key_path);
+            } else if (key == "tid") {
+                sink.tid = boolean(node, key_path);
             } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
                 if (key == "path") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
@@ -379,17 +390,17 @@ public:
                 switch (kind) {
                     case Kind::file:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "path", "max_size", "rotate", "rotate_utc", "keep",
+                                    {"type", "format", "level", "caller", "tid", "path", "max_size", "rotate", "rotate_utc", "keep",
                                      "buffer", "flush_interval", "flush_level", "fsync", "reopen_check"},
                                     kind_name);
                     case Kind::udp:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "address", "framing", "max_datagram", "oversize",
+                                    {"type", "format", "level", "caller", "tid", "address", "framing", "max_datagram", "oversize",
                                      "facility", "app_name", "hostname", "resolve_interval"},
                                     kind_name);
                     case Kind::journald:
-                        unknown_key(key, key_path, {"type", "format", "level", "socket", "identifier"}, kind_name);
-                    default: unknown_key(key, key_path, {"type", "format", "level"}, kind_name);
+                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "socket", "identifier"}, kind_name);
+                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid"}, kind_name);
                 }
             }
         }
@@ -515,6 +526,10 @@ public:
                 } catch (const std::invalid_argument&) {
                     expected(node, at, what);
                 }
+            } else if (key == "caller") {
+                config.caller = caller(node, at);
+            } else if (key == "tid") {
+                config.tid = boolean(node, at);
             } else if (key == "duration") {
                 config.duration = choose<DurationFormat>(node, at,
                                          {{"string", DurationFormat::string}, {"nanos", DurationFormat::nanos},
@@ -534,7 +549,10 @@ public:
                     config.sinks.push_back(sink(*table, element));
                 }
             } else {
-                unknown_key(key, at, {"level", "levels", "format", "timestamp", "timezone", "duration", "async", "sinks"}, "");
+                unknown_key(key, at,
+                            {"level", "levels", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
+                             "sinks"},
+                            "");
             }
         }
         return config;

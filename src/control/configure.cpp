@@ -88,10 +88,15 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
             }
         }
         if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target);
+        const Caller caller = sink_config.caller.value_or(config.caller);
+        const int call_facts = (caller != Caller::off ? caller_fact : 0) |
+                               (caller == Caller::with_function ? function_fact : 0) |
+                               (sink_config.tid.value_or(config.tid) ? thread_id_fact : 0);
         routing.add(handle,
                     EncoderOptions{.format = format_for(sink_config, *handle, config.format, index),
                                    .timestamp = config.timestamp,
-                                   .duration = config.duration},
+                                   .duration = config.duration,
+                                   .call_facts = static_cast<std::uint8_t>(call_facts)},
                     sink_config.level);
     }
     if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);

@@ -3,13 +3,13 @@
 // the process by the original signal even if they are not.
 #include "control/crash.hpp"
 
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 
+#include "base/thread_id.hpp"
 #include "control/state.hpp"
 #include "dispatch/pipeline.hpp"
 #include "dispatch/sink_calls.hpp"
@@ -28,8 +28,6 @@ constexpr std::size_t kMaxSinks = 64;
 Buffer g_final_record;
 Buffer g_final_scratch;
 RecordView g_batch[kBatch];
-
-int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
 void sleep_briefly() noexcept {
     timespec t{0, 1'000'000};
@@ -86,7 +84,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
     if (writer != nullptr) {
         accepted = writer->seal();
         const int writer_tid = writer->writer_thread_id();
-        if (writer_tid != 0 && writer_tid != current_tid()) {
+        if (writer_tid != 0 && writer_tid != kernel_thread_id()) {
             const auto deadline = monotonic_now() + kDrainWait;
             while (writer->released() < accepted && monotonic_now() < deadline) sleep_briefly();
         }

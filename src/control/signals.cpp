@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include <string>
 
 #include "base/signal_stack.hpp"
+#include "base/thread_id.hpp"
 #include "control/crash.hpp"
 #include "control/state.hpp"
 
@@ -56,8 +56,6 @@ std::atomic<std::uint32_t> g_flushes_done{0};    // the request count the helper
 bool g_taken[NSIG];
 struct sigaction g_previous[NSIG];
 struct sigaction g_alarm_previous;  // SIGALRM's action before the final alarm took it
-
-int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
 /// True when `action` runs a function (it is neither SIG_DFL nor SIG_IGN).
 bool is_handler(const struct sigaction& action) noexcept {
@@ -174,7 +172,7 @@ enum class Claim : std::uint8_t { mine, already_mine, another_thread };
 
 /// Only one final path runs; the first thread to get here owns it.
 Claim claim_final() noexcept {
-    const int self = current_tid();
+    const int self = detail::kernel_thread_id();
     int owner = 0;
     if (g_final_owner.compare_exchange_strong(owner, self)) return Claim::mine;
     return owner == self ? Claim::already_mine : Claim::another_thread;
@@ -193,7 +191,7 @@ void on_fatal_signal(int signo, siginfo_t* info, void*) {
                                .code = info != nullptr ? info->si_code : 0,
                                .address = info != nullptr ? info->si_addr : nullptr,
                                .fault = signo != SIGABRT && info != nullptr && info->si_code > 0,
-                               .thread_id = current_tid(),
+                               .thread_id = detail::kernel_thread_id(),
                                .time = {}};
     detail::write_final_records(g_note, true);
     // With SIG_DFL from before, the default action ends the process once we return: the exit
@@ -214,7 +212,7 @@ void on_terminate_signal(int signo, siginfo_t* info, void* context) {
         if (g_terminate_requested.compare_exchange_strong(none, signo)) ::sem_post(&g_requests);
     } else if (claim_final() == Claim::mine) {  // a forked child has no helper: flush from here
         arm_final_alarm(signo);
-        g_note = detail::FinalNote{.signo = signo, .thread_id = current_tid()};
+        g_note = detail::FinalNote{.signo = signo, .thread_id = detail::kernel_thread_id()};
         detail::write_final_records(g_note, false);
         set_default_action(signo);
         ::raise(signo);

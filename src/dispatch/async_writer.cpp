@@ -23,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/thread_id.hpp"
 #include "dispatch/pipeline.hpp"
 #include "dispatch/sink_calls.hpp"
 
@@ -86,8 +87,6 @@ void sleep_for(std::chrono::nanoseconds d) noexcept {
     while (::nanosleep(&t, &t) != 0 && errno == EINTR) {
     }
 }
-
-int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
 /// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
 /// a clock that steps back cannot reorder one thread's records.
@@ -286,7 +285,7 @@ void AsyncWriter::stop() noexcept {
 }
 
 void AsyncWriter::run() noexcept {
-    writer_tid_.store(current_tid(), std::memory_order_release);
+    writer_tid_.store(kernel_thread_id(), std::memory_order_release);
     for (;;) {
         if (write_some()) continue;
         if (stopping_.load(std::memory_order_acquire) && read_ == (head_.load(std::memory_order_acquire) & ~kSealedBit)) break;

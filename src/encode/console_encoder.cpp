@@ -93,7 +93,7 @@ void ConsoleEncoder::record(const RecordInput& r) {
         append_console_text(out_, r.message.text());
     }
     const auto has_bytes = [](const EncodedContext* context) { return context != nullptr && context->size != 0; };
-    if (has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty()) {
+    if (has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || options_.call_facts != 0) {
         const std::size_t width = code_points(out_.data() + message_start, out_.size() - message_start);
         if (width < kMessageWidth) {
             char* o = out_.reserve(kMessageWidth - width);

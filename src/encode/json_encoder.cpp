@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/thread_id.hpp"
 #include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
 #include "encode/reserved_keys.hpp"
@@ -18,9 +19,9 @@ struct LevelMember {
     char text[32];
     std::size_t size;
 };
-constexpr std::array<LevelMember, level_count + 1> kLevelMembers = [] {
-    std::array<LevelMember, level_count + 1> table{};
-    for (int i = 0; i <= level_count; ++i) {  // the last entry is for an invalid level
+constexpr std::array<LevelMember, level_count> kLevelMembers = [] {
+    std::array<LevelMember, level_count> table{};
+    for (int i = 0; i < level_count; ++i) {
         const std::string_view parts[] = {",\"level\":\"", to_string(static_cast<Level>(i)), "\",\"logger\":"};
         LevelMember& member = table[static_cast<std::size_t>(i)];
         for (const std::string_view part : parts) {
@@ -53,8 +54,7 @@ void JsonEncoder::record(const RecordInput& r) {
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + name.json_padded());
     std::memcpy(o, "{\"ts\":", 6);
     o = write_timestamp<append_rfc3339>(o + 6, r.time);
-    const LevelMember& level =
-        kLevelMembers[std::min(static_cast<std::size_t>(r.level), static_cast<std::size_t>(level_count))];
+    const LevelMember& level = kLevelMembers[static_cast<std::size_t>(r.level)];  // the record path made it valid
     std::memcpy(o, level.text, sizeof level.text);
     o += level.size;
     out_.commit(name.copy_json(o));
@@ -67,10 +67,29 @@ void JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r.message.where());
     members_.append_context(r.bound, Format::json);
     members_.append_context(r.scope, Format::json);
     if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
+}
+
+void JsonEncoder::write_call_facts(const std::source_location& where) {
+    if ((options_.call_facts & caller_fact) != 0) {
+        out_.append(",\"caller\":\"");
+        append_json_escaped(out_, source_file_tail(where.file_name()));
+        out_.push_back(':');
+        append_uint(out_, where.line());
+        out_.push_back('"');
+        if ((options_.call_facts & function_fact) != 0) {
+            out_.append(",\"function\":");
+            append_json_string(out_, where.function_name());
+        }
+    }
+    if ((options_.call_facts & thread_id_fact) != 0) {
+        out_.append(",\"tid\":");
+        append_int(out_, cached_thread_id());
+    }
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string_view>
 
@@ -55,6 +56,8 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) override;
 
 private:
+    /// The call's own members the options ask for: caller (and function), tid.
+    void write_call_facts(const std::source_location& where);
     /// Top-level members whose keys are in the index's mask but which have no entry yet.
     struct PendingMembers {
         static constexpr std::size_t kMax = 32;

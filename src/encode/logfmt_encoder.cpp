@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/thread_id.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
@@ -157,9 +158,32 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 }
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(record.message.where());
     members_.append_context(record.bound, options_.format);
     members_.append_context(record.scope, options_.format);
     write_fields(record.fields);
+}
+
+void KeyValueEncoder::write_call_facts(const std::source_location& where) {
+    if ((options_.call_facts & caller_fact) != 0) {
+        out_.append(" caller=");
+        const std::string_view file = source_file_tail(where.file_name());
+        char line[16];
+        const auto end = fmt::format_to_n(line, sizeof line, ":{}", where.line());
+        scratch_.clear();
+        scratch_.append(file);
+        scratch_.append(std::string_view(line, end.out));
+        text_value(scratch_.view());
+        scratch_.shrink();
+        if ((options_.call_facts & function_fact) != 0) {
+            out_.append(" function=");
+            text_value(where.function_name());
+        }
+    }
+    if ((options_.call_facts & thread_id_fact) != 0) {
+        out_.append(" tid=");
+        append_int(out_, cached_thread_id());
+    }
 }
 
 void KeyValueEncoder::write_fields(std::span<const Field> fields) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string_view>
 
@@ -57,6 +58,8 @@ protected:
     const EncoderOptions& options_;
 
 private:
+    /// The call's own members the options ask for: caller (and function), tid.
+    void write_call_facts(const std::source_location& where);
     void write_fields(std::span<const Field> fields);
     void write_scalar(const Value& v);
     void begin_nested();

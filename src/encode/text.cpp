@@ -188,6 +188,13 @@ void append_json_string_general(Buffer& out, std::string_view s) {
 }
 
 // Digits straight into the buffer (20 chars at most, with the sign): no copy, no memcpy call.
+std::string_view source_file_tail(std::string_view path) noexcept {
+    const std::size_t last = path.rfind('/');
+    if (last == std::string_view::npos || last == 0) return path;
+    const std::size_t before = path.rfind('/', last - 1);
+    return before == std::string_view::npos ? path : path.substr(before + 1);
+}
+
 void append_int_general(Buffer& out, std::int64_t v) {
     char* o = out.reserve(20);
     out.commit(fmt::format_to(o, FMT_COMPILE("{}"), v));

@@ -66,6 +66,10 @@ inline constexpr std::array<char, 200> kDigitPairs = [] {
     return table;
 }();
 
+/// The last two components of a source file's path ("src/http/server.cpp" → "http/server.cpp"):
+/// what a caller field shows, enough to find the file and short enough to read.
+std::string_view source_file_tail(std::string_view path) noexcept;
+
 /// Every integer: fmt's compiled writer (the sign, any length).
 void append_int_general(Buffer& out, std::int64_t v);
 void append_uint_general(Buffer& out, std::uint64_t v);

@@ -26,6 +26,9 @@ namespace {
         ThreadCounters::bump(context.counters.after_shutdown);
         return;
     }
+    // A value past `fatal` (a cast integer) is written as fatal: not lost, and no table below is
+    // indexed past its end.
+    if (level > Level::fatal) [[unlikely]] level = Level::fatal;
     if (level < pipeline->routing.min_level) return;
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);

@@ -1,0 +1,33 @@
+#include "base/thread_id.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/fork_hooks.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+thread_local int t_thread_id = 0;  // 0: not asked yet on this thread
+
+void nothing() {}
+/// fork() copies the forking thread's cache into a child where that thread has another id.
+void forget_in_child() { t_thread_id = 0; }
+
+}  // namespace
+
+int kernel_thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+
+int cached_thread_id() noexcept {
+    if (t_thread_id == 0) [[unlikely]] {
+        static const bool registered = [] {
+            add_fork_participant(nothing, nothing, forget_in_child);
+            return true;
+        }();
+        (void)registered;
+        t_thread_id = kernel_thread_id();
+    }
+    return t_thread_id;
+}
+
+}  // namespace fieldlog::detail
