@@ -14,9 +14,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <system_error>
-#include <vector>
 
+#include "rotated_files.hpp"
 #include "sink_io.hpp"
 
 namespace fieldlog {
@@ -50,6 +52,15 @@ std::int64_t next_boundary(std::int64_t t, RotateEvery every, bool utc) noexcept
     return next > t ? next : t + step;  // a DST gap mktime could not place: fall back
 }
 
+/// The options, or std::invalid_argument naming the one that cannot work.
+const FileSinkOptions& checked(const FileSinkOptions& options) {
+    if (options.compression_level < 1 || options.compression_level > 9) {
+        throw std::invalid_argument("compression_level: " + std::to_string(options.compression_level) +
+                                    " is not a zlib level (1 fastest to 9 smallest)");
+    }
+    return options;
+}
+
 }  // namespace
 
 struct FileSink::State {
@@ -57,8 +68,8 @@ struct FileSink::State {
 
     FileSink& owner;
     const FileSinkOptions options;
-    std::string rotating_path;               ///< where the next file is opened before renames
-    std::vector<std::string> rotated_paths;  ///< path.1 … path.keep
+    std::string rotating_path;         ///< where the next file is opened before renames
+    detail::RotatedFiles rotated;      ///< path.1 … path.keep, compressed and retained off this thread
     bool flush_by_tick = false;              ///< buffered bytes wait for the tick (flush_interval > 0)
 
     int fd = -1;
@@ -89,9 +100,9 @@ struct FileSink::State {
     void report(std::string_view operation, int error) noexcept { errors.report("file", options.path, operation, error); }
 };
 
-FileSink::State::State(FileSink& sink, FileSinkOptions opts) : owner(sink), options(std::move(opts)) {
+FileSink::State::State(FileSink& sink, FileSinkOptions opts)
+    : owner(sink), options(std::move(opts)), rotated(checked(options), [&sink] { sink.count_error(); }) {
     rotating_path = options.path + ".rotating";
-    for (unsigned i = 1; i <= options.keep; ++i) rotated_paths.push_back(options.path + "." + std::to_string(i));
     capacity = options.buffer_size;
     if (capacity > 0) buffer = std::make_unique<char[]>(capacity);
     flush_by_tick = capacity > 0 && options.flush_interval.count() > 0;
@@ -245,14 +256,10 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
         retry_after = now + kRetryAfterFailure;
         return;
     }
-    // Shift the old files up from the oldest (path.N is replaced), then free path.1.
-    for (std::size_t i = rotated_paths.size(); i-- > 1;) {
-        ::rename(rotated_paths[i - 1].c_str(), rotated_paths[i].c_str());
-    }
-    if (!rotated_paths.empty() && ::rename(options.path.c_str(), rotated_paths.front().c_str()) != 0 &&
-        errno != ENOENT) {
+    // Shift the old files up from the oldest (path.N goes), then free path.1.
+    if (const int error = rotated.shift(); error != 0) {
         owner.count_error();
-        report("rotate (rename)", errno);
+        report("rotate (rename)", error);
         ::close(next);
         ::unlink(rotating_path.c_str());
         retry_after = now + kRetryAfterFailure;

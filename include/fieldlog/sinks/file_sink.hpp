@@ -18,6 +18,9 @@ namespace fieldlog {
 /// Time-based rotation: at the top of each hour, or at midnight (UTC or local time).
 enum class RotateEvery : std::uint8_t { never, hour, day };
 
+/// What becomes of a rotated file: left as it is, or gzip-compressed to path.N.gz.
+enum class FileCompression : std::uint8_t { none, gzip };
+
 struct FIELDLOG_API FileSinkOptions {
     std::string path;
     /// Userspace buffer; 0 writes each record through. 256 KiB (zap's default too): on ext4 a
@@ -32,6 +35,13 @@ struct FIELDLOG_API FileSinkOptions {
     bool rotate_utc = false;                       ///< time rotation at UTC (true) or local boundaries
     unsigned keep = 5;                             ///< rotated files kept: path.1 (newest) … path.N
     std::chrono::milliseconds reopen_check{1000};  ///< how often to look for a moved/deleted file; 0: never
+    /// Rotated files last written longer ago than this are deleted; 0: no age limit.
+    std::chrono::seconds max_age{0};
+    /// Rotated files are deleted from the first one, newest first, that takes their total past
+    /// this; 0: no limit. The live file is not counted.
+    std::uint64_t max_total_bytes = 0;
+    FileCompression compress = FileCompression::none;  ///< gzip: rotated files become path.N.gz
+    int compression_level = 6;                         ///< zlib's, 1 (fastest) to 9 (smallest)
 
     friend bool operator==(const FileSinkOptions&, const FileSinkOptions&) = default;
 };
@@ -43,8 +53,9 @@ struct FIELDLOG_API FileSinkOptions {
 ///   background tick), on flush(), shutdown(), normal exit and destruction.
 /// - Rotation happens between records, so every file starts and ends on a record boundary and
 ///   exceeds max_size by at most one record (only when that record alone is larger). The new
-///   file is opened (as `path.rotating`) before any old file is renamed or dropped; then
-///   path.(N-1) → path.N, …, path → path.1, path.rotating → path.
+///   file is opened (as `path.rotating`) before any old file is renamed or dropped; then path.N
+///   is dropped, path.(N-1) → path.N, …, path → path.1 (each with its .gz, if compressed), and
+///   path.rotating → path.
 /// - After logrotate renamed or deleted the file, the sink reopens `path` when reopen() is called
 ///   (SIGHUP, fieldlog::reopen_files(), fieldlog::reload()) or when the background check finds
 ///   another inode at `path` (at most reopen_check later). Until then records go to the moved
@@ -54,9 +65,17 @@ struct FIELDLOG_API FileSinkOptions {
 ///   the next flush tries again, so logging resumes by itself when space returns.
 /// - Opening a file whose last byte is not '\n' (a crash tore the last record) starts the next
 ///   record on a fresh line.
+/// - With compress, max_age or max_total_bytes, the process's retention worker (a thread of its
+///   own, never the caller's) looks at path.1 … path.keep when the sink is made (files of
+///   earlier runs count) and after each rotation: it compresses each plain one to path.gz.tmp,
+///   fsyncs it and renames it to path.N.gz, then deletes the plain file, and deletes the files
+///   past max_age or max_total_bytes. A crash leaves the plain file and a path.gz.tmp that the
+///   next start removes, never a torn .gz. Destroying the sink stops a compression at its next
+///   block, leaving the plain file for the next start. Only these names are ever deleted.
 ///
-/// Construction throws std::system_error when the file cannot be opened; later failures are
-/// counted and never reach the caller. Holds no lock of its own: called directly (not through
+/// Construction throws std::system_error when the file cannot be opened, std::invalid_argument
+/// for a compression_level outside 1-9; later failures (also the worker's) are counted and
+/// reported on stderr, and never reach the caller. Holds no lock of its own: called directly (not through
 /// configure()), it is one thread's at a time, and tick() is the caller's to call.
 class FIELDLOG_API FileSink final : public Sink {
 public:

@@ -1,0 +1,39 @@
+// The file sink's rotated files, path.1 (newest) … path.keep, each plain or gzip-compressed
+// (path.N.gz): the shift a rotation makes, between records on the caller's path, and the
+// process's one retention worker, a thread of its own that compresses rotated files and deletes
+// those past max_age or max_total_bytes, so that neither ever runs on the caller's path.
+// Internal to sinks/.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "fieldlog/sinks/file_sink.hpp"
+
+namespace fieldlog::detail {
+
+struct RotatedSet;  // the names, limits and worker state of one sink's rotated files
+
+/// One file sink's rotated files. With compression or an age or size limit in its options it
+/// joins the worker (started with the first such sink, joined when the last one goes), which
+/// looks at the files at once (what an earlier run left counts) and again after every shift.
+class RotatedFiles {
+public:
+    /// `count_error` is called, from the worker thread, for each failed system call there.
+    RotatedFiles(const FileSinkOptions& options, std::function<void()> count_error);
+    /// Leaves the worker: a compression in progress stops at its next block and leaves the
+    /// plain file (and no temporary); on return the worker no longer touches these files.
+    ~RotatedFiles();
+    RotatedFiles(const RotatedFiles&) = delete;
+    RotatedFiles& operator=(const RotatedFiles&) = delete;
+
+    /// Drops path.keep (plain or .gz), moves each path.i to path.(i+1) and `path` to path.1;
+    /// with keep = 0 it does nothing. Returns 0, or the errno of moving `path` (gone: 0). May
+    /// wait for the worker's renames and deletions, never for a compression. Allocates nothing.
+    int shift() noexcept;
+
+private:
+    std::unique_ptr<RotatedSet> set_;
+};
+
+}  // namespace fieldlog::detail
