@@ -131,6 +131,10 @@ max_size = "100MiB"
 rotate = "hourly"
 rotate_utc = true
 keep = 9
+max_age = "168h"
+max_total_bytes = "2GiB"
+compress = "gzip"
+compression_level = 9
 buffer = "16KiB"
 flush_interval = "250ms"
 flush_level = "warn"
@@ -189,6 +193,10 @@ type = "journald"
     CHECK(file.rotate_every == fieldlog::RotateEvery::hour);
     CHECK(file.rotate_utc);
     CHECK(file.keep == 9);
+    CHECK(file.max_age == 168h);
+    CHECK(file.max_total_bytes == 2ULL * 1024 * 1024 * 1024);
+    CHECK(file.compress == fieldlog::FileCompression::gzip);
+    CHECK(file.compression_level == 9);
     CHECK(file.buffer_size == 16 * 1024);
     CHECK(file.flush_interval == 250ms);
     CHECK(file.flush_level == Level::warn);
@@ -207,7 +215,7 @@ type = "journald"
     CHECK(udp.app_name == "checkout");
     CHECK(udp.hostname == "web-1");
     CHECK(udp.resolve_interval == 5min);
-    CHECK(config.sinks[2].defined_at == "app.toml:38: sinks[2].address");
+    CHECK(config.sinks[2].defined_at == "app.toml:42: sinks[2].address");
 
     const auto& null = std::get<std::shared_ptr<fieldlog::Sink>>(config.sinks[3].target);
     CHECK(dynamic_cast<fieldlog::NullSink*>(null.get()) != nullptr);
@@ -219,10 +227,10 @@ type = "journald"
     CHECK(journald.socket == "/run/app/journal.sock");
     CHECK(journald.identifier == "checkout");
     CHECK(config.sinks[5].format == fieldlog::Format::json);
-    CHECK(config.sinks[5].defined_at == "app.toml:56: sinks[5].socket");
+    CHECK(config.sinks[5].defined_at == "app.toml:60: sinks[5].socket");
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
-    CHECK(config.sinks[6].defined_at == "app.toml:60: sinks[6]");
+    CHECK(config.sinks[6].defined_at == "app.toml:64: sinks[6]");
 }
 
 TEST_CASE("an empty sink list means no sinks, a missing one means stdout", "[config]") {
@@ -364,6 +372,14 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"file\"\nkeep = \"5\"",
          "app.toml:3: sinks[0].keep: expected a number of files, 0 or more, got \"5\""},
         {"[[sinks]]\ntype = \"file\"\nfsync = 1", "app.toml:3: sinks[0].fsync: expected true or false, got 1"},
+        {"[[sinks]]\ntype = \"file\"\ncompress = \"zstd\"", "app.toml:3: sinks[0].compress: expected none or gzip, got \"zstd\""},
+        {"[[sinks]]\ntype = \"file\"\ncompression_level = 10",
+         "app.toml:3: sinks[0].compression_level: expected a zlib level from 1 (fastest) to 9 (smallest), got 10"},
+        {"[[sinks]]\ntype = \"file\"\nmax_age = \"7d\"", "app.toml:3: sinks[0].max_age: expected a duration like \"168h\", got \"7d\""},
+        {"[[sinks]]\ntype = \"file\"\nmax_age = \"1.5s\"",
+         "app.toml:3: sinks[0].max_age: expected a duration in whole seconds like \"168h\", got \"1.5s\""},
+        {"[[sinks]]\ntype = \"file\"\nmax_total_bytes = \"all\"",
+         "app.toml:3: sinks[0].max_total_bytes: expected a size like \"1GiB\", got \"all\""},
         {"[[sinks]]\ntype = \"file\"\nbuffer = \"big\"", "app.toml:3: sinks[0].buffer: expected a size like \"64KiB\", got \"big\""},
         {"[[sinks]]\ntype = \"file\"\nflush_level = \"now\"",
          "app.toml:3: sinks[0].flush_level: expected trace, debug, info, warn, error, fatal or off, got \"now\""},
@@ -638,7 +654,8 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     write_file(path, "level = \"info\"\n" + file_sink("three.log") + "colour = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
           path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level caller tid path max_size "
-                 "rotate rotate_utc keep buffer flush_interval flush_level fsync reopen_check)");
+                 "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
+                 "flush_level fsync reopen_check)");
     log.info("hidden too");
     log.warn("third");
     fieldlog::flush();
@@ -696,6 +713,10 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(file.path == "logs/app.log");
     CHECK(file.max_size == 100ULL * 1024 * 1024);
     CHECK(file.rotate_every == fieldlog::RotateEvery::day);
+    CHECK(file.max_age == 168h);
+    CHECK(file.max_total_bytes == 1ULL << 30);
+    CHECK(file.compress == fieldlog::FileCompression::gzip);
+    CHECK(file.compression_level == 6);
     CHECK(parsed->sinks[0].format == fieldlog::Format::json);
     const auto& udp = std::get<fieldlog::UdpSinkOptions>(parsed->sinks[1].target);
     CHECK(udp.address == "127.0.0.1:5140");

@@ -390,8 +390,9 @@ public:
                 switch (kind) {
                     case Kind::file:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "path", "max_size", "rotate", "rotate_utc", "keep",
-                                     "buffer", "flush_interval", "flush_level", "fsync", "reopen_check"},
+                                    {"type", "format", "level", "caller", "tid", "path", "max_size", "rotate", "rotate_utc",
+                                     "keep", "max_age", "max_total_bytes", "compress", "compression_level", "buffer",
+                                     "flush_interval", "flush_level", "fsync", "reopen_check"},
                                     kind_name);
                     case Kind::udp:
                         unknown_key(key, key_path,
@@ -441,6 +442,14 @@ public:
         } else if (key == "keep") {
             file.keep = static_cast<unsigned>(
                 integer(node, at, 0, std::numeric_limits<unsigned>::max(), "a number of files, 0 or more"));
+        } else if (key == "max_age") {
+            file.max_age = duration<std::chrono::seconds>(node, at, "168h");
+        } else if (key == "max_total_bytes") {
+            file.max_total_bytes = size(node, at, "1GiB");
+        } else if (key == "compress") {
+            file.compress = choose<FileCompression>(node, at, {{"none", FileCompression::none}, {"gzip", FileCompression::gzip}});
+        } else if (key == "compression_level") {
+            file.compression_level = static_cast<int>(integer(node, at, 1, 9, "a zlib level from 1 (fastest) to 9 (smallest)"));
         } else if (key == "buffer") {
             file.buffer_size = size(node, at, "64KiB");
         } else if (key == "flush_interval") {
