@@ -367,41 +367,72 @@ TEST_CASE("a file whose last record was torn gets the next record on a fresh lin
 }
 
 TEST_CASE("records logged from many threads through a rotating file are all there once", "[file_sink][concurrent]") {
-    const TempDir dir;
-    const std::string path = dir.file("app.log");
-    fieldlog::configure({.level = fieldlog::Level::info,
-                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .max_size = 64 * 1024, .keep = 50}}}});
-    constexpr int kThreads = 4, kPerThread = 5000;
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-        threads.emplace_back([t] {
-            const auto log = fieldlog::get("rotating");
-            for (int i = 0; i < kPerThread; ++i) log.info("record", {{"thread", t}, {"seq", i}});
-        });
-    }
-    for (std::thread& thread : threads) thread.join();
-    fieldlog::shutdown();
+    for (const auto compress : {fieldlog::FileCompression::none, fieldlog::FileCompression::gzip}) {
+        DYNAMIC_SECTION((compress == fieldlog::FileCompression::gzip ? "compressed" : "plain")) {
+            const TempDir dir;
+            const std::string path = dir.file("app.log");
+            fieldlog::configure({.level = fieldlog::Level::info,
+                                 .sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .max_size = 64 * 1024,
+                                                                                .keep = 50, .compress = compress,
+                                                                                .compression_level = 1}}}});
+            constexpr int kThreads = 4, kPerThread = 5000;
+            std::vector<std::thread> threads;
+            for (int t = 0; t < kThreads; ++t) {
+                threads.emplace_back([t] {
+                    const auto log = fieldlog::get("rotating");
+                    for (int i = 0; i < kPerThread; ++i) log.info("record", {{"thread", t}, {"seq", i}});
+                });
+            }
+            for (std::thread& thread : threads) thread.join();
+            fieldlog::flush();  // every rotation made
+            if (compress == fieldlog::FileCompression::gzip) {
+                CHECK(wait_until([&] {
+                    for (int n = 1; n <= 50; ++n) {
+                        if (std::filesystem::exists(path + "." + std::to_string(n))) return false;
+                    }
+                    return true;
+                }));
+            }
+            fieldlog::shutdown();
 
-    std::map<int, int> next_seq;
-    int files = 0;
-    for (int n = 50; n >= 0; --n) {
-        const std::string name = n == 0 ? path : path + "." + std::to_string(n);
-        if (!std::filesystem::exists(name)) continue;
-        ++files;
-        INFO(name);
-        CHECK(read_file(name).back() == '\n');
-        CHECK(std::filesystem::file_size(name) <= 64 * 1024);
-        for (const std::string& line : read_lines(name)) {
-            const auto thread_at = line.find("\"thread\":"), seq_at = line.find("\"seq\":");
-            REQUIRE(thread_at != std::string::npos);
-            REQUIRE(seq_at != std::string::npos);
-            const int thread = std::stoi(line.substr(thread_at + 9)), seq = std::stoi(line.substr(seq_at + 6));
-            REQUIRE(seq == next_seq[thread]);  // none lost, none twice, in order
-            ++next_seq[thread];
+            std::map<int, int> next_seq;
+            int files = 0, compressed = 0;
+            for (int n = 50; n >= 0; --n) {
+                const std::string name = n == 0 ? path : path + "." + std::to_string(n);
+                INFO(name);
+                std::string text;
+                if (std::filesystem::exists(name + ".gz")) {
+                    CHECK_FALSE(std::filesystem::exists(name));  // one form of each file
+                    const std::optional<std::string> inflated = fieldlog_test::gunzip(name + ".gz");
+                    REQUIRE(inflated);
+                    text = *inflated;
+                    ++compressed;
+                } else if (std::filesystem::exists(name)) {
+                    text = read_file(name);
+                } else {
+                    continue;
+                }
+                ++files;
+                CHECK(text.back() == '\n');
+                CHECK(text.size() <= 64 * 1024);
+                for (std::size_t at = 0; at < text.size();) {
+                    const std::size_t end = text.find('\n', at);
+                    const std::string line = text.substr(at, end - at);
+                    at = end + 1;
+                    const auto thread_at = line.find("\"thread\":"), seq_at = line.find("\"seq\":");
+                    REQUIRE(thread_at != std::string::npos);
+                    REQUIRE(seq_at != std::string::npos);
+                    const int thread = std::stoi(line.substr(thread_at + 9)), seq = std::stoi(line.substr(seq_at + 6));
+                    REQUIRE(seq == next_seq[thread]);  // none lost, none twice, in order
+                    ++next_seq[thread];
+                }
+            }
+            CHECK(files > 5);
+            CHECK(compressed == (compress == fieldlog::FileCompression::gzip ? files - 1 : 0));
+            CHECK_FALSE(std::filesystem::exists(path + ".gz.tmp"));
+            for (int t = 0; t < kThreads; ++t) CHECK(next_seq[t] == kPerThread);
         }
     }
-    CHECK(files > 5);
-    for (int t = 0; t < kThreads; ++t) CHECK(next_seq[t] == kPerThread);
 }
 
 TEST_CASE("reopen_files() reopens the running file sinks", "[file_sink]") {

@@ -1,5 +1,5 @@
 // Every sink writes records without touching the heap once warm: the file sink (buffered,
-// write-through, rotating by size), UDP (JSON, RFC 5424, cut to fit, no receiver at all),
+// write-through, rotating by size, and compressing and retaining its rotated files), UDP (JSON, RFC 5424, cut to fit, no receiver at all),
 // journald (a reader, no socket at all), stdout, stderr and the callback sink, each behind a
 // logger and through write_batch.
 #include <catch2/catch.hpp>
@@ -130,6 +130,13 @@ TEST_CASE("no sink allocates per record once warm", "[alloc][sinks]") {
         {"file, write-through", [&] { return fieldlog::FileSinkOptions{.path = dir.file("through.log"), .buffer_size = 0}; }, &small_payload},
         {"file, rotating by size",
          [&] { return fieldlog::FileSinkOptions{.path = dir.file("rotating.log"), .buffer_size = 4096, .max_size = 16 * 1024, .keep = 3}; },
+         &small_payload},
+        {"file, rotating and compressed",  // the retention worker's thread counts too
+         [&] {
+             return fieldlog::FileSinkOptions{.path = dir.file("compressed.log"), .buffer_size = 4096, .max_size = 16 * 1024,
+                                              .keep = 3, .max_age = std::chrono::hours(1), .max_total_bytes = 1 << 20,
+                                              .compress = fieldlog::FileCompression::gzip, .compression_level = 1};
+         },
          &small_payload},
         {"udp json", [&] { return fieldlog::UdpSinkOptions{.address = udp_address}; }, &small_payload},
         {"udp rfc5424", [&] { return fieldlog::UdpSinkOptions{.address = udp_address, .framing = fieldlog::UdpFraming::rfc5424}; }, &small_payload},

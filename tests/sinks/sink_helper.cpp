@@ -1,16 +1,20 @@
 // A child process for the sink tests that need a second process or a real peer: two writers
-// on one pipe, a service that logrotate rotates and signals, a sender for rsyslog.
+// on one pipe, a service that logrotate rotates and signals, a sender for rsyslog, a process
+// killed while it compresses a rotated file.
 //   sink_helper pipe-writer ID COUNT          records of varied size to stdout, in batches
 //   sink_helper file-logger PATH THREADS      logs until SIGTERM; SIGHUP → reopen_files();
 //                                             prints "thread N: COUNT" per thread at the end
 //   sink_helper syslog-sender ADDRESS COUNT EXPECTED
 //                                             RFC 5424 over UDP, the same lines to EXPECTED
+//   sink_helper compressing-logger PATH       fills PATH past 16 MiB, rotates it once with
+//                                             gzip, prints "rotated" and waits to be killed
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +30,8 @@ int usage() {
     std::fprintf(stderr,
                  "usage: sink_helper pipe-writer ID COUNT\n"
                  "       sink_helper file-logger PATH THREADS\n"
-                 "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n");
+                 "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
+                 "       sink_helper compressing-logger PATH\n");
     return 2;
 }
 
@@ -116,6 +121,29 @@ int syslog_sender(const std::string& address, long count, const std::string& exp
     return 0;
 }
 
+/// Writes records of varied digits until PATH passes 16 MiB, so the next one rotates it; the
+/// retention worker then compresses PATH.1 at level 9, long enough for the test to kill this
+/// process in the middle of it.
+int compressing_logger(const std::string& path) {
+    constexpr std::uint64_t kFileSize = 16 << 20;
+    fieldlog::FileSink sink({.path = path, .max_size = kFileSize, .keep = 2,
+                             .compress = fieldlog::FileCompression::gzip, .compression_level = 9});
+    std::uint64_t random = 0x9e3779b97f4a7c15;
+    std::uint64_t written = 0;
+    for (long n = 0; written <= kFileSize; ++n) {
+        random ^= random << 13;  // xorshift: digits that do not compress away
+        random ^= random >> 7;
+        random ^= random << 17;
+        const std::string line = "{\"n\":" + std::to_string(n) + ",\"r\":" + std::to_string(random) + "}\n";
+        sink.write({{line.data(), line.size()}, fieldlog::Level::info, {}});
+        written += line.size();
+    }
+    sink.flush();
+    std::printf("rotated\n");
+    std::fflush(stdout);
+    for (;;) ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,5 +152,6 @@ int main(int argc, char** argv) {
     if (mode == "pipe-writer" && argc == 4) return pipe_writer(argv[2], std::atol(argv[3]));
     if (mode == "file-logger" && argc == 4) return file_logger(argv[2], std::atoi(argv[3]));
     if (mode == "syslog-sender" && argc == 5) return syslog_sender(argv[2], std::atol(argv[3]), argv[4]);
+    if (mode == "compressing-logger" && argc == 3) return compressing_logger(argv[2]);
     return usage();
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -48,6 +49,18 @@ std::string jsonl_file_errors(const std::string& path) {
     if (status != 0 && output.empty()) output = "checker failed with status " + std::to_string(status);
     return status == 0 ? std::string{} : output;
 }
+
+std::optional<std::string> gunzip(const std::string& path) {
+    FILE* pipe = ::popen(("gzip -dc '" + path + "' 2>/dev/null").c_str(), "r");
+    if (pipe == nullptr) return std::nullopt;
+    std::string output;
+    char chunk[65536];
+    while (const std::size_t n = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, n);
+    if (::pclose(pipe) != 0) return std::nullopt;
+    return output;
+}
+
+bool gzip_accepts(const std::string& path) { return std::system(("gzip -t '" + path + "' 2>/dev/null").c_str()) == 0; }
 
 std::string jsonl_errors(const std::vector<std::string>& lines) {
     const TempDir dir;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,12 @@ std::string read_file(const std::string& path);
 std::string jsonl_file_errors(const std::string& path);
 /// Writes `lines` (each + '\n') to a temp file and checks them: jsonl_errors({line}) works.
 std::string jsonl_errors(const std::vector<std::string>& lines);
+
+/// What `gzip -dc` makes of the file (gzip checks its CRC and length), or nullopt when gzip
+/// refuses it: a torn or damaged .gz.
+std::optional<std::string> gunzip(const std::string& path);
+/// True when `gzip -t` accepts the file.
+bool gzip_accepts(const std::string& path);
 
 /// Points stderr at a file (default /dev/null) while alive: sinks report failures there.
 class StderrTo {
