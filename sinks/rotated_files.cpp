@@ -343,9 +343,8 @@ RotatedFiles::~RotatedFiles() {
 int RotatedFiles::shift() noexcept {
     RotatedSet& set = *set_;
     if (set.plain.empty()) return 0;
-    Worker& w = worker();
     std::unique_lock<std::mutex> lock;
-    if (set.on_worker) lock = std::unique_lock(w.mutex);
+    if (set.on_worker) lock = std::unique_lock(worker().mutex);
     const std::size_t last = set.plain.size() - 1;
     ::unlink(set.plain[last].c_str());
     ::unlink(set.gz[last].c_str());
@@ -357,7 +356,7 @@ int RotatedFiles::shift() noexcept {
     const int error = ::rename(set.path.c_str(), set.plain[0].c_str()) != 0 && errno != ENOENT ? errno : 0;
     if (set.on_worker) {
         set.pending = true;
-        w.changed.notify_all();
+        worker().changed.notify_all();
     }
     return error;
 }
