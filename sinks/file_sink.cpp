@@ -68,9 +68,9 @@ struct FileSink::State {
 
     FileSink& owner;
     const FileSinkOptions options;
-    std::string rotating_path;         ///< where the next file is opened before renames
-    detail::RotatedFiles rotated;      ///< path.1 … path.keep, compressed and retained off this thread
-    bool flush_by_tick = false;              ///< buffered bytes wait for the tick (flush_interval > 0)
+    std::string rotating_path;     ///< where the next file is opened before renames
+    detail::RotatedFiles rotated;  ///< path.1 … path.keep; compressed and retained off this thread
+    bool flush_by_tick = false;    ///< buffered bytes wait for the tick (flush_interval > 0)
 
     int fd = -1;
     std::unique_ptr<char[]> buffer;

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <string>
@@ -42,14 +43,14 @@ struct RotatedSet {
     std::uint64_t max_total_bytes;
     std::function<void()> count_error;
     ErrorReporter errors;
-    bool on_worker = false;
+    bool on_worker = false;            ///< set once, before the worker sees this set
+    std::atomic<bool> leaving{false};  ///< the sink goes: stop compressing (read between blocks)
 
     // Under the worker's mutex.
-    bool pending = true;        ///< look at the files (at start, after each shift)
-    bool started = false;       ///< what a crash of an earlier run left is cleaned up
-    std::uint64_t shifts = 0;   ///< shifts so far: a file being compressed moved this many places
+    bool pending = true;       ///< look at the files (at start, after each shift)
+    bool started = false;      ///< what a crash of an earlier run left is cleaned up
+    std::uint64_t shifts = 0;  ///< shifts so far: a file being compressed moved this many places
     SystemClock::time_point next_expiry = SystemClock::time_point::max();  ///< when max_age drops the next file
-    std::atomic<bool> leaving{false};  ///< the sink goes: stop compressing
 
     void report(const char* operation, int error) noexcept {
         count_error();

@@ -75,8 +75,8 @@ struct FIELDLOG_API FileSinkOptions {
 ///
 /// Construction throws std::system_error when the file cannot be opened, std::invalid_argument
 /// for a compression_level outside 1-9; later failures (also the worker's) are counted and
-/// reported on stderr, and never reach the caller. Holds no lock of its own: called directly (not through
-/// configure()), it is one thread's at a time, and tick() is the caller's to call.
+/// reported on stderr, and never reach the caller. Holds no lock of its own: called directly
+/// (not through configure()), it is one thread's at a time, and tick() is the caller's to call.
 class FIELDLOG_API FileSink final : public Sink {
 public:
     explicit FileSink(FileSinkOptions options);
