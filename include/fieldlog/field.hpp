@@ -25,6 +25,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <initializer_list>
 #include <optional>
 #include <ranges>
@@ -82,13 +83,19 @@ concept Loggable =
     (std::integral<T> && !std::same_as<T, char> && !std::same_as<T, char8_t>) || std::floating_point<T> ||
     std::convertible_to<const T&, std::string_view> || std::convertible_to<const T&, const char*> ||
     is_duration<T> || is_sys_time<T> || std::convertible_to<const T&, Timestamp> ||
-    std::convertible_to<const T&, const std::error_code&> || std::same_as<T, Value> || std::same_as<T, Bytes> ||
+    std::convertible_to<const T&, const std::error_code&> || std::derived_from<T, std::exception> ||
+    std::same_as<T, std::exception_ptr> || std::same_as<T, Value> || std::same_as<T, Bytes> ||
     std::same_as<T, Object> || std::same_as<T, Array> ||
     HasFieldlogEncode<T> || std::ranges::input_range<const T> || is_optional<T> ||
     (!std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value);
 
 template <typename T>
 inline constexpr bool always_false = false;
+
+/// Write an exception (`object` is a const std::exception*) or a std::exception_ptr (a const
+/// std::exception_ptr*): {"type":…,"what":…,"causes":[…]}. Out of line, in src/encode/.
+FIELDLOG_API void encode_exception(ValueEncoder& enc, const void* object);
+FIELDLOG_API void encode_exception_ptr(ValueEncoder& enc, const void* object);
 }  // namespace detail
 
 /// A span of bytes, written base64-encoded (RFC 4648, with padding) in every format.
@@ -158,6 +165,15 @@ public:
     constexpr Value(Object o) noexcept : kind_(Kind::object), object_(o.fields()) {}
     constexpr Value(Array a) noexcept : kind_(Kind::array), array_(a.values()) {}
 
+    /// Any std::exception: {"type":"std::runtime_error","what":"…"}, and the exceptions nested
+    /// in it (std::throw_with_nested) as "causes", outermost first. README: "Exceptions".
+    template <typename E>
+        requires(std::derived_from<E, std::exception> && !detail::HasFieldlogEncode<E>)
+    Value(const E& e) noexcept
+        : kind_(Kind::custom), custom_{static_cast<const std::exception*>(&e), &detail::encode_exception} {}
+    /// A std::exception_ptr: what it holds, as above (null when empty).
+    Value(const std::exception_ptr& p) noexcept : kind_(Kind::custom), custom_{&p, &detail::encode_exception_ptr} {}
+
     /// A type with `fieldlog_encode(fieldlog::ValueEncoder&, const T&)` found by ADL.
     template <typename T>
         requires detail::HasFieldlogEncode<T>
@@ -184,7 +200,8 @@ public:
     /// A type that only has an fmt::formatter: written as the string fmt makes of it.
     template <typename T>
         requires(!detail::HasFieldlogEncode<T> && !std::ranges::input_range<const T> && !detail::is_optional<T> &&
-                 !std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value)
+                 !std::is_arithmetic_v<T> && !std::is_pointer_v<T> && !std::derived_from<T, std::exception> &&
+                 fmt::is_formattable<T>::value)
     constexpr Value(const T& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_formatted<T>} {}
 
     /// Everything else: a compile-time error that says what to do.
