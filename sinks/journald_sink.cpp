@@ -254,6 +254,7 @@ private:
         if (key == "msg") fixed = "MESSAGE";
         if (key == "logger") fixed = "FIELDLOG_LOGGER";
         if (key == "ts") fixed = "FIELDLOG_TS";
+        if (key == "function") fixed = "CODE_FUNC";  // the caller option's function, journald's name for it
         if (!fixed.empty()) {
             char* const out = room(fixed.size());
             if (out == nullptr) return false;
@@ -308,6 +309,18 @@ private:
     char* end_;
 };
 
+/// The caller member ("file:line", the record's caller option) as journald's CODE_FILE and
+/// CODE_LINE; false (the member is written as it is) when it has escapes or no line.
+bool write_code_location(EntryWriter& entry, std::string_view value) noexcept {
+    if (value.size() < 2 || value.front() != '"' || value.find('\\') != std::string_view::npos) return false;
+    const std::string_view text = value.substr(1, value.size() - 2);
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon + 1 == text.size()) return false;
+    entry.field("CODE_FILE", text.substr(0, colon));
+    entry.field("CODE_LINE", text.substr(colon + 1));
+    return true;
+}
+
 /// The entry for `line` (without its '\n') in [out, out + capacity); its size, or 0 when it
 /// does not fit there. No allocation, async-signal-safe.
 std::size_t build_entry(std::string_view line, Level level, std::string_view identifier, char* out,
@@ -319,7 +332,9 @@ std::size_t build_entry(std::string_view line, Level level, std::string_view ide
     if (!entry.fits()) return 0;
     const std::size_t header = entry.size();
     const bool ours = for_each_member(line, [&](std::string_view key, std::string_view value) {
-        if (key != "level" && entry.fits()) entry.member(key, value);  // PRIORITY says the level
+        if (key == "level" || !entry.fits()) return;  // PRIORITY says the level
+        if (key == "caller" && write_code_location(entry, value)) return;
+        entry.member(key, value);
     });
     if (!ours) {
         entry.truncate(header);

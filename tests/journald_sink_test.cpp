@@ -2,7 +2,7 @@
 // read back with `journalctl --directory=<journal dir> -o json --all` and every field of every
 // entry is compared: a plain record and the levels, every kind of value, keys that need
 // mapping, a newline (the binary-safe form), invalid UTF-8, a 1 MiB field (the memfd path),
-// scope and with() fields, the crash path, and journald stopped mid-stream and started again.
+// scope and with() fields, the caller and tid options, the crash path, and journald stopped mid-stream and started again.
 // Without journald: a socket nobody listens on, a receiver whose queue is full, and
 // configuration errors.
 //
@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -511,6 +512,31 @@ TEST_CASE("scope and with() fields are fields of the entry", "[journald]") {
     CHECK(sent_fields(entries[0]) ==
           record_fields("in scope", "context",
                         {{"SERVICE", {"checkout"}}, {"REQUEST_ID", {"r-17"}}, {"ATTEMPT", {"2"}}, {"STATUS", {"200"}}}));
+}
+
+TEST_CASE("with caller and tid on, the caller is CODE_FILE, CODE_LINE and CODE_FUNC, the thread TID", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    int line = 0;
+    {
+        fieldlog::configure({.level = Level::trace,
+                             .caller = fieldlog::Caller::with_function,
+                             .tid = true,
+                             .sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = journald.socket(),
+                                                                                 .identifier = "site"}}},
+                             .clock = &fieldlog_test::fixed_clock});
+        fieldlog::get("svc").info("located");
+        line = __LINE__ - 1;
+        fieldlog::configure({.sinks = {}});
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    const Entry sent = sent_fields(entries[0]);
+    CHECK(sent.at("CODE_FILE") == std::vector<std::string>{"tests/journald_sink_test.cpp"});
+    CHECK(sent.at("CODE_LINE") == std::vector<std::string>{std::to_string(line)});
+    REQUIRE(sent.count("CODE_FUNC") == 1);
+    CHECK(sent.at("CODE_FUNC")[0].find("C_A_T_C_H") != std::string::npos);  // Catch2's name for this test's function
+    CHECK(sent.at("TID") == std::vector<std::string>{std::to_string(::syscall(SYS_gettid))});
+    CHECK(sent.count("CALLER") == 0);
 }
 
 TEST_CASE("the crash path sends the same entry from its own buffer, skipping one too large for it", "[journald]") {

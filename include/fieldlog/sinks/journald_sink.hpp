@@ -29,7 +29,8 @@ struct FIELDLOG_API JournaldSinkOptions {
 ///   SYSLOG_IDENTIFIER:
 ///   - `msg` → MESSAGE, `logger` → FIELDLOG_LOGGER, `ts` → FIELDLOG_TS (journald keeps its own
 ///     receive time too); `level` is PRIORITY (trace and debug 7, info 6, warn 4, error 3,
-///     fatal 2), not a field of its own.
+///     fatal 2), not a field of its own; `caller` ("file:line") → CODE_FILE and CODE_LINE,
+///     `function` → CODE_FUNC.
 ///   - every other member → a field named by upper-casing the key, with each byte outside
 ///     A-Z, 0-9 and _ becoming `_`; a name that is empty or starts with a digit or `_` gets the
 ///     prefix `F_` (journald ignores client fields starting with `_`); names are cut to 64
