@@ -247,6 +247,7 @@ TEST_CASE("the timestamp and timezone keys take every documented value", "[confi
         {"rfc3339", fieldlog::TimestampPrecision::seconds},
         {"unix_nanos", fieldlog::TimestampPrecision::unix_nanos},
         {"unix_seconds_float", fieldlog::TimestampPrecision::unix_seconds_float},
+        {"short", fieldlog::TimestampPrecision::short_time},
     };
     for (const auto& [name, precision] : precisions) {
         DYNAMIC_SECTION("timestamp = " << name) {
@@ -261,6 +262,23 @@ TEST_CASE("the timestamp and timezone keys take every documented value", "[confi
     SECTION("timezone = an IANA name") {
         CHECK(Config::parse("timezone = \"America/New_York\"").timestamp.zone.name() == "America/New_York");
     }
+}
+
+TEST_CASE("a sink's own console keys are read from TOML, and absent ones leave the defaults", "[config]") {
+    const Config config = Config::parse(R"(
+timestamp = "rfc3339milli"
+[[sinks]]
+type = "stdout"
+timestamp = "short"
+[[sinks]]
+type = "stderr"
+)");
+    REQUIRE(config.sinks.size() == 2);
+    CHECK(config.sinks[0].timestamp == fieldlog::TimestampPrecision::short_time);
+    CHECK_FALSE(config.sinks[1].timestamp.has_value());
+    CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\ntimestamp = \"time\"") ==
+          "app.toml:3: sinks[0].timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, "
+          "rfc3339, unix_nanos, unix_seconds_float or short, got \"time\"");
 }
 
 TEST_CASE("sizes are whole bytes, with or without a unit", "[config]") {
@@ -333,7 +351,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"format = \"xml\"", "app.toml:1: format: expected json, logfmt or console, got \"xml\""},
         {"timestamp = \"iso8601\"",
          "app.toml:1: timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, "
-         "unix_nanos or unix_seconds_float, got \"iso8601\""},
+         "unix_nanos, unix_seconds_float or short, got \"iso8601\""},
         {"timezone = \"Mars/Olympus_Mons\"",
          "app.toml:1: timezone: expected \"UTC\", \"local\" or an IANA zone name like \"Europe/Berlin\", got "
          "\"Mars/Olympus_Mons\""},
@@ -352,7 +370,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"kafka\"",
          "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
-         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid)"},
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid timestamp)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
@@ -401,7 +419,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
          "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
-         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid address framing "
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid timestamp address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
         {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
@@ -414,7 +432,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
          "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
-         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid socket "
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid timestamp socket "
          "identifier)"},
     };
     for (const Case& c : cases) {
@@ -653,7 +671,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
 
     write_file(path, "level = \"info\"\n" + file_sink("three.log") + "colour = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level caller tid path max_size "
+          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level caller tid timestamp path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
                  "flush_level fsync reopen_check)");
     log.info("hidden too");

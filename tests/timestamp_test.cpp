@@ -70,6 +70,7 @@ const char* precision_name(Precision p) {
         case Precision::seconds: return "seconds";
         case Precision::unix_nanos: return "unix_nanos";
         case Precision::unix_seconds_float: return "unix_seconds_float";
+        case Precision::short_time: return "short_time";
     }
     return "?";
 }
@@ -841,6 +842,23 @@ TEST_CASE("A JSON time value is the field text, quoted unless numeric", "[timest
     }
 }
 
+TEST_CASE("The short layout is the time of day of rfc3339milli; a field time keeps its date", "[timestamp]") {
+    std::minstd_rand random(29);
+    for (const TestZone& zone : test_zones()) {
+        for (int step = 0; step < 200; ++step) {
+            const Timestamp t{static_cast<std::int64_t>(random() % 4'000'000'000ULL) - 1'000'000'000, static_cast<std::uint32_t>(random() % 1'000'000'000)};
+            const std::string milli = text(t, Precision::milli, zone.ours);
+            INFO(zone.name << " " << milli);
+            REQUIRE(text(t, Precision::short_time, zone.ours) == milli.substr(11, 12));
+            char buf[fieldlog::max_rfc3339_size];
+            const fieldlog::TimestampFormat short_format{Precision::short_time, zone.ours};
+            REQUIRE(std::string(buf, fieldlog::detail::append_rfc3339_value(buf, t, short_format)) == milli);
+        }
+    }
+    CHECK(text({max_wall + day, 0}, Precision::short_time) == "23:59:59.999");  // clamped, as the full text
+    CHECK_FALSE(fieldlog::TimestampFormat{Precision::short_time}.is_numeric());
+}
+
 TEST_CASE("Threads writing at once each get their own zone's text", "[timestamp][concurrent]") {
     std::vector<std::thread> threads;
     std::vector<int> failures(test_zones().size());
@@ -896,7 +914,7 @@ TEST_CASE("Layout names from config parse to precisions", "[timestamp]") {
         {"rfc3339nano", Precision::nano},         {"rfc3339nano-trimmed", Precision::nano_trimmed},
         {"rfc3339micro", Precision::micro},       {"rfc3339milli", Precision::milli},
         {"rfc3339", Precision::seconds},          {"unix_nanos", Precision::unix_nanos},
-        {"unix_seconds_float", Precision::unix_seconds_float},
+        {"unix_seconds_float", Precision::unix_seconds_float}, {"short", Precision::short_time},
     };
     for (const auto& [name, precision] : names) {
         Precision parsed = Precision::nano_trimmed;

@@ -54,6 +54,9 @@ struct FIELDLOG_API SinkConfig {
     Level level = Level::trace;      ///< records below this are not sent to this sink
     std::optional<Caller> caller{};  ///< default: Config::caller
     std::optional<bool> tid{};       ///< default: Config::tid
+    /// Default: Config::timestamp's layout (the zone is always Config::timestamp's), e.g.
+    /// short_time on the console and rfc3339 layouts in the file.
+    std::optional<TimestampPrecision> timestamp{};
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
     /// its errors about this sink with it. Empty for sinks made in code.
     std::string defined_at{};

@@ -54,6 +54,8 @@ enum class TimestampPrecision : std::uint8_t {
     seconds,             ///< whole seconds
     unix_nanos,          ///< integer nanoseconds since the epoch (a JSON number)
     unix_seconds_float,  ///< seconds since the epoch with 9 fraction digits (a JSON number)
+    short_time,          ///< `15:04:05.000`: the wall time of day in the zone, milliseconds, no date or
+                         ///< offset (for people at a console); time values in fields keep rfc3339milli
 };
 
 namespace detail {
@@ -129,7 +131,7 @@ inline constexpr std::size_t max_rfc3339_size = 40;
 FIELDLOG_API char* append_rfc3339(char* out, Timestamp t, const TimestampFormat& f = {}) noexcept;
 
 /// Parses a format name from config: "rfc3339nano", "rfc3339nano-trimmed", "rfc3339micro",
-/// "rfc3339milli", "rfc3339", "unix_nanos", "unix_seconds_float"; false when unknown.
+/// "rfc3339milli", "rfc3339", "unix_nanos", "unix_seconds_float", "short"; false when unknown.
 FIELDLOG_API bool parse_timestamp_precision(std::string_view name, TimestampPrecision& out) noexcept;
 
 }  // namespace fieldlog

@@ -277,6 +277,16 @@ public:
                               {"off", Level::off}});
     }
 
+    TimestampPrecision timestamp(const toml::node& node, std::string_view key) const {
+        TimestampPrecision precision{};
+        if (!node.is_string() || !parse_timestamp_precision(node.as_string()->get(), precision)) {
+            expected(node, key,
+                     "rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, unix_nanos, "
+                     "unix_seconds_float or short");
+        }
+        return precision;
+    }
+
     Format format(const toml::node& node, std::string_view key) const {
         return choose<Format>(node, key, {{"json", Format::json}, {"logfmt", Format::logfmt}, {"console", Format::console}});
     }
@@ -377,6 +387,8 @@ public:
                 sink.caller = caller(node, key_path);
             } else if (key == "tid") {
                 sink.tid = boolean(node, key_path);
+            } else if (key == "timestamp") {
+                sink.timestamp = timestamp(node, key_path);
             } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
                 if (key == "path") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
@@ -390,18 +402,18 @@ public:
                 switch (kind) {
                     case Kind::file:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "path", "max_size", "rotate", "rotate_utc",
+                                    {"type", "format", "level", "caller", "tid", "timestamp", "path", "max_size", "rotate", "rotate_utc",
                                      "keep", "max_age", "max_total_bytes", "compress", "compression_level", "buffer",
                                      "flush_interval", "flush_level", "fsync", "reopen_check"},
                                     kind_name);
                     case Kind::udp:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "address", "framing", "max_datagram", "oversize",
+                                    {"type", "format", "level", "caller", "tid", "timestamp", "address", "framing", "max_datagram", "oversize",
                                      "facility", "app_name", "hostname", "resolve_interval"},
                                     kind_name);
                     case Kind::journald:
-                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "socket", "identifier"}, kind_name);
-                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid"}, kind_name);
+                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "socket", "identifier"}, kind_name);
+                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp"}, kind_name);
                 }
             }
         }
@@ -522,12 +534,7 @@ public:
             } else if (key == "format") {
                 config.format = format(node, at);
             } else if (key == "timestamp") {
-                constexpr std::string_view names =
-                    "rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, unix_nanos or "
-                    "unix_seconds_float";
-                if (!node.is_string() || !parse_timestamp_precision(node.as_string()->get(), config.timestamp.precision)) {
-                    expected(node, at, names);
-                }
+                config.timestamp.precision = timestamp(node, at);
             } else if (key == "timezone") {
                 constexpr std::string_view what = "\"UTC\", \"local\" or an IANA zone name like \"Europe/Berlin\"";
                 try {

@@ -94,7 +94,8 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
                                (sink_config.tid.value_or(config.tid) ? thread_id_fact : 0);
         routing.add(handle,
                     EncoderOptions{.format = format_for(sink_config, *handle, config.format, index),
-                                   .timestamp = config.timestamp,
+                                   .timestamp = {.precision = sink_config.timestamp.value_or(config.timestamp.precision),
+                                                 .zone = config.timestamp.zone},
                                    .duration = config.duration,
                                    .call_facts = static_cast<std::uint8_t>(call_facts)},
                     sink_config.level);
