@@ -281,6 +281,13 @@ type = "stderr"
           "rfc3339, unix_nanos, unix_seconds_float or short, got \"time\"");
 }
 
+TEST_CASE("the duration key takes every documented value", "[config]") {
+    CHECK(Config::parse("duration = \"string\"").duration == fieldlog::DurationFormat::string);
+    CHECK(Config::parse("duration = \"string-ascii\"").duration == fieldlog::DurationFormat::string_ascii);
+    CHECK(Config::parse("duration = \"nanos\"").duration == fieldlog::DurationFormat::nanos);
+    CHECK(Config::parse("duration = \"seconds\"").duration == fieldlog::DurationFormat::seconds);
+}
+
 TEST_CASE("sizes are whole bytes, with or without a unit", "[config]") {
     const std::pair<const char*, std::size_t> good[] = {
         {"4096", 4096},           {"\"512\"", 512},         {"\"512B\"", 512},
@@ -357,7 +364,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
          "\"Mars/Olympus_Mons\""},
         {"timezone = 1", "app.toml:1: timezone: expected \"UTC\", \"local\" or an IANA zone name like "
                          "\"Europe/Berlin\", got 1"},
-        {"duration = \"minutes\"", "app.toml:1: duration: expected string, nanos or seconds, got \"minutes\""},
+        {"duration = \"minutes\"", "app.toml:1: duration: expected string, string-ascii, nanos or seconds, got \"minutes\""},
         {"async = true", "app.toml:1: async: expected a table ([async]), got true"},
         {"[async]\nenabled = \"yes\"", "app.toml:2: async.enabled: expected true or false, got \"yes\""},
         {"[async]\noverflow = \"wait\"", "app.toml:2: async.overflow: expected block or drop, got \"wait\""},

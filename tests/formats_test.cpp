@@ -502,6 +502,28 @@ TEST_CASE("a record with more members than the inline key table still has unique
     }
 }
 
+TEST_CASE("durations under a microsecond's unit are µs by default and us with string_ascii, in every format", "[formats]") {
+    for (const auto duration : {fieldlog::DurationFormat::string, fieldlog::DurationFormat::string_ascii}) {
+        const std::string micro = duration == fieldlog::DurationFormat::string ? "1.5\xC2\xB5s" : "1.5us";
+        DYNAMIC_SECTION(micro) {
+            auto json = std::make_shared<fieldlog::MemorySink>();
+            auto logfmt = std::make_shared<fieldlog::MemorySink>();
+            auto console = std::make_shared<fieldlog::MemorySink>();
+            fieldlog::configure({.duration = duration,
+                                 .sinks = {{.target = json},
+                                           {.target = logfmt, .format = Format::logfmt},
+                                           {.target = console, .format = Format::console}},
+                                 .clock = &fieldlog_test::fixed_clock});
+            fieldlog::get("test").info("m", {{"d", 1500ns}, {"e", -2500ns}, {"f", 1250us}});
+            const std::string members = "d=" + micro + " e=-2.5" + micro.substr(3) + " f=1.25ms";
+            CHECK(json->lines() == std::vector<std::string>{json_line(R"(,"d":")" + micro + R"(","e":"-2.5)" +
+                                                                      micro.substr(3) + R"(","f":"1.25ms")")});
+            CHECK(logfmt->lines() == std::vector<std::string>{logfmt_line(" " + members)});
+            CHECK(console->lines() == std::vector<std::string>{console_line(" " + members)});
+        }
+    }
+}
+
 TEST_CASE("each sink gets the format it asked for from one call", "[formats]") {
     auto json = std::make_shared<fieldlog::MemorySink>();
     auto logfmt = std::make_shared<fieldlog::MemorySink>();

@@ -37,9 +37,10 @@ constexpr std::optional<Format> parse_format(std::string_view name) noexcept {
 
 /// How duration fields are written.
 enum class DurationFormat : std::uint8_t {
-    string,   ///< Go's time.Duration.String(): "1.25ms", "2h0m0s" (default)
-    nanos,    ///< integer nanoseconds
-    seconds,  ///< floating-point seconds
+    string,        ///< Go's time.Duration.String(): "1.25ms", "1.5µs", "2h0m0s" (default)
+    string_ascii,  ///< the same with `us` for µs, for ASCII-only readers: "1.5us"
+    nanos,         ///< integer nanoseconds
+    seconds,       ///< floating-point seconds
 };
 
 /// The bits of EncoderOptions::call_facts.

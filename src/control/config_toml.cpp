@@ -548,8 +548,8 @@ public:
                 config.tid = boolean(node, at);
             } else if (key == "duration") {
                 config.duration = choose<DurationFormat>(node, at,
-                                         {{"string", DurationFormat::string}, {"nanos", DurationFormat::nanos},
-                                          {"seconds", DurationFormat::seconds}});
+                                         {{"string", DurationFormat::string}, {"string-ascii", DurationFormat::string_ascii},
+                                          {"nanos", DurationFormat::nanos}, {"seconds", DurationFormat::seconds}});
             } else if (key == "async") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table ([async])");

@@ -366,6 +366,11 @@ void JsonEncoder::write_other_value(const Value& v) {
                     append_go_duration(out_, v.as_duration_nanos());
                     out_.push_back('"');
                     break;
+                case DurationFormat::string_ascii:
+                    out_.push_back('"');
+                    append_go_duration_ascii(out_, v.as_duration_nanos());
+                    out_.push_back('"');
+                    break;
                 case DurationFormat::nanos: append_int(out_, v.as_duration_nanos()); break;
                 case DurationFormat::seconds:
                     append_double(out_, static_cast<double>(v.as_duration_nanos()) / 1e9);

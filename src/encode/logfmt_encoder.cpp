@@ -335,6 +335,7 @@ void KeyValueEncoder::write_scalar(const Value& v) {
         case Value::Kind::duration:
             switch (options_.duration) {
                 case DurationFormat::string: append_go_duration(out_, v.as_duration_nanos()); break;
+                case DurationFormat::string_ascii: append_go_duration_ascii(out_, v.as_duration_nanos()); break;
                 case DurationFormat::nanos: append_int(out_, v.as_duration_nanos()); break;
                 case DurationFormat::seconds:
                     append_double(out_, static_cast<double>(v.as_duration_nanos()) / 1e9);

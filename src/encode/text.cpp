@@ -220,7 +220,11 @@ void append_float_value(Buffer& out, double v, std::string_view quote) {
     out.append(quote);
 }
 
-void append_go_duration(Buffer& out, std::int64_t nanos) {
+namespace {
+
+/// Go's time.Duration.String, with `us` for µs when AsciiMicro.
+template <bool AsciiMicro>
+void append_duration_text(Buffer& out, std::int64_t nanos) {
     // Follows Go's time.Duration.String: build right to left into a fixed array.
     char buf[32];
     std::size_t w = sizeof buf;
@@ -260,10 +264,14 @@ void append_go_duration(Buffer& out, std::int64_t nanos) {
             buf[w] = 'n';
         } else if (u < 1'000'000ULL) {
             precision = 3;
-            // U+00B5 MICRO SIGN, as Go writes it
-            ++w;
-            buf[--w] = '\xB5';
-            buf[--w] = '\xC2';
+            if constexpr (AsciiMicro) {
+                buf[w] = 'u';
+            } else {
+                // U+00B5 MICRO SIGN, as Go writes it
+                ++w;
+                buf[--w] = '\xB5';
+                buf[--w] = '\xC2';
+            }
         } else {
             precision = 6;
             buf[w] = 'm';
@@ -288,6 +296,11 @@ void append_go_duration(Buffer& out, std::int64_t nanos) {
     if (negative) buf[--w] = '-';
     out.append(buf + w, sizeof buf - w);
 }
+
+}  // namespace
+
+void append_go_duration(Buffer& out, std::int64_t nanos) { append_duration_text<false>(out, nanos); }
+void append_go_duration_ascii(Buffer& out, std::int64_t nanos) { append_duration_text<true>(out, nanos); }
 
 void append_base64(Buffer& out, std::span<const std::byte> bytes) {
     static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

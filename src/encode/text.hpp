@@ -41,6 +41,8 @@ void append_json_string_general(Buffer& out, std::string_view s);
 
 /// Go's time.Duration.String(): "0s", "1.5µs", "1.25ms", "2h3m4.5s".
 void append_go_duration(Buffer& out, std::int64_t nanos);
+/// append_go_duration with `us` for microseconds, so the text is ASCII: "1.5us".
+void append_go_duration_ascii(Buffer& out, std::int64_t nanos);
 
 /// RFC 4648 base64 with padding.
 void append_base64(Buffer& out, std::span<const std::byte> bytes);
