@@ -269,13 +269,35 @@ TEST_CASE("a sink's own console keys are read from TOML, and absent ones leave t
 timestamp = "rfc3339milli"
 [[sinks]]
 type = "stdout"
+format = "console"
 timestamp = "short"
+color = "always"
+logger_width = 20
 [[sinks]]
 type = "stderr"
+color = "never"
+logger_width = 0
+[[sinks]]
+type = "null"
+color = "auto"
 )");
-    REQUIRE(config.sinks.size() == 2);
+    REQUIRE(config.sinks.size() == 3);
     CHECK(config.sinks[0].timestamp == fieldlog::TimestampPrecision::short_time);
+    CHECK(config.sinks[0].colour == fieldlog::ColourMode::always);
+    CHECK(config.sinks[0].logger_width == 20);
     CHECK_FALSE(config.sinks[1].timestamp.has_value());
+    CHECK(config.sinks[1].colour == fieldlog::ColourMode::never);
+    CHECK(config.sinks[1].logger_width == 0);
+    CHECK(config.sinks[2].colour == fieldlog::ColourMode::automatic);
+    CHECK(config.sinks[2].logger_width == fieldlog::default_logger_width);
+    CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\ncolor = \"yes\"") ==
+          "app.toml:3: sinks[0].color: expected auto, always or never, got \"yes\"");
+    CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\ncolour = \"auto\"") ==
+          "app.toml:3: sinks[0].colour: unknown key for a stdout sink (did you mean \"color\"?)");
+    CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\nlogger_width = 65") ==
+          "app.toml:3: sinks[0].logger_width: expected a column width from 0 to 64, got 65");
+    CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\nlogger_width = \"12\"") ==
+          "app.toml:3: sinks[0].logger_width: expected a column width from 0 to 64, got \"12\"");
     CHECK(parse_error("[[sinks]]\ntype = \"stdout\"\ntimestamp = \"time\"") ==
           "app.toml:3: sinks[0].timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, "
           "rfc3339, unix_nanos, unix_seconds_float or short, got \"time\"");
@@ -377,7 +399,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"kafka\"",
          "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
-         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid timestamp)"},
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid timestamp color logger_width)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
@@ -426,7 +448,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
          "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
-         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid timestamp address framing "
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid timestamp color logger_width address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
         {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
@@ -439,7 +461,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
          "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
-         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid timestamp socket "
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid timestamp color logger_width socket "
          "identifier)"},
     };
     for (const Case& c : cases) {
@@ -676,9 +698,9 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     log.info("hidden");
     log.warn("second");
 
-    write_file(path, "level = \"info\"\n" + file_sink("three.log") + "colour = true\n");
+    write_file(path, "level = \"info\"\n" + file_sink("three.log") + "tint = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].colour: unknown key for a file sink (known keys: type format level caller tid timestamp path max_size "
+          path + ":6: sinks[0].tint: unknown key for a file sink (known keys: type format level caller tid timestamp color logger_width path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
                  "flush_level fsync reopen_check)");
     log.info("hidden too");
@@ -704,6 +726,9 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(development.levels.at("db.pool") == Level::warn);
     REQUIRE(development.sinks.size() == 1);
     CHECK(std::holds_alternative<fieldlog::StdoutSinkOptions>(development.sinks[0].target));
+    CHECK(development.sinks[0].timestamp == fieldlog::TimestampPrecision::short_time);
+    CHECK(development.sinks[0].colour == fieldlog::ColourMode::automatic);
+    CHECK(development.sinks[0].logger_width == 12);
 
     // Uncomment the production section and drop the development sink, as the file says.
     std::ifstream in(example_path());

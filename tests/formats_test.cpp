@@ -131,9 +131,14 @@ std::string json_line(const std::string& members) {
     return R"({"ts":")" + kTs + R"(","level":"info","logger":"test","msg":"m")" + members + "}";
 }
 std::string logfmt_line(const std::string& members) { return "ts=" + kTs + " level=info logger=test msg=m" + members; }
+/// `name:` in the logger column of the default width, and the space after it.
+std::string logger_column(const std::string& name) {
+    return name + ":" + std::string(fieldlog::default_logger_width - name.size() + 1, ' ');
+}
 /// "m" is one column wide; fields start at the message column.
 std::string console_line(const std::string& members) {
-    return kTs + " INFO  test: m" + std::string(fieldlog::detail::ConsoleEncoder::kMessageWidth - 1, ' ') + members;
+    return kTs + " INFO  " + logger_column("test") + "m" +
+           std::string(fieldlog::detail::ConsoleEncoder::kMessageWidth - 1, ' ') + members;
 }
 
 }  // namespace
@@ -172,7 +177,8 @@ TEST_CASE("every value kind has its exact form in json, logfmt and console", "[f
         {"plain string", "plain", R"("plain")", "plain", "plain"},
         {"string with a space", "two words", R"("two words")", R"("two words")", R"("two words")"},
         {"string with = and quotes", R"(a="b")", R"("a=\"b\"")", R"("a=\"b\"")", R"("a=\"b\"")"},
-        {"string with a newline", "line\nbreak", R"("line\nbreak")", R"("line\nbreak")", R"("line\nbreak")"},
+        // The console continues the value on an indented line (console_test.cpp).
+        {"string with a newline", "line\nbreak", R"("line\nbreak")", R"("line\nbreak")", "\"line\n    break\""},
         {"empty string", "", R"("")", R"("")", R"("")"},
         {"invalid UTF-8", "a\xFF" "b", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\"", "\"a\xEF\xBF\xBD" "b\""},
         {"C1 control", "\xC2\x9B", "\"\xC2\x9B\"", "\xC2\x9B", R"("\u009b")"},
@@ -225,7 +231,7 @@ TEST_CASE("a record has the same members in every format, in order", "[formats]"
         {Format::json, R"({"ts":")" + kTs + R"(","level":"warn","logger":"http","msg":"request done",)"
                        R"("service":"checkout","status":200,"path":"/a b","ok":true})"},
         {Format::logfmt, "ts=" + kTs + R"( level=warn logger=http msg="request done" service=checkout status=200 path="/a b" ok=true)"},
-        {Format::console, kTs + " WARN  http: request done" + std::string(28, ' ') +
+        {Format::console, kTs + " WARN  " + logger_column("http") + std::string("request done") + std::string(28, ' ') +
                               R"( service=checkout status=200 path="/a b" ok=true)"},
     };
     for (const Case& c : cases) {
@@ -273,10 +279,11 @@ TEST_CASE("console escapes control characters in the message and pads it to the 
     fieldlog::get("wide").info("\xC3\xA9\xC3\xA9", {{"k", 1}});
     const auto lines = sink->lines();
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0] == kTs + " ERROR esc: a\\nb\\u001b[2J\\u009b \"quoted\" \\ caf\xC3\xA9\xEF\xBF\xBD");
-    CHECK(lines[1] == kTs + " INFO  no fields, no padding");
+    // The message's line break starts an indented line (console_test.cpp has the rules).
+    CHECK(lines[0] == kTs + " ERROR " + logger_column("esc") + "a\n    b\\u001b[2J\\u009b \"quoted\" \\ caf\xC3\xA9\xEF\xBF\xBD");
+    CHECK(lines[1] == kTs + " INFO  " + std::string(fieldlog::default_logger_width + 2, ' ') + "no fields, no padding");
     // Two code points (four bytes) of message: padded by columns, not bytes.
-    CHECK(lines[2] == kTs + " INFO  wide: \xC3\xA9\xC3\xA9" + std::string(38, ' ') + " k=1");
+    CHECK(lines[2] == kTs + " INFO  " + logger_column("wide") + std::string("\xC3\xA9\xC3\xA9") + std::string(38, ' ') + " k=1");
 }
 
 namespace {
@@ -290,12 +297,14 @@ public:
 };
 }  // namespace
 
-TEST_CASE("console colours the level by severity on a terminal, and only the level", "[formats][console]") {
+TEST_CASE("console colours the level by severity, dims the time and keys and makes the message bold", "[formats][console]") {
     auto terminal = std::make_shared<TerminalSink>();
     auto plain = std::make_shared<fieldlog::MemorySink>();
+    // ColourMode::automatic and the environment: console_test.cpp.
     fieldlog::configure({.level = fieldlog::Level::trace,
                          .format = Format::console,
-                         .sinks = {{.target = terminal}, {.target = plain}},
+                         .sinks = {{.target = terminal, .colour = fieldlog::ColourMode::always},
+                                   {.target = plain, .colour = fieldlog::ColourMode::never}},
                          .clock = &fieldlog_test::fixed_clock});
     const auto log = fieldlog::get("c");
     const struct {
@@ -310,8 +319,10 @@ TEST_CASE("console colours the level by severity on a terminal, and only the lev
     REQUIRE(terminal->lines.size() == std::size(cases));
     REQUIRE(plain->lines().size() == std::size(cases));
     for (std::size_t i = 0; i < std::size(cases); ++i) {
-        const std::string rest = " c: m" + std::string(39, ' ') + " k=v";
-        CHECK(terminal->lines[i] == kTs + " " + cases[i].coloured + rest);
+        const std::string padded = std::string(39, ' ');
+        CHECK(terminal->lines[i] == std::string("\x1b[2m") + kTs + "\x1b[0m " + cases[i].coloured + std::string(" ") + logger_column("c") +
+                                        "\x1b[1mm\x1b[0m" + padded + " \x1b[2mk=\x1b[0mv");
+        const std::string rest = std::string(" ") + logger_column("c") + "m" + padded + " k=v";
         const std::string name(to_string(cases[i].level));
         std::string upper = name;
         for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
@@ -448,7 +459,7 @@ TEST_CASE("a fmt message combines with fields in every format", "[formats][messa
     CHECK(line_in(Format::logfmt, {{"ip", "10.0.0.1"}}, message()) ==
           "ts=" + kTs + R"( level=info logger=test msg="user jane logged in after 3 tries" ip=10.0.0.1)");
     CHECK(line_in(Format::console, {{"ip", "10.0.0.1"}}, message()) ==
-          kTs + " INFO  test: user jane logged in after 3 tries" + std::string(7, ' ') + " ip=10.0.0.1");
+          kTs + " INFO  " + logger_column("test") + std::string("user jane logged in after 3 tries") + std::string(7, ' ') + " ip=10.0.0.1");
     // The short form, fmt arguments and no fields, in logfmt.
     auto sink = capture(Format::logfmt);
     fieldlog::get("test").info("took {} ms", 12);

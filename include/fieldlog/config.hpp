@@ -46,9 +46,19 @@ enum class Caller : std::uint8_t {
     with_function,  ///< and "function":"<the function's signature>"
 };
 
+/// Whether a console sink writes ANSI colours.
+enum class ColourMode : std::uint8_t {
+    /// On a terminal (SinkInfo::terminal), unless NO_COLOR is set and not empty (no-color.org);
+    /// anywhere when FORCE_COLOR or CLICOLOR_FORCE is set, not empty and not "0". NO_COLOR wins
+    /// over both. Read by each configure().
+    automatic,
+    always,  ///< whatever the destination and the environment say
+    never,
+};
+
 struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
-    /// Default: Config::format (console becomes plain off a TTY). A sink that takes one format
+    /// Default: Config::format (console is plain off a TTY: see `colour`). A sink that takes one format
     /// only (SinkInfo::format: journald takes json) gets that one; another here is a ConfigError.
     std::optional<Format> format{};
     Level level = Level::trace;      ///< records below this are not sent to this sink
@@ -57,6 +67,9 @@ struct FIELDLOG_API SinkConfig {
     /// Default: Config::timestamp's layout (the zone is always Config::timestamp's), e.g.
     /// short_time on the console and rfc3339 layouts in the file.
     std::optional<TimestampPrecision> timestamp{};
+    ColourMode colour = ColourMode::automatic;  ///< console only
+    /// Console only: the logger column (EncoderOptions::logger_width; 0: none).
+    std::uint8_t logger_width = default_logger_width;
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
     /// its errors about this sink with it. Empty for sinks made in code.
     std::string defined_at{};

@@ -16,7 +16,7 @@ namespace fieldlog {
 enum class Format : std::uint8_t {
     json,     ///< one JSON object per line (default)
     logfmt,   ///< key=value pairs, quoted where needed
-    console,  ///< aligned and human-readable; coloured by level on a terminal
+    console,  ///< aligned and human-readable; coloured on a terminal
 };
 inline constexpr int format_count = 3;
 
@@ -52,12 +52,18 @@ enum CallFact : std::uint8_t {
     thread_id_fact = 4,  ///< the kernel's thread id (gettid(2)): "tid":4711
 };
 
+/// The console format's logger column, in code points, unless a sink sets its own.
+inline constexpr std::uint8_t default_logger_width = 12;
+
 /// Everything that shapes the bytes of a line besides the record itself.
 struct FIELDLOG_API EncoderOptions {
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;
-    bool colour = false;  ///< console only: ANSI colours by level
+    bool colour = false;  ///< console only: ANSI colours (dim time and keys, level by severity, bold message)
+    /// Console only: the logger column's width; a longer name is cut to it, ending in `…`.
+    /// 0: no column, the name as it is (the message then moves with the name's length).
+    std::uint8_t logger_width = default_logger_width;
     /// What a record says about its call, after the message: CallFact bits (one byte, so that
     /// a record with none of them pays one test).
     std::uint8_t call_facts = 0;

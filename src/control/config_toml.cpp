@@ -27,6 +27,9 @@
 namespace fieldlog {
 namespace {
 
+/// The widest logger column a console sink takes (what a terminal line can spare).
+constexpr std::int64_t kWidestLoggerColumn = 64;
+
 /// An AF_UNIX socket path, without its terminating NUL, fits in sockaddr_un.
 constexpr std::size_t kLongestSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
@@ -389,6 +392,13 @@ public:
                 sink.tid = boolean(node, key_path);
             } else if (key == "timestamp") {
                 sink.timestamp = timestamp(node, key_path);
+            } else if (key == "color") {
+                sink.colour = choose<ColourMode>(node, key_path,
+                                                 {{"auto", ColourMode::automatic}, {"always", ColourMode::always},
+                                                  {"never", ColourMode::never}});
+            } else if (key == "logger_width") {
+                sink.logger_width = static_cast<std::uint8_t>(
+                    integer(node, key_path, 0, kWidestLoggerColumn, "a column width from 0 to 64"));
             } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
                 if (key == "path") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
@@ -402,18 +412,18 @@ public:
                 switch (kind) {
                     case Kind::file:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "timestamp", "path", "max_size", "rotate", "rotate_utc",
+                                    {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "path", "max_size", "rotate", "rotate_utc",
                                      "keep", "max_age", "max_total_bytes", "compress", "compression_level", "buffer",
                                      "flush_interval", "flush_level", "fsync", "reopen_check"},
                                     kind_name);
                     case Kind::udp:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "timestamp", "address", "framing", "max_datagram", "oversize",
+                                    {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "address", "framing", "max_datagram", "oversize",
                                      "facility", "app_name", "hostname", "resolve_interval"},
                                     kind_name);
                     case Kind::journald:
-                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "socket", "identifier"}, kind_name);
-                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp"}, kind_name);
+                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "socket", "identifier"}, kind_name);
+                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width"}, kind_name);
                 }
             }
         }

@@ -3,6 +3,7 @@
 // one did not keep. Records in flight finish on the pipeline they started with.
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <system_error>
 
 #include "control/fork.hpp"
@@ -71,6 +72,46 @@ Format format_for(const SinkConfig& sink_config, const SinkHandle& handle, Forma
     return *only;
 }
 
+/// The environment variable `name` when set and not empty, else nullptr.
+const char* set_in_environment(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+/// Whether a console sink gets colour: ColourMode's rule, with the environment as it is now.
+bool wants_colour(ColourMode mode, bool terminal) {
+    switch (mode) {
+        case ColourMode::always: return true;
+        case ColourMode::never: return false;
+        case ColourMode::automatic: break;
+    }
+    if (set_in_environment("NO_COLOR") != nullptr) return false;
+    for (const char* name : {"FORCE_COLOR", "CLICOLOR_FORCE"}) {
+        const char* value = set_in_environment(name);
+        if (value != nullptr && std::string_view(value) != "0") return true;
+    }
+    return terminal;
+}
+
+/// The encoder options of one sink. Options only the console format reads keep their defaults
+/// in the others, so sinks of one format that differ in them alone share one channel.
+EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, const SinkHandle& handle,
+                           std::size_t index) {
+    EncoderOptions options{.format = format_for(sink_config, handle, config.format, index),
+                           .timestamp = {.precision = sink_config.timestamp.value_or(config.timestamp.precision),
+                                         .zone = config.timestamp.zone},
+                           .duration = config.duration};
+    const Caller caller = sink_config.caller.value_or(config.caller);
+    options.call_facts = static_cast<std::uint8_t>((caller != Caller::off ? caller_fact : 0) |
+                                                   (caller == Caller::with_function ? function_fact : 0) |
+                                                   (sink_config.tid.value_or(config.tid) ? thread_id_fact : 0));
+    if (options.format == Format::console) {
+        options.colour = wants_colour(sink_config.colour, handle.info.terminal);
+        options.logger_width = sink_config.logger_width;
+    }
+    return options;
+}
+
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
@@ -88,17 +129,7 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
             }
         }
         if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target);
-        const Caller caller = sink_config.caller.value_or(config.caller);
-        const int call_facts = (caller != Caller::off ? caller_fact : 0) |
-                               (caller == Caller::with_function ? function_fact : 0) |
-                               (sink_config.tid.value_or(config.tid) ? thread_id_fact : 0);
-        routing.add(handle,
-                    EncoderOptions{.format = format_for(sink_config, *handle, config.format, index),
-                                   .timestamp = {.precision = sink_config.timestamp.value_or(config.timestamp.precision),
-                                                 .zone = config.timestamp.zone},
-                                   .duration = config.duration,
-                                   .call_facts = static_cast<std::uint8_t>(call_facts)},
-                    sink_config.level);
+        routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level);
     }
     if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
     return pipeline;

@@ -34,9 +34,8 @@ std::uint32_t intern_options(const EncoderOptions& options) {
     return static_cast<std::uint32_t>(known.size() - 1);
 }
 
-void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, EncoderOptions options, Level level) {
+void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level) {
     if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
-    options.colour = options.format == Format::console && handle->info.terminal;
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) { return c.options == options; });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});

@@ -61,7 +61,7 @@ struct RoutingTable {
     Level min_level = Level::off;  ///< lowest level any sink takes
 
     /// Routes records of `options`' encoding at `level` and above to `handle` (cold: configure()).
-    void add(const std::shared_ptr<SinkHandle>& handle, EncoderOptions options, Level level);
+    void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level);
 
     /// The lowest level sink `sink` (an index into `sinks`) takes of channel `channel`; off: none.
     [[nodiscard]] Level lowest(std::size_t sink, std::size_t channel) const noexcept {

@@ -1,6 +1,7 @@
 // The console format: see console_encoder.hpp.
 #include "encode/console_encoder.hpp"
 
+#include "encode/console_style.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -12,7 +13,8 @@ constexpr char kHex[] = "0123456789abcdef";
 constexpr std::string_view kLevelNames[] = {"TRACE", "DEBUG", "INFO ", "WARN ", "ERROR", "FATAL", "OFF  "};
 /// SGR colour per level: grey, cyan, green, yellow, red, bold red.
 constexpr std::string_view kLevelColours[] = {"\x1b[90m", "\x1b[36m", "\x1b[32m", "\x1b[33m", "\x1b[31m", "\x1b[1;31m", ""};
-constexpr std::string_view kColourReset = "\x1b[0m";
+/// Ends a logger name cut to its column: U+2026 HORIZONTAL ELLIPSIS, one column wide.
+constexpr std::string_view kCut = "\xE2\x80\xA6";
 
 void append_unicode_escape(Buffer& out, unsigned char c) {
     char* o = out.reserve(6);
@@ -25,11 +27,41 @@ void append_unicode_escape(Buffer& out, unsigned char c) {
     out.commit(o);
 }
 
+bool starts_code_point(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
 /// Code points in UTF-8 text (bytes that do not continue a sequence).
 std::size_t code_points(const char* p, std::size_t n) noexcept {
     std::size_t count = 0;
-    for (std::size_t i = 0; i < n; ++i) count += (static_cast<unsigned char>(p[i]) & 0xC0) != 0x80;
+    for (std::size_t i = 0; i < n; ++i) count += starts_code_point(p[i]);
     return count;
+}
+
+/// The bytes of the first `count` code points of UTF-8 text p[0, n).
+std::size_t first_code_points(const char* p, std::size_t n, std::size_t count) noexcept {
+    std::size_t i = 0;
+    for (std::size_t seen = 0; i < n; ++i) {
+        if (starts_code_point(p[i]) && seen++ == count) break;
+    }
+    return i;
+}
+
+void pad(Buffer& out, std::size_t columns) {
+    char* o = out.reserve(columns);
+    for (std::size_t i = 0; i < columns; ++i) *o++ = ' ';
+    out.commit(o);
+}
+
+/// `text` up to its first line break (`\n` or `\r\n`), and what follows that break.
+struct Lines {
+    std::string_view first;
+    std::string_view rest;
+};
+Lines split_first_line(std::string_view text) noexcept {
+    const std::size_t newline = text.find('\n');
+    if (newline == std::string_view::npos) return {text, {}};
+    std::string_view first = text.substr(0, newline);
+    if (first.ends_with('\r')) first.remove_suffix(1);
+    return {first, text.substr(newline + 1)};
 }
 
 }  // namespace
@@ -71,37 +103,76 @@ void append_console_text(Buffer& out, std::string_view text) {
     }
 }
 
+void ConsoleEncoder::write_logger(std::string_view name) {
+    const std::size_t width = options_.logger_width;
+    if (width == 0) {  // no column: the name as it is
+        if (!name.empty()) {
+            append_console_text(out_, name);
+            out_.append(": ");
+        }
+        return;
+    }
+    if (name.empty()) {
+        pad(out_, width + 2);
+        return;
+    }
+    const std::size_t start = out_.size();
+    append_console_text(out_, name);
+    std::size_t columns = code_points(out_.data() + start, out_.size() - start);
+    if (columns > width) {  // cut, so the columns after it stay where they are
+        out_.truncate(start + first_code_points(out_.data() + start, out_.size() - start, width - 1));
+        out_.append(kCut);
+        columns = width;
+    }
+    out_.push_back(':');
+    pad(out_, width - columns + 1);
+}
+
+void ConsoleEncoder::write_further_lines(std::string_view rest) {
+    while (!rest.empty()) {
+        const Lines lines = split_first_line(rest);
+        out_.push_back('\n');
+        out_.append(kConsoleIndent);
+        append_console_text(out_, lines.first);
+        rest = lines.rest;
+    }
+}
+
 void ConsoleEncoder::record(const RecordInput& r) {
+    const bool colour = options_.colour;
+    if (colour) out_.append(kSgrDim);
     write_timestamp(r.time);
+    if (colour) out_.append(kSgrReset);
     out_.push_back(' ');
     const auto level = static_cast<std::size_t>(r.level);
-    if (options_.colour) out_.append(kLevelColours[level]);
+    if (colour) out_.append(kLevelColours[level]);
     out_.append(kLevelNames[level]);
-    if (options_.colour) out_.append(kColourReset);
+    if (colour) out_.append(kSgrReset);
     out_.push_back(' ');
-    if (!r.logger.text.empty()) {
-        append_console_text(out_, r.logger.text);
-        out_.append(": ");
-    }
-    const std::size_t message_start = out_.size();
-    if (r.message.formatted()) {
+    write_logger(r.logger.text);
+
+    // The fields encode through scratch_ too, so a formatted message is formatted again for
+    // its further lines (only a multi-line one has any).
+    const auto message_text = [&]() -> std::string_view {
+        if (!r.message.formatted()) return r.message.text();
         scratch_.clear();
         fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
-        append_console_text(out_, scratch_.view());
-        scratch_.shrink();
-    } else {
-        append_console_text(out_, r.message.text());
-    }
+        return scratch_.view();
+    };
+    if (colour) out_.append(kSgrBold);
+    const std::size_t message_start = out_.size();
+    const Lines message = split_first_line(message_text());
+    append_console_text(out_, message.first);
+    const std::size_t width = code_points(out_.data() + message_start, out_.size() - message_start);
+    const bool multi_line = !message.rest.empty();
+    if (colour) out_.append(kSgrReset);
     const auto has_bytes = [](const EncodedContext* context) { return context != nullptr && context->size != 0; };
-    if (has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || options_.call_facts != 0) {
-        const std::size_t width = code_points(out_.data() + message_start, out_.size() - message_start);
-        if (width < kMessageWidth) {
-            char* o = out_.reserve(kMessageWidth - width);
-            for (std::size_t i = width; i < kMessageWidth; ++i) *o++ = ' ';
-            out_.commit(o);
-        }
+    if ((has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || options_.call_facts != 0) && width < kMessageWidth) {
+        pad(out_, kMessageWidth - width);
     }
     record_fields(r);
+    if (multi_line) write_further_lines(split_first_line(message_text()).rest);
+    if (r.message.formatted()) scratch_.shrink();
     out_.push_back('\n');
 }
 

@@ -2,6 +2,7 @@
 #include "encode/encode.hpp"
 
 #include "encode/console_encoder.hpp"
+#include "encode/console_style.hpp"
 #include "encode/json_encoder.hpp"
 #include "encode/logfmt_encoder.hpp"
 
@@ -17,6 +18,11 @@ void fields_with(Encoder encoder, Buffer& out, const Segment& parent, std::span<
 }
 
 }  // namespace
+
+std::uint8_t member_key_offset(const EncoderOptions& options) noexcept {
+    if (options.format == Format::json) return JsonEncoder::kKeyOffset;
+    return console_key_offset(options.format == Format::console && options.colour);
+}
 
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
     switch (options.format) {

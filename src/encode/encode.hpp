@@ -14,6 +14,9 @@ namespace fieldlog::detail {
 /// Appends one whole record line in `options.format`.
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
 
+/// Bytes between the start of a top-level member written under `options` and its key.
+std::uint8_t member_key_offset(const EncoderOptions& options) noexcept;
+
 /// A run of top-level members being made (bound or scope fields): where their member table
 /// goes, and what encode_fields found.
 struct FieldsRun {

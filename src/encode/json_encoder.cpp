@@ -68,8 +68,8 @@ void JsonEncoder::record(const RecordInput& r) {
     }
     out_.push_back('"');
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(r.message.where());
-    members_.append_context(r.bound, Format::json);
-    members_.append_context(r.scope, Format::json);
+    members_.append_context(r.bound, kKeyOffset);
+    members_.append_context(r.scope, kKeyOffset);
     if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
 }

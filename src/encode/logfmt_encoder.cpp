@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/thread_id.hpp"
+#include "encode/console_style.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
@@ -159,8 +160,9 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(record.message.where());
-    members_.append_context(record.bound, options_.format);
-    members_.append_context(record.scope, options_.format);
+    const std::uint8_t key_offset = console_key_offset(dim_keys_);
+    members_.append_context(record.bound, key_offset);
+    members_.append_context(record.scope, key_offset);
     write_fields(record.fields);
 }
 
@@ -205,10 +207,13 @@ void KeyValueEncoder::key(std::string_view k) {
     if (after_key_) out_.append("null");  // the previous key got no value
     const std::size_t start = out_.size();
     out_.push_back(' ');
+    if (dim_keys_) out_.append(kSgrDim);
+    const std::size_t key_start = out_.size();
     if (is_reserved_key(k)) out_.append(kReservedKeyPrefix);
     append_logfmt_key(out_, k);
-    members_.add(start, 1, start + 1, out_.size() - start - 1);
+    members_.add(start, 1, key_start, out_.size() - key_start);
     out_.push_back('=');
+    if (dim_keys_) out_.append(kSgrReset);
     after_key_ = true;
 }
 
@@ -305,13 +310,29 @@ void KeyValueEncoder::formatted(fmt::string_view format, fmt::format_args args) 
 }
 
 void KeyValueEncoder::text_value(std::string_view text) {
-    if (logfmt_needs_quotes(text, console_)) {
+    if (console_ && text.find('\n') != std::string_view::npos) {
+        multi_line_value(text);
+    } else if (logfmt_needs_quotes(text, console_)) {
         out_.push_back('"');
         append_escaped(out_, text, console_);
         out_.push_back('"');
     } else {
         out_.append(text);
     }
+}
+
+void KeyValueEncoder::multi_line_value(std::string_view text) {
+    out_.push_back('"');
+    for (std::size_t newline; (newline = text.find('\n')) != std::string_view::npos;) {
+        std::string_view line = text.substr(0, newline);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        append_escaped(out_, line, true);
+        out_.push_back('\n');
+        out_.append(kConsoleIndent);
+        text.remove_prefix(newline + 1);
+    }
+    append_escaped(out_, text, true);
+    out_.push_back('"');
 }
 
 void KeyValueEncoder::write_timestamp(Timestamp t) {

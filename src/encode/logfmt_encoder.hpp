@@ -22,9 +22,6 @@ namespace fieldlog::detail {
 /// Writes ` key=value` members; LogfmtEncoder and ConsoleEncoder add the record around them.
 class KeyValueEncoder : public ValueEncoder {
 public:
-    /// Bytes between a top-level member's start and its key: the space.
-    static constexpr std::uint8_t kKeyOffset = 1;
-
     /// Appends `parent` then ` key=value` for each field (the form bound and scope fields are
     /// kept in), keys made unique; members() then describes the run.
     void fields(const Segment& parent, std::span<const Field> fields);
@@ -39,9 +36,16 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) final;
 
 protected:
-    /// `console`: nested JSON stays bare and C1 controls are escaped too (a terminal reads it).
+    /// `console`: nested JSON stays bare, C1 controls are escaped too (a terminal reads it),
+    /// keys are dim with colour and a string value's lines go on lines of their own.
     KeyValueEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options, bool console) noexcept
-        : out_(out), scratch_(scratch), options_(options), console_(console), members_(out), json_(out, scratch, options) {}
+        : out_(out),
+          scratch_(scratch),
+          options_(options),
+          console_(console),
+          dim_keys_(console && options.colour),
+          members_(out),
+          json_(out, scratch, options) {}
     ~KeyValueEncoder() = default;
 
     /// The members of a record: bound, scope, then call fields, keys unique.
@@ -64,8 +68,12 @@ private:
     void write_scalar(const Value& v);
     void begin_nested();
     void end_nested();
+    /// A console string value holding line breaks: quoted and escaped, each break a new line
+    /// after the indent.
+    void multi_line_value(std::string_view text);
 
     bool console_;
+    bool dim_keys_;  ///< console with colour: ` \x1b[2mkey=\x1b[0mvalue`
     MemberIndex members_;
     JsonEncoder json_;        ///< writes nested containers
     bool in_nested_ = false;  ///< json_ is writing a container

@@ -36,9 +36,6 @@ struct Segment {
         : bytes(b), members(m), mask(k), key_offset(offset) {}
 };
 
-/// Bytes between the start of a bound or scope member and its key, per format.
-constexpr std::uint8_t segment_key_offset(Format format) noexcept { return format == Format::json ? 2 : 1; }
-
 /// One format's encoding of a context node and all its ancestors (later keys replacing earlier
 /// ones) under one set of encoder options: top-level members with leading separators. Made by
 /// the context nodes (record/context_node.hpp); its member table and bytes follow it in memory.
@@ -53,9 +50,10 @@ struct EncodedContext {
         return reinterpret_cast<const SegmentMember*>(this + 1);
     }
     [[nodiscard]] const char* bytes() const noexcept { return reinterpret_cast<const char*>(members() + count); }
-    [[nodiscard]] Segment segment(Format format) const noexcept {
+    /// The run, whose members' keys start `key_offset` bytes after them (the encoder's).
+    [[nodiscard]] Segment segment(std::uint8_t key_offset) const noexcept {
         return Segment(std::string_view(bytes(), size), std::span<const SegmentMember>(members(), count), mask,
-                       segment_key_offset(format));
+                       key_offset);
     }
 };
 
@@ -106,9 +104,10 @@ public:
         append_run(segment);
     }
 
-    /// append_segment() of a context's encoding in `format`; nothing when it is null.
-    void append_context(const EncodedContext* context, Format format) {
-        if (context != nullptr && context->count != 0) append_segment(context->segment(format));
+    /// append_segment() of a context's encoding, its keys `key_offset` bytes into each member;
+    /// nothing when it is null.
+    void append_context(const EncodedContext* context, std::uint8_t key_offset) {
+        if (context != nullptr && context->count != 0) append_segment(context->segment(key_offset));
     }
 
     /// Reports the member being written in the innermost open object: its separator starts at

@@ -362,7 +362,7 @@ const EncodedContext& encode_context(ContextHome* home, ContextNode* node, Conte
             if (inherited != nullptr) break;
             target = target->parent;
         }
-        const Segment parent_segment = inherited != nullptr ? inherited->segment(encoding.options.format) : Segment{};
+        const Segment parent_segment = inherited != nullptr ? inherited->segment(member_key_offset(encoding.options)) : Segment{};
         const EncodedContext& made = encode_one(home, *target, parent_segment, encoding, out, scratch);
         if (target == node) return made;
     }
