@@ -233,5 +233,8 @@ TEST_CASE("keys are dim in bound, scope and call fields alike, and a repeated ke
     const auto key = [](const std::string& k, const std::string& v) { return std::string(" \x1b[2m").append(k).append("=\x1b[0m").append(v); };
     const std::string head = std::string("\x1b[2m") + kTs + "\x1b[0m \x1b[32mINFO \x1b[0m svc:" + std::string(10, ' ') + "\x1b[1mm\x1b[0m" +
                              std::string(39, ' ');
-    CHECK(sink->lines() == std::vector<std::string>{head + key("b", "3") + key("c", "4") + key("a", "5") + key("d", "\"two words\"")});
+    // A child's bound fields over its parent's: the parent's run is copied, then cut by key.
+    log.with({{"a", 6}}).info("m");
+    CHECK(sink->lines() == std::vector<std::string>{head + key("b", "3") + key("c", "4") + key("a", "5") + key("d", "\"two words\""),
+                                                    head + key("b", "2") + key("a", "6")});
 }
