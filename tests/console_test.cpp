@@ -97,7 +97,7 @@ TEST_CASE("each sink writes the record's time in its own layout, in the configur
     CHECK(json->lines() == std::vector<std::string>{R"({"ts":"2026-11-30T14:08:11+05:30","level":"info","logger":"","msg":"m","at":"2026-11-30T14:08:11+05:30"})"});
 }
 
-TEST_CASE("color: auto follows the terminal, NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE; always and never do not", "[console]") {
+TEST_CASE("color: auto follows the terminal, NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE, while always and never do not", "[console]") {
     using Env = std::optional<std::string>;
     const struct Case {
         ColourMode mode;
@@ -152,7 +152,7 @@ TEST_CASE("color never reaches a JSON or logfmt sink, whatever it says", "[conso
     CHECK(logfmt->lines.at(0) == "ts=" + kTs + " level=info logger=c msg=m k=1");
 }
 
-TEST_CASE("the message starts in one column whatever the logger's name; a longer name is cut to the column", "[console]") {
+TEST_CASE("the message starts in one column whatever the logger's name, and a longer name is cut to the column", "[console]") {
     SECTION("the default width") {
         auto sink = console();
         fieldlog::get("db").info("query", {{"rows", 3}});
@@ -184,7 +184,7 @@ TEST_CASE("the message starts in one column whatever the logger's name; a longer
     }
 }
 
-TEST_CASE("a multi-line message shows its further lines indented, after the fields; JSON and logfmt keep it whole", "[console]") {
+TEST_CASE("a multi-line message shows its further lines indented after the fields, and JSON and logfmt keep it whole", "[console]") {
     auto sink = console();
     const auto log = fieldlog::get("app");
     log.error("query failed\n  at db.cpp:10\r\n  at main.cpp:3\n", {{"code", 7}});

@@ -842,7 +842,7 @@ TEST_CASE("A JSON time value is the field text, quoted unless numeric", "[timest
     }
 }
 
-TEST_CASE("The short layout is the time of day of rfc3339milli; a field time keeps its date", "[timestamp]") {
+TEST_CASE("The short layout is the time of day of rfc3339milli, and a field time keeps its date", "[timestamp]") {
     std::minstd_rand random(29);
     for (const TestZone& zone : test_zones()) {
         for (int step = 0; step < 200; ++step) {
