@@ -698,9 +698,9 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     log.info("hidden");
     log.warn("second");
 
-    write_file(path, "level = \"info\"\n" + file_sink("three.log") + "tint = true\n");
+    write_file(path, "level = \"info\"\n" + file_sink("three.log") + "paint = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].tint: unknown key for a file sink (known keys: type format level caller tid timestamp color logger_width path max_size "
+          path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type format level caller tid timestamp color logger_width path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
                  "flush_level fsync reopen_check)");
     log.info("hidden too");
