@@ -18,3 +18,4 @@
 #include "fieldlog/sinks/journald_sink.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 #include "fieldlog/timestamp.hpp"
+#include "fieldlog/trace_context.hpp"
