@@ -1,6 +1,6 @@
 // fieldlog::TraceContext: the traceparent grammar rule by rule (level 1, and a later version's
 // rules), tracestate's list grammar, limits and truncation, fresh ids from root() and child()
-// (per thread, and again after fork).
+// (per thread, and again after fork), and a Scope opened from a context in every format.
 // tests/trace/otel_crosscheck.py compares the same parsing with the OpenTelemetry Go SDK.
 #include <catch2/catch.hpp>
 
@@ -268,4 +268,52 @@ TEST_CASE("a forked child draws ids other than its parent's", "[trace]") {
     REQUIRE(got == theirs.size());
     CHECK(TraceContext::check(theirs) == TraceparentError::none);
     CHECK(theirs.substr(3, 32) != ours.view().substr(3, 32));
+}
+
+TEST_CASE("a scope opened from a trace context adds trace_id, span_id and trace_flags, in every format", "[trace][scope]") {
+    const auto context = TraceContext::parse(header("00", trace_id, parent_id, "01"));
+    REQUIRE(context);
+    struct Case {
+        Format format;
+        std::string fields;
+    };
+    const Case cases[] = {
+        {Format::json, R"(,"trace_id":")" + trace_id + R"(","span_id":")" + parent_id + R"(","trace_flags":"01","status":200})"},
+        {Format::logfmt, " trace_id=" + trace_id + " span_id=" + parent_id + " trace_flags=01 status=200"},
+        {Format::console, " trace_id=" + trace_id + " span_id=" + parent_id + " trace_flags=01 status=200"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(to_string(c.format)) {
+            auto sink = capture(c.format);
+            const auto log = fieldlog::get("svc");
+            {
+                const Scope trace{*context};
+                log.info("in", {{"status", 200}});
+            }
+            log.info("out");
+            const auto lines = sink->lines();
+            REQUIRE(lines.size() == 2);
+            CHECK(lines[0].ends_with(c.fields));
+            CHECK(lines[1].find("trace_id") == std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("a scope from a parse result opens the context, or nothing when there is none", "[trace][scope]") {
+    auto sink = capture();
+    const auto log = fieldlog::get("svc");
+    {
+        const Scope trace{TraceContext::parse(header("00", trace_id, parent_id, "00"))};
+        log.info("valid");
+    }
+    {
+        const Scope outer{{"request_id", "r-1"}};
+        const Scope trace{TraceContext::parse(header("00", std::string(32, '0'), parent_id, "00"))};
+        log.info("invalid");
+    }
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == fieldlog_test::info_line("valid", R"(,"trace_id":")" + trace_id + R"(","span_id":")" + parent_id +
+                                                            R"(","trace_flags":"00")"));
+    CHECK(lines[1] == fieldlog_test::info_line("invalid", R"(,"request_id":"r-1")"));
 }

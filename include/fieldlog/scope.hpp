@@ -15,11 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/logger.hpp"
+#include "fieldlog/trace_context.hpp"
 
 namespace fieldlog {
 
@@ -71,6 +73,11 @@ public:
     explicit Scope(std::span<const Field> fields) noexcept;
     /// Re-opens a captured context on this thread (as one scope, inside those already open).
     explicit Scope(const ScopeContext& context) noexcept;
+    /// Opens a scope with the trace position's `trace_id`, `span_id` and `trace_flags`: string
+    /// fields of 32, 16 and 2 lowercase hex digits.
+    explicit Scope(const TraceContext& trace) noexcept;
+    /// The same for TraceContext::parse()'s result; without a context it opens nothing.
+    explicit Scope(const std::optional<TraceContext>& trace) noexcept;
     /// The moved-from scope becomes inert: closing happens exactly once, by the new owner.
     Scope(Scope&& other) noexcept : home_(other.home_), own_(other.own_), generation_(other.generation_) {
         other.own_ = nullptr;

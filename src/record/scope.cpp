@@ -5,6 +5,7 @@
 // lock-free list), which closes it before its next record. No lock, no heap in steady state.
 #include "fieldlog/scope.hpp"
 
+#include <array>
 #include <new>
 
 #include "record/context_node.hpp"
@@ -14,6 +15,17 @@
 namespace fieldlog {
 namespace detail {
 namespace {
+
+/// A trace position as scope fields, in text that lives as long as this object.
+struct TraceFields {
+    explicit TraceFields(const TraceContext& trace) noexcept
+        : trace_id(trace.trace_id_hex()), span_id(trace.span_id_hex()), flags(trace.flags_hex()) {}
+    FixedText<32> trace_id;
+    FixedText<16> span_id;
+    FixedText<2> flags;
+    const std::array<Field, 3> fields{
+        {{"trace_id", trace_id.view()}, {"span_id", span_id.view()}, {"trace_flags", flags.view()}}};
+};
 
 /// True when `node`'s chain already holds `top` (or there is none): re-opening it on top adds
 /// exactly what it holds beyond the scopes open here.
@@ -198,6 +210,12 @@ Scope::Scope(const ScopeContext& captured) noexcept {
     own_ = node;
     generation_ = home.generation.load(std::memory_order_relaxed);
 }
+
+// The temporary TraceFields lives until the delegated constructor has copied its values.
+Scope::Scope(const TraceContext& trace) noexcept : Scope(std::span<const Field>(detail::TraceFields(trace).fields)) {}
+
+Scope::Scope(const std::optional<TraceContext>& trace) noexcept
+    : Scope(trace ? Scope(*trace) : Scope(ScopeContext{})) {}
 
 Scope::~Scope() {
     if (own_ == nullptr) return;

@@ -1,6 +1,7 @@
 // The context features never touch the heap once a thread is warmed up: scopes opened and
 // closed per record, captured scopes re-opened, nested child loggers, user types, maps,
-// optionals, fmt messages with fields, repeated keys, through json, logfmt and console sinks.
+// optionals, fmt messages with fields, repeated keys, through json, logfmt and console sinks;
+// trace contexts parsed, formatted, made children of and opened as scopes.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -108,6 +109,28 @@ TEST_CASE("scopes, captured scopes, child loggers, user types and fmt messages a
     CHECK(json->counters().records > 3 * 20'000);
     CHECK(logfmt->counters().records == json->counters().records);
     CHECK(console->counters().records == json->counters().records);
+}
+
+TEST_CASE("trace contexts parsed, formatted, made children of and opened as scopes allocate nothing", "[alloc][trace]") {
+    auto json = std::make_shared<fieldlog::NullSink>();
+    auto logfmt = std::make_shared<fieldlog::NullSink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .sinks = {{.target = json}, {.target = logfmt, .format = fieldlog::Format::logfmt}}});
+    const auto log = fieldlog::get("alloc");
+    const std::string traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const std::string tracestate = " rojo=00f067aa0ba902b7 , congo=t61rcWkgMzE";
+    auto request = [&](int i) {
+        const auto incoming = fieldlog::TraceContext::parse(i % 2 == 0 ? traceparent : std::string_view("bad"), tracestate);
+        const fieldlog::TraceContext ours = incoming ? incoming->child() : fieldlog::TraceContext::root();
+        const fieldlog::Scope trace{ours};
+        const fieldlog::Scope parsed{incoming};
+        log.info("call", {{"traceparent", ours.child().traceparent().view()}, {"tracestate", ours.tracestate()}});
+    };
+    request(0);  // warm-up: this thread's context and id generator exist from now on
+    const std::uint64_t before = fieldlog_test::allocations();
+    for (int i = 0; i < 10'000; ++i) request(i);
+    CHECK(fieldlog_test::allocations() - before == 0);
+    CHECK(json->counters().records == 10'001);
 }
 
 namespace {
