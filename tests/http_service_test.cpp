@@ -615,13 +615,14 @@ TEST_CASE("With spdlog, and with fieldlog's with() children, the service writes 
         }  // closes the connection: the service need not wait out its keep-alive time
         service.terminate();
         // The raw lines, checked, with what differs by nature masked: the time, the latency, the
-        // generated transaction id, the logger's name and the port; sorted, since settlement runs on
-        // another thread.
+        // generated transaction id, the logger's name, the port and the trace position (a new trace
+        // per request); sorted, since settlement runs on another thread.
         read_records(log_path);
         std::multiset<std::string> lines;
         for (std::string line : fieldlog_test::read_lines(log_path)) {
             for (const std::string key :
-                 {"\"ts\":", "\"latency_us\":", "\"transaction_id\":", "\"logging\":", "\"port\":"}) {
+                 {"\"ts\":", "\"latency_us\":", "\"transaction_id\":", "\"logging\":", "\"port\":",
+                  "\"trace_id\":", "\"span_id\":"}) {
                 const std::size_t at = line.find(key);
                 if (at == std::string::npos) continue;
                 const std::size_t start = at + key.size();
@@ -697,4 +698,59 @@ TEST_CASE("GET and PUT /loglevel read and change the levels while the service ru
             CHECK(parsed_for == std::vector<std::string>{"at-debug"});
         }
     }
+}
+
+TEST_CASE("The middleware continues the caller's traceparent, or starts a trace without one, and answers with its "
+          "own span",
+          "[http_service][trace]") {
+    fieldlog_test::TempDir dir;
+    const std::string log_path = dir.file("service.log");
+    write_file(dir.file("fieldlog.toml"), file_config(log_path));
+    ServiceProcess service(dir, {"--config=" + dir.file("fieldlog.toml")});
+    const std::string caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    std::map<std::string, std::string> answered;  // request id → the traceparent of the reply
+    {
+        httplib::Client client = make_client(service.port());
+        const auto post = [&](const std::string& id, httplib::Headers headers) {
+            headers.emplace("X-Request-ID", id);
+            const httplib::Result res = client.Post("/transactions", headers,
+                                                    R"({"account":"a","amount":1,"currency":"EUR","merchant":"m"})",
+                                                    "application/json");
+            REQUIRE(res);
+            CHECK(res->status == 202);
+            answered[id] = res->get_header_value("traceparent");
+        };
+        post("with-trace", {{"traceparent", caller}, {"tracestate", "congo=t61rcWkgMzE"}});
+        post("without-trace", {});
+        post("invalid-trace", {{"traceparent", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}});
+    }
+    service.terminate();
+
+    const auto from_caller = fieldlog::TraceContext::parse(caller);
+    REQUIRE(from_caller);
+    std::map<std::string, fieldlog::TraceContext> ours;
+    for (const auto& [id, traceparent] : answered) {
+        INFO(id << ": " << traceparent);
+        const auto context = fieldlog::TraceContext::parse(traceparent);
+        REQUIRE(context);
+        CHECK(context->span_id() != from_caller->span_id());
+        CHECK((context->trace_id() == from_caller->trace_id()) == (id == "with-trace"));
+        CHECK(context->is_sampled() == (id == "with-trace"));  // a new trace starts unsampled
+        ours.emplace(id, *context);
+    }
+    // Every record of a request, the settlement on the worker pool included, carries the span
+    // the reply named.
+    std::map<std::string, int> records_of;
+    for (const Record& r : read_records(log_path)) {
+        const std::string id = r.get("request_id");
+        if (id.empty()) continue;
+        INFO(id << ": " << r.get("msg"));
+        const auto it = ours.find(id);
+        REQUIRE(it != ours.end());
+        CHECK(r.get("trace_id") == it->second.trace_id_hex().view());
+        CHECK(r.get("span_id") == it->second.span_id_hex().view());
+        CHECK(r.get("trace_flags") == it->second.flags_hex().view());
+        ++records_of[id];
+    }
+    CHECK(records_of == std::map<std::string, int>{{"invalid-trace", 3}, {"with-trace", 3}, {"without-trace", 3}});
 }

@@ -1,8 +1,8 @@
 // ServiceLog on fieldlog: the request's fields live in a fieldlog::Scope (a context node from
-// the thread's pool, encoded once per format when a record first needs it), or, with
-// --context=with, in with() children of the service's loggers; work handed to the pool carries
-// Scope::capture() (or the children). Each record is one call with typed fields. Configured
-// from TOML; SIGHUP reloads it.
+// the thread's pool, encoded once per format when a record first needs it) and its trace
+// position in a second one opened from the TraceContext, or, with --context=with, in with()
+// children of the service's loggers; work handed to the pool carries Scope::capture() (or the
+// children). Each record is one call with typed fields. Configured from TOML; SIGHUP reloads it.
 #include <optional>
 #include <stdexcept>
 
@@ -19,6 +19,7 @@ using fieldlog::Level;
 // The request context open on this thread: a request on a connection thread, a captured
 // context on a worker. A thread_local keeps a Scope on the thread that opened it.
 thread_local std::optional<fieldlog::Scope> t_scope;
+thread_local std::optional<fieldlog::Scope> t_trace_scope;  // inside t_scope, for a request
 thread_local std::optional<RequestLoggers> t_loggers;  // --context=with
 
 class FieldlogLog final : public ServiceLog {
@@ -30,12 +31,19 @@ public:
     void open_scope(const RequestInfo& r) override {
         const LoggingCall charged;
         close();
-        const fieldlog::Fields fields{
-            {"request_id", r.request_id}, {"method", r.method}, {"path", r.path}, {"remote_addr", r.remote_addr}};
         if (context_ == RequestContext::with) {
+            const auto trace_id = r.trace.trace_id_hex();
+            const auto span_id = r.trace.span_id_hex();
+            const auto flags = r.trace.flags_hex();
+            const fieldlog::Fields fields{{"request_id", r.request_id}, {"method", r.method},
+                                          {"path", r.path},             {"remote_addr", r.remote_addr},
+                                          {"trace_id", trace_id.view()}, {"span_id", span_id.view()},
+                                          {"trace_flags", flags.view()}};
             t_loggers.emplace(RequestLoggers{http_.with(fields), transactions_.with(fields)});
         } else {
-            t_scope.emplace(fields);
+            t_scope.emplace(fieldlog::Fields{
+                {"request_id", r.request_id}, {"method", r.method}, {"path", r.path}, {"remote_addr", r.remote_addr}});
+            t_trace_scope.emplace(r.trace);  // trace_id, span_id, trace_flags
         }
     }
 
@@ -135,6 +143,7 @@ public:
 
 private:
     static void close() noexcept {
+        t_trace_scope.reset();  // the inner one first: both close in the fast order
         t_scope.reset();
         t_loggers.reset();
     }

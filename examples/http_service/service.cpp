@@ -64,6 +64,21 @@ struct RequestState {
 thread_local RequestState t_request;
 
 const std::string kRequestIdHeader = "X-Request-ID";
+const std::string kTraceparentHeader = "traceparent";
+const std::string kTracestateHeader = "tracestate";
+
+std::string_view header_value(const httplib::Request& req, const std::string& name) noexcept {
+    const auto header = req.headers.find(name);
+    return header != req.headers.end() ? std::string_view(header->second) : std::string_view();
+}
+
+/// This service's span of the request's trace: a child of the caller's `traceparent` (with its
+/// `tracestate`), or a new trace when there is none or it is not valid.
+fieldlog::TraceContext trace_of(const httplib::Request& req) noexcept {
+    const auto incoming =
+        fieldlog::TraceContext::parse(header_value(req, kTraceparentHeader), header_value(req, kTracestateHeader));
+    return incoming ? incoming->child() : fieldlog::TraceContext::root();
+}
 
 std::string_view error_text(int status) noexcept {
     switch (status) {
@@ -151,7 +166,9 @@ httplib::Server::HandlerResponse Service::before_routing(const httplib::Request&
     r.id_size = id.size();
     const std::string_view request_id(r.id.data(), r.id_size);
     res.set_header(kRequestIdHeader, std::string(request_id));
-    log_.open_scope(RequestInfo{request_id, req.method, req.path, req.remote_addr});
+    const fieldlog::TraceContext trace = trace_of(req);
+    res.set_header(kTraceparentHeader, std::string(trace.traceparent().view()));
+    log_.open_scope(RequestInfo{request_id, req.method, req.path, req.remote_addr, trace});
     r.open = true;
     return httplib::Server::HandlerResponse::Unhandled;
 }
@@ -162,7 +179,7 @@ void Service::after_routing(const httplib::Request& req, httplib::Response& res)
         r.start = Clock::now();
         std::array<char, 24> generated;
         const std::string_view id = g_ids.make(generated);
-        log_.open_scope(RequestInfo{id, req.method, req.path, req.remote_addr});
+        log_.open_scope(RequestInfo{id, req.method, req.path, req.remote_addr, fieldlog::TraceContext::root()});
     }
     const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r.start).count();
     log_.request_done(AccessInfo{res.status, res.body.size(), latency_us});

@@ -16,6 +16,7 @@
 
 #include <fieldlog/logger.hpp>
 #include <fieldlog/scope.hpp>
+#include <fieldlog/trace_context.hpp>
 
 #include "transactions.hpp"
 
@@ -27,6 +28,7 @@ struct RequestInfo {
     std::string_view method;
     std::string_view path;
     std::string_view remote_addr;
+    const fieldlog::TraceContext& trace;  ///< this service's span of the request's trace
 };
 
 /// The access record's own fields.

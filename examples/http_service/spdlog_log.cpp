@@ -155,6 +155,9 @@ public:
         add_member(t_context, "method", r.method);
         add_member(t_context, "path", r.path);
         add_member(t_context, "remote_addr", r.remote_addr);
+        add_member(t_context, "trace_id", r.trace.trace_id_hex().view());
+        add_member(t_context, "span_id", r.trace.span_id_hex().view());
+        add_member(t_context, "trace_flags", r.trace.flags_hex().view());
     }
 
     void open_scope(const CapturedContext& context) override {
