@@ -304,7 +304,7 @@ TEST_CASE("A record larger than half the queue is written by its caller, after t
     }
 }
 
-TEST_CASE("Records of one batch are written in timestamp order; a thread's own order always holds", "[async][concurrent]") {
+TEST_CASE("Records of one batch are written in timestamp order, and a thread's own order always holds", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<GateSink>();
     fieldlog::Config config = async_config(sink, 64 * 1024);

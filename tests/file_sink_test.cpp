@@ -80,7 +80,7 @@ private:
 
 }  // namespace
 
-TEST_CASE("a file sink buffers whole records until flush; what it was handed is counted", "[file_sink]") {
+TEST_CASE("a file sink buffers whole records until flush, and what it was handed is counted", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("logs/app.log");  // the directory is created
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms});

@@ -110,7 +110,7 @@ TEST_CASE("a rotated file becomes a .gz that gzip accepts, holding exactly what 
     CHECK(*older + *newer + read_file(path) == written);
 }
 
-TEST_CASE("a process killed while compressing leaves the plain file and no torn .gz; the next start compresses it",
+TEST_CASE("a process killed while compressing leaves the plain file and no torn .gz, and the next start compresses it",
           "[file_sink][rotated_files]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");

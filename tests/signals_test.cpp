@@ -80,7 +80,7 @@ bool exited_with(int status, int code) { return WIFEXITED(status) && WEXITSTATUS
 
 }  // namespace
 
-TEST_CASE("A SIGABRT handler from before ours runs after the crash flush; the process still dies by SIGABRT",
+TEST_CASE("A SIGABRT handler from before ours runs after the crash flush, and the process still dies by SIGABRT",
           "[signals]") {
     const fieldlog_test::TempDir dir;
     const ChildRun run = run_child(dir, "abort");
@@ -114,7 +114,7 @@ TEST_CASE("SIGTERM with the application's handler: our flush first, then its han
     check_log(run.log_path, 2 * kRecords, "");  // the records after the signal too: no halt
 }
 
-TEST_CASE("SignalOptions{.terminate = false} leaves SIGTERM to the application; the crash path still works",
+TEST_CASE("SignalOptions{.terminate = false} leaves SIGTERM to the application, and the crash path still works",
           "[signals]") {
     const fieldlog_test::TempDir dir;
     SECTION("SIGTERM: the application's handler alone, no flush of ours") {
