@@ -43,7 +43,7 @@ using SinkTarget =
 enum class Caller : std::uint8_t {
     off,            ///< nothing (default)
     on,             ///< "caller":"http/server.cpp:142"
-    with_function,  ///< and "function":"<the function's signature>"
+    with_function,  ///< and "function":"<the function's name>"
 };
 
 /// Whether a console sink writes ANSI colours.

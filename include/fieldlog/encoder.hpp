@@ -48,7 +48,7 @@ enum CallFact : std::uint8_t {
     /// Where the record was logged: "caller":"http/server.cpp:142" (the file's last two path
     /// components, as Go's zap writes them).
     caller_fact = 1,
-    function_fact = 2,   ///< with caller: "function":"<the function's signature>"
+    function_fact = 2,   ///< with caller: "function":"<the function's name>"
     thread_id_fact = 4,  ///< the kernel's thread id (gettid(2)): "tid":4711
 };
 

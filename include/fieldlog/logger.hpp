@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,34 +97,60 @@ constexpr bool compiled_in(Level level) noexcept {
 
 }  // namespace detail
 
+/// Where a logging call is: the file as the compiler was given it, the line, the function's
+/// name. SourceLocation's role, with the same layout under every compiler (clang 14 with
+/// libstdc++ 12 has no SourceLocation, and a header must not change layout with the
+/// compiler of the program that includes it).
+class SourceLocation {
+public:
+    /// The place of the call this is a default argument of.
+    static constexpr SourceLocation current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE(),
+                                            const char* function = __builtin_FUNCTION()) noexcept {
+        return SourceLocation(file, function, line);
+    }
+    constexpr SourceLocation() noexcept = default;
+
+    [[nodiscard]] constexpr const char* file_name() const noexcept { return file_; }
+    [[nodiscard]] constexpr unsigned line() const noexcept { return line_; }
+    [[nodiscard]] constexpr const char* function_name() const noexcept { return function_; }
+
+private:
+    constexpr SourceLocation(const char* file, const char* function, unsigned line) noexcept
+        : file_(file), function_(function), line_(line) {}
+
+    const char* file_ = "";
+    const char* function_ = "";
+    unsigned line_ = 0;
+};
+
 /// A message: plain text, or a fmt format string with its arguments (formatted straight into
 /// the record buffer), and where in the source the call is (written when the sink's `caller`
-/// option is on). Made implicitly at the call site, which is what std::source_location::current()
-/// as a default argument names.
+/// option is on). Made implicitly at the call site, which is what SourceLocation::current() as
+/// a default argument names.
 class FIELDLOG_API Message {
 public:
     constexpr Message(std::string_view text,  // NOLINT: implicit by design
-                      std::source_location where = std::source_location::current()) noexcept
+                      SourceLocation where = SourceLocation::current()) noexcept
         : text_(text), where_(where) {}
     constexpr Message(const char* text,  // NOLINT
-                      std::source_location where = std::source_location::current()) noexcept
+                      SourceLocation where = SourceLocation::current()) noexcept
         : text_(text), where_(where) {}
     Message(const std::string& text,  // NOLINT
-            std::source_location where = std::source_location::current()) noexcept
+            SourceLocation where = SourceLocation::current()) noexcept
         : text_(text), where_(where) {}
     Message(fmt::string_view format, fmt::format_args args,
-            std::source_location where = std::source_location::current()) noexcept
+            SourceLocation where = SourceLocation::current()) noexcept
         : text_(format.data(), format.size()), args_(args), where_(where), formatted_(true) {}
 
     [[nodiscard]] constexpr std::string_view text() const noexcept { return text_; }
     [[nodiscard]] constexpr bool formatted() const noexcept { return formatted_; }
     [[nodiscard]] fmt::format_args args() const noexcept { return args_; }
-    [[nodiscard]] constexpr std::source_location where() const noexcept { return where_; }
+    [[nodiscard]] constexpr SourceLocation where() const noexcept { return where_; }
 
 private:
     std::string_view text_;
     fmt::format_args args_{};
-    std::source_location where_;
+    SourceLocation where_;
     bool formatted_ = false;
 };
 
@@ -137,11 +162,11 @@ struct LocatedFormat {
     template <typename Text>
         requires std::is_convertible_v<const Text&, std::string_view>
     consteval LocatedFormat(const Text& text,  // NOLINT: implicit by design
-                            std::source_location where = std::source_location::current())
+                            SourceLocation where = SourceLocation::current())
         : format(text), where(where) {}
 
     fmt::format_string<Args...> format;
-    std::source_location where;
+    SourceLocation where;
 };
 }  // namespace detail
 
@@ -149,13 +174,13 @@ struct LocatedFormat {
 template <typename... Args>
 class FormatMessage {
 public:
-    FormatMessage(fmt::string_view format, std::source_location where, const Args&... args)
+    FormatMessage(fmt::string_view format, SourceLocation where, const Args&... args)
         : format_(format), where_(where), store_(fmt::make_format_args(args...)) {}
     operator Message() const noexcept { return Message(format_, store_, where_); }  // NOLINT: implicit by design
 
 private:
     fmt::string_view format_;
-    std::source_location where_;
+    SourceLocation where_;
     fmt::format_arg_store<fmt::format_context, std::remove_cvref_t<Args>...> store_;
 };
 

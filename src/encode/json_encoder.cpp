@@ -74,7 +74,7 @@ void JsonEncoder::record(const RecordInput& r) {
     out_.append("}\n");
 }
 
-void JsonEncoder::write_call_facts(const std::source_location& where) {
+void JsonEncoder::write_call_facts(const SourceLocation& where) {
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");
         append_json_escaped(out_, source_file_tail(where.file_name()));

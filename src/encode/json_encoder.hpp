@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <source_location>
 #include <span>
 #include <string_view>
 
@@ -57,7 +56,7 @@ public:
 
 private:
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const std::source_location& where);
+    void write_call_facts(const SourceLocation& where);
     /// Top-level members whose keys are in the index's mask but which have no entry yet.
     struct PendingMembers {
         static constexpr std::size_t kMax = 32;

@@ -166,7 +166,7 @@ void KeyValueEncoder::record_fields(const RecordInput& record) {
     write_fields(record.fields);
 }
 
-void KeyValueEncoder::write_call_facts(const std::source_location& where) {
+void KeyValueEncoder::write_call_facts(const SourceLocation& where) {
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(" caller=");
         const std::string_view file = source_file_tail(where.file_name());

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <source_location>
 #include <span>
 #include <string_view>
 
@@ -63,7 +62,7 @@ protected:
 
 private:
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const std::source_location& where);
+    void write_call_facts(const SourceLocation& where);
     void write_fields(std::span<const Field> fields);
     void write_scalar(const Value& v);
     void begin_nested();
