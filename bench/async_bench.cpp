@@ -61,9 +61,8 @@ void teardown(const benchmark::State&) {
     g_fixture.spdlog_logger.reset();
     g_fixture.spdlog_sink.reset();
     g_fixture.pool.reset();  // joins spdlog's worker
-    fieldlog::Config no_sinks;
-    no_sinks.sinks.clear();
-    fieldlog::configure(no_sinks);  // drains fieldlog's writer and closes the file
+    const fieldlog::Config all_off{.level = fieldlog::Level::off};  // the default stdout sink, writing nothing
+    fieldlog::configure(all_off);  // drains fieldlog's writer and closes the file
     std::error_code ignored;
     std::filesystem::remove_all(g_fixture.dir, ignored);
 }

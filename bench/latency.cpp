@@ -129,9 +129,8 @@ std::vector<System> systems(const std::filesystem::path& dir) {
             [] { fieldlog::flush(); },
             [=] {
                 fieldlog_logger->reset();
-                fieldlog::Config none;
-                none.sinks.clear();
-                fieldlog::configure(none);
+                const fieldlog::Config all_off{.level = fieldlog::Level::off};  // the default stdout sink, writing nothing
+                fieldlog::configure(all_off);
                 std::filesystem::remove(dir / "fieldlog.log");
             }};
     };

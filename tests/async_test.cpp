@@ -189,7 +189,7 @@ struct ResetAfter {
     ResetAfter() = default;
     ResetAfter(const ResetAfter&) = delete;
     ResetAfter& operator=(const ResetAfter&) = delete;
-    ~ResetAfter() { fieldlog::configure(fieldlog::Config{.sinks = {}}); }
+    ~ResetAfter() { fieldlog_test::release_sinks(); }
 };
 
 /// `threads` threads, each logging `records` numbered records ("t", "n") to `log`.

@@ -92,10 +92,7 @@ TEST_CASE("without any configuration records are JSON lines on stdout at level i
         CHECK(config.format == fieldlog::Format::json);
         CHECK(config.timestamp == fieldlog::TimestampFormat{});
         CHECK_FALSE(config.async.enabled);
-        REQUIRE(config.sinks.size() == 1);
-        CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::out);
-        CHECK_FALSE(config.sinks[0].format.has_value());
-        CHECK(config.sinks[0].level == Level::trace);
+        CHECK(config.sinks.empty());  // the default: one stdout sink (next test case)
     }
 }
 
@@ -233,9 +230,26 @@ type = "journald"
     CHECK(config.sinks[6].defined_at == "app.toml:64: sinks[6]");
 }
 
-TEST_CASE("an empty sink list means no sinks, a missing one means stdout", "[config]") {
-    CHECK(Config::parse("sinks = []").sinks.empty());
-    CHECK(Config::parse("level = \"debug\"").sinks.size() == 1);
+TEST_CASE("no sinks means one stdout sink, so a sink added in code is the only one", "[config]") {
+    const auto running_kinds = [] {
+        std::vector<std::string> kinds;
+        for (const fieldlog::SinkMetrics& sink : fieldlog::metrics().sinks) kinds.push_back(sink.kind);
+        return kinds;
+    };
+    fieldlog::configure(Config{.level = Level::off});
+    CHECK(running_kinds() == std::vector<std::string>{"stdout"});
+    fieldlog::configure(Config::parse("level = \"off\""));  // a file without [[sinks]]
+    CHECK(running_kinds() == std::vector<std::string>{"stdout"});
+
+    Config config;
+    config.sinks.push_back({.target = std::make_shared<fieldlog::MemorySink>()});
+    fieldlog::configure(config);
+    CHECK(running_kinds() == std::vector<std::string>{"memory"});
+    fieldlog_test::release_sinks();
+
+    CHECK(parse_error("sinks = []") ==
+          "app.toml:1: sinks: an empty list (leave it out for one stdout sink, or discard records with a sink of type "
+          "\"null\")");
 }
 
 TEST_CASE("the timestamp and timezone keys take every documented value", "[config]") {
@@ -543,7 +557,7 @@ TEST_CASE("the environment overrides the file, which overrides the code defaults
         fieldlog::configure(config);  // stdout and stderr sinks: nothing is logged to them
         CHECK(fieldlog::get("db").level() == Level::trace);
         CHECK(fieldlog::get("cache").level() == Level::trace);
-        fieldlog::configure({.sinks = {}});
+        fieldlog_test::release_sinks();
     }
     SECTION("FIELDLOG_LEVEL with logger levels only keeps the file's global level") {
         const ScopedEnv level("FIELDLOG_LEVEL", "db=off");
@@ -572,7 +586,7 @@ TEST_CASE("the environment overrides the file, which overrides the code defaults
         const Config config = Config::from_env();
         CHECK(config.level == Level::warn);
         CHECK(config.format == fieldlog::Format::json);
-        CHECK(config.sinks.size() == 1);
+        CHECK(config.sinks.empty());  // one stdout sink
     }
     SECTION("apply_env() layers the environment over a configuration made in code") {
         const ScopedEnv level("FIELDLOG_LEVEL", "trace");
@@ -677,7 +691,7 @@ TEST_CASE("a UDP port outside 1-65535 is refused, naming the key", "[config]") {
             CHECK_NOTHROW(fieldlog::configure(
                 Config{.sinks = {{.target = fieldlog::UdpSinkOptions{.address = "127.0.0.1:" + port}}}}));
         }
-        fieldlog::configure({.sinks = {}});
+        fieldlog_test::release_sinks();
     }
 }
 
@@ -715,7 +729,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     CHECK(two[0].find("\"msg\":\"second\"") != std::string::npos);
     CHECK(two[1].find("\"msg\":\"third\"") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir.file("three.log")));
-    fieldlog::configure({.sinks = {}});  // let go of the files before the directory goes
+    fieldlog_test::release_sinks();  // let go of the files before the directory goes
 }
 
 TEST_CASE("the example configuration parses, and so does its production section", "[config][example]") {

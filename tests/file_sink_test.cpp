@@ -159,7 +159,7 @@ TEST_CASE("buffered records reach the file after flush_interval without another 
     CHECK(read_file(path).empty());  // a 256 KiB buffer and no flush_level record: nothing yet
     CHECK(wait_until([&] { return read_lines(path).size() == 1; }));
     CHECK(fieldlog::metrics().sinks.at(0).counters.records == 1);
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("size rotation keeps N files, each within the limit and on record boundaries", "[file_sink]") {

@@ -302,7 +302,7 @@ void require_started(Journald& journald) {
 }
 
 /// Configures fieldlog with `sink` (json is forced on it even though the default is logfmt)
-/// at level trace with the fixed clock while alive; no sinks afterwards.
+/// at level trace with the fixed clock while alive; fieldlog_test::no_output() afterwards.
 class LoggingTo {
 public:
     explicit LoggingTo(fieldlog::SinkTarget sink) {
@@ -311,7 +311,7 @@ public:
                              .sinks = {{.target = std::move(sink)}},
                              .clock = &fieldlog_test::fixed_clock});
     }
-    ~LoggingTo() { fieldlog::configure({.sinks = {}}); }
+    ~LoggingTo() { fieldlog_test::release_sinks(); }
     LoggingTo(const LoggingTo&) = delete;
     LoggingTo& operator=(const LoggingTo&) = delete;
 };
@@ -659,5 +659,5 @@ TEST_CASE("the journald sink takes json only: another format is a ConfigError", 
         error = e.what();
     }
     CHECK(error == "sinks[0]: journald socket path '" + std::string(200, 'x') + "' is longer than 107 bytes");
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }

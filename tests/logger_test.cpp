@@ -138,7 +138,7 @@ TEST_CASE("set_level applies to the dotted children without a level of their own
     CHECK(pool.level() == fieldlog::Level::error);
     fieldlog::Logger().reset_level();
     CHECK(db.level() == fieldlog::Level::info);
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("levels() and set_levels() read and replace the levels set at run time", "[logger][levels]") {
@@ -161,7 +161,7 @@ TEST_CASE("levels() and set_levels() read and replace the levels set at run time
     fieldlog::set_levels("");  // back to the configuration
     CHECK(fieldlog::levels() == "info,http=warn");
     CHECK(fieldlog::get("db.pool").level() == fieldlog::Level::info);
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("a field list built at run time is logged behind the level gate", "[logger]") {
@@ -364,7 +364,7 @@ TEST_CASE("4 threads x 100,000 records to one file: each record once, whole, val
         });
     }
     for (auto& thread : threads) thread.join();
-    fieldlog::configure({.sinks = {}});  // closes (and flushes) the file sink
+    fieldlog_test::release_sinks();  // closes (and flushes) the file sink
 
     const auto lines = fieldlog_test::read_lines(path);
     REQUIRE(lines.size() == static_cast<std::size_t>(kThreads * kRecords));

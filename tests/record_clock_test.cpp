@@ -103,7 +103,7 @@ TEST_CASE("records carry the record clock's time unless the configuration names 
         }
     }
     CHECK(outside == 0);
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("the counter's pace check allows NTP's slew and sampling error, not another rate", "[record_clock]") {

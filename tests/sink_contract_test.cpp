@@ -85,7 +85,7 @@ void throwing_sink_loses_only_its_records(bool async) {
         CHECK_NOTHROW(log.info("record", {{"n", 31}}));
         CHECK_NOTHROW(log.info("record", {{"n", 32}}));  // the 33rd: thrown
         fieldlog::flush();
-        fieldlog::configure({.sinks = {}});
+        fieldlog_test::release_sinks();
     }
     REQUIRE(sink->kept.size() == 22);
     std::size_t kept = 0;
@@ -115,7 +115,7 @@ TEST_CASE("a sink of two functions shows up in metrics with no call of its own",
     for (int n = 0; n < 5; ++n) log.info("hello", {{"n", n}});
     fieldlog::flush();
     const fieldlog::Metrics m = fieldlog::metrics();
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
     REQUIRE(m.sinks.size() == 1);
     CHECK(m.sinks[0].kind == "custom");
     CHECK(m.sinks[0].target.empty());
@@ -138,7 +138,7 @@ TEST_CASE("each sink names its kind and target through info()", "[sink_contract]
                                    {.target = std::make_shared<fieldlog::CallbackSink>([](std::string_view) {})},
                                    {.target = std::make_shared<LineSink>()}}});
     const fieldlog::Metrics m = fieldlog::metrics();
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
     REQUIRE(m.sinks.size() == 6);
     const std::vector<std::string> kinds = {m.sinks[0].kind, m.sinks[1].kind, m.sinks[2].kind,
                                             m.sinks[3].kind, m.sinks[4].kind, m.sinks[5].kind};
@@ -167,7 +167,7 @@ TEST_CASE("a sink that takes one format gets it whatever the configuration's, an
     CHECK(error == "sinks[1]: a custom sink takes json records only, not console");
     fieldlog::get("contract").info("still the first configuration");
     CHECK(sink->lines.size() == 2);
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("a sink that throws every third record loses those records alone (sync)", "[sink_contract]") {
@@ -186,7 +186,7 @@ TEST_CASE("a write_batch of a sink's own that throws loses that batch, counted",
         const fieldlog::Logger log = fieldlog::get("contract");
         for (int n = 0; n < 100; ++n) CHECK_NOTHROW(log.info("record", {{"n", n}}));
         fieldlog::flush();
-        fieldlog::configure({.sinks = {}});
+        fieldlog_test::release_sinks();
     }
     const fieldlog::SinkCounters counters = sink->counters();
     CHECK(counters.records == 100);
@@ -206,7 +206,7 @@ TEST_CASE("a flush that throws is counted as an error and loses no record", "[si
     fieldlog::get("contract").info("one");
     CHECK_NOTHROW(fieldlog::flush());
     const fieldlog::SinkCounters counters = sink->counters();
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
     CHECK(counters.records == 1);
     CHECK(counters.dropped == 0);
     CHECK(counters.errors >= 1);
@@ -226,7 +226,7 @@ TEST_CASE("a memory sink can be read while another thread logs to it", "[sink_co
         seen = lines.size();
     }
     writer.join();
-    fieldlog::configure({.sinks = {}});
+    fieldlog_test::release_sinks();
     const std::vector<std::string> lines = sink->lines();
     REQUIRE(lines.size() == 2000);
     CHECK(lines[1999].find("\"n\":1999") != std::string::npos);

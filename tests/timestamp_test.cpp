@@ -975,7 +975,7 @@ TEST_CASE("Records across a DST switch in 2050 carry the zone's offsets, in ts a
             CHECK(sink->lines() == std::vector<std::string>{
                                        std::string(R"({"ts":")") + c.before + R"(","level":"info","logger":"svc)" + fields,
                                        std::string(R"({"ts":")") + c.after + R"(","level":"info","logger":"svc)" + fields});
-            fieldlog::configure(fieldlog::Config{.sinks = {}});
+            fieldlog_test::release_sinks();
         }
     }
     // The cross-checks above follow the footers of these two test zones (the third, Kolkata, has

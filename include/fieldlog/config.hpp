@@ -111,9 +111,11 @@ struct FIELDLOG_API Config {
     Caller caller = Caller::off;  ///< for every sink that does not say otherwise
     bool tid = false;             ///< the kernel thread id ("tid") on every record; per sink likewise
     AsyncConfig async{};
-    std::vector<SinkConfig> sinks{SinkConfig{}};  ///< default: one stdout sink; empty: no sinks
-    ClockFn clock = nullptr;                       ///< nullptr: system_clock time (README: the record's time)
-    std::string source{};                          ///< the file it was loaded from; "" in code
+    /// Where records go. Empty (the default) means one stdout sink, so `sinks.push_back(file)`
+    /// gives the file alone. To discard every record, give one NullSink.
+    std::vector<SinkConfig> sinks{};
+    ClockFn clock = nullptr;  ///< nullptr: system_clock time (README: the record's time)
+    std::string source{};     ///< the file it was loaded from; "" in code
 
     // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT).
 

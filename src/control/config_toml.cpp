@@ -567,7 +567,11 @@ public:
             } else if (key == "sinks") {
                 const toml::array* array = node.as_array();
                 if (array == nullptr) expected(node, at, "[[sinks]] tables");
-                config.sinks.clear();  // present: exactly these (an empty array means none)
+                // No sinks means one stdout sink, which `sinks = []` hardly means to say.
+                if (array->empty()) {
+                    fail(node.source(), at,
+                         "an empty list (leave it out for one stdout sink, or discard records with a sink of type \"null\")");
+                }
                 for (std::size_t i = 0; i < array->size(); ++i) {
                     const std::string element = fmt::format("sinks[{}]", i);
                     const toml::table* table = (*array)[i].as_table();

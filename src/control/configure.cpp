@@ -117,8 +117,10 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     pipeline->clock = config.clock;
     pipeline->flush_each_record = flush_each_record;
     RoutingTable& routing = pipeline->routing;
-    for (std::size_t index = 0; index < config.sinks.size(); ++index) {
-        const SinkConfig& sink_config = config.sinks[index];
+    static const std::vector<SinkConfig> default_sinks{SinkConfig{}};  // Config::sinks empty: one stdout sink
+    const std::vector<SinkConfig>& sinks = config.sinks.empty() ? default_sinks : config.sinks;
+    for (std::size_t index = 0; index < sinks.size(); ++index) {
+        const SinkConfig& sink_config = sinks[index];
         std::shared_ptr<SinkHandle> handle;
         for (const auto& candidate : routing.sinks) {  // the same sink twice in one config
             if (candidate->origin == sink_config.target) handle = candidate;

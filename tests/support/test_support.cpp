@@ -108,4 +108,10 @@ std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format) {
     return sink;
 }
 
+fieldlog::Config no_output() {
+    return {.sinks = {{.target = std::make_shared<fieldlog::NullSink>(), .level = fieldlog::Level::off}}};
+}
+
+void release_sinks() { fieldlog::configure(no_output()); }
+
 }  // namespace fieldlog_test
