@@ -164,6 +164,7 @@ format = "json"
 
 [[sinks]]
 type = "journald"
+name = "journal"
 )",
                                         "app.toml");
     CHECK(config.level == Level::warn);
@@ -228,6 +229,8 @@ type = "journald"
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
     CHECK(config.sinks[6].defined_at == "app.toml:64: sinks[6]");
+    CHECK(config.sinks[6].name == "journal");
+    CHECK(config.sinks[5].name.empty());  // configure() makes one up
 }
 
 TEST_CASE("no sinks means one stdout sink, so a sink added in code is the only one", "[config]") {
@@ -413,7 +416,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"kafka\"",
          "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
-         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type format level caller tid timestamp color logger_width)"},
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type name format level caller tid timestamp color logger_width)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
@@ -462,7 +465,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
          "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
-         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type format level caller tid timestamp color logger_width address framing "
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type name format level caller tid timestamp color logger_width address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
         {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
@@ -474,8 +477,10 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
          "\"logfmt\""},
         {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
          "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},
+        {"[[sinks]]\ntype = \"stdout\"\nname = \"\"", "app.toml:3: sinks[0].name: expected a name like \"audit\", got \"\""},
+        {"[[sinks]]\ntype = \"null\"\nname = 3", "app.toml:3: sinks[0].name: expected a name like \"audit\", got 3"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
-         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type format level caller tid timestamp color logger_width socket "
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type name format level caller tid timestamp color logger_width socket "
          "identifier)"},
     };
     for (const Case& c : cases) {
@@ -714,7 +719,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
 
     write_file(path, "level = \"info\"\n" + file_sink("three.log") + "paint = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type format level caller tid timestamp color logger_width path max_size "
+          path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type name format level caller tid timestamp color logger_width path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
                  "flush_level fsync reopen_check)");
     log.info("hidden too");
@@ -782,6 +787,7 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(file.compress == fieldlog::FileCompression::gzip);
     CHECK(file.compression_level == 6);
     CHECK(parsed->sinks[0].format == fieldlog::Format::json);
+    CHECK(parsed->sinks[0].name == "app");
     const auto& udp = std::get<fieldlog::UdpSinkOptions>(parsed->sinks[1].target);
     CHECK(udp.address == "127.0.0.1:5140");
     CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);

@@ -503,7 +503,8 @@ TEST_CASE("GET /metrics passes promtool's check and its counters match what the 
         const double scrapes = std::max(0.0, sample(text, R"(http_service_requests_total{route="/metrics",code="200"})"));
         records = requests_records + scrapes;
         if (sample(text, "http_service_transactions_settled_total") == transactions &&
-            sample(text, R"(fieldlog_sink_records_total{sink="0",kind="file",target=")" + log_path + "\"}") == records) {
+            sample(text, "fieldlog_sink_records_total{sink=\"file:" + log_path + "\",kind=\"file\",target=\"" + log_path +
+                             "\"}") == records) {
             break;
         }
         REQUIRE(std::chrono::steady_clock::now() < deadline);

@@ -333,7 +333,7 @@ TEST_CASE("metrics count records by level and each sink's writes", "[logger][met
     CHECK(after.sinks[0].kind == "memory");
     CHECK(after.sinks[0].counters.records == 3);
     const std::string text = fieldlog::metrics_text();
-    CHECK(text.find("fieldlog_sink_records_total{sink=\"0\",kind=\"memory\",target=\"\"} 3\n") != std::string::npos);
+    CHECK(text.find("fieldlog_sink_records_total{sink=\"memory\",kind=\"memory\",target=\"\"} 3\n") != std::string::npos);
     CHECK(text.find("# TYPE fieldlog_records_total counter\n") != std::string::npos);
 }
 

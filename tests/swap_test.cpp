@@ -316,3 +316,96 @@ TEST_CASE("no thread writes to a sink after the configure() that dropped it retu
     CHECK(late == 0);
     CHECK(written > 0);
 }
+
+namespace {
+
+/// The running sinks' names and record counts, in configuration order.
+std::vector<std::pair<std::string, std::uint64_t>> records_by_sink() {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    for (const fieldlog::SinkMetrics& sink : fieldlog::metrics().sinks) out.emplace_back(sink.name, sink.counters.records);
+    return out;
+}
+
+std::string configure_error(const Config& config) {
+    try {
+        fieldlog::configure(config);
+    } catch (const fieldlog::ConfigError& e) {
+        return e.what();
+    }
+    return "(no ConfigError)";
+}
+
+}  // namespace
+
+TEST_CASE("a sink keeps its name and its counters across the configure() calls that keep it", "[swap][metrics]") {
+    const TempDir dir;
+    UdpReceiver receiver;
+    const std::string udp = "udp:" + receiver.address();
+    auto audit = std::make_shared<fieldlog::MemorySink>();
+    const fieldlog::SinkConfig file_a{.target = fieldlog::FileSinkOptions{.path = dir.file("a.log")}};
+    const fieldlog::SinkConfig udp_json{.target = fieldlog::UdpSinkOptions{.address = receiver.address()}};
+    const fieldlog::SinkConfig udp_logfmt{.target = fieldlog::UdpSinkOptions{.address = receiver.address()},
+                                          .format = fieldlog::Format::logfmt};
+    const fieldlog::SinkConfig audit_sink{.target = audit, .name = "audit"};
+    const fieldlog::Logger log = fieldlog::get("swap.names");
+
+    fieldlog::configure({.sinks = {file_a, udp_json, udp_logfmt, audit_sink}});
+    log.info("one");
+    log.info("two");
+    // Two UDP sinks to one address in two formats are two sinks, each with its own name.
+    CHECK(records_by_sink() == std::vector<std::pair<std::string, std::uint64_t>>{
+                                   {"file:" + dir.file("a.log"), 2}, {udp, 2}, {udp + "/logfmt", 2}, {"audit", 2}});
+
+    // Kept (same name, same options): counting on, wherever it now stands in the list. Replaced
+    // (file B for file A) or new: from zero.
+    const fieldlog::SinkConfig file_b{.target = fieldlog::FileSinkOptions{.path = dir.file("b.log")}};
+    fieldlog::configure({.sinks = {audit_sink, udp_json, udp_logfmt, file_b}});
+    log.info("three");
+    CHECK(records_by_sink() == std::vector<std::pair<std::string, std::uint64_t>>{
+                                   {"audit", 3}, {udp, 3}, {udp + "/logfmt", 3}, {"file:" + dir.file("b.log"), 1}});
+    const std::string text = fieldlog::metrics_text();
+    CHECK(text.find("fieldlog_sink_records_total{sink=\"audit\",kind=\"memory\",target=\"\"} 3\n") != std::string::npos);
+    CHECK(text.find("fieldlog_sink_records_total{sink=\"" + udp + "/logfmt\",kind=\"udp\",target=\"" +
+                    receiver.address() + "\"} 3\n") != std::string::npos);
+
+    // The same sink object under another name is another sink: its count starts again.
+    fieldlog::configure({.sinks = {{.target = audit, .name = "audit.v2"}}});
+    log.info("four");
+    CHECK(records_by_sink() == std::vector<std::pair<std::string, std::uint64_t>>{{"audit.v2", 1}});
+    CHECK(audit->lines().size() == 4);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("made-up sink names never collide, and a name given twice or one file twice is a ConfigError", "[swap][metrics]") {
+    const TempDir dir;
+    const auto memory = [] { return std::make_shared<fieldlog::MemorySink>(); };
+    fieldlog::configure({.sinks = {{.target = memory(), .name = "memory"},
+                                   {.target = memory()},
+                                   {.target = memory(), .format = fieldlog::Format::logfmt},
+                                   {.target = fieldlog::StdoutSinkOptions{.stream = fieldlog::StdStream::err}, .level = Level::off}}});
+    CHECK(records_by_sink() == std::vector<std::pair<std::string, std::uint64_t>>{
+                                   {"memory", 0}, {"memory#2", 0}, {"memory/logfmt", 0}, {"stderr", 0}});
+
+    const Config same_name{.sinks = {{.target = memory(), .name = "audit"}, {.target = memory(), .name = "audit"}}};
+    CHECK(configure_error(same_name) == "sinks[1]: the name \"audit\" is taken by sinks[0]");
+    const Config same_name_in_file =
+        Config::parse("[[sinks]]\ntype = \"null\"\nname = \"audit\"\n\n[[sinks]]\ntype = \"null\"\nname = \"audit\"\n", "app.toml");
+    CHECK(configure_error(same_name_in_file) == "app.toml:5: sinks[1]: the name \"audit\" is taken by app.toml:1: sinks[0]");
+    const std::string path = dir.file("one.log");
+    const Config same_file{.sinks = {{.target = fieldlog::FileSinkOptions{.path = path}},
+                                     {.target = fieldlog::FileSinkOptions{.path = path, .max_size = 1024},
+                                      .format = fieldlog::Format::logfmt}}};
+    CHECK(configure_error(same_file) == "sinks[1]: writes where sinks[0] does (\"file:" + path +
+                                            "\"): a stream, a file or a Sink object takes one place in the list");
+    // Rejected: the running set stays.
+    CHECK(records_by_sink().size() == 4);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a sink's name is escaped in the Prometheus label", "[metrics]") {
+    fieldlog::configure({.sinks = {{.target = std::make_shared<fieldlog::NullSink>(), .name = "a\"b\\c\nd"}}});
+    fieldlog::get("swap.label").info("x");
+    CHECK(fieldlog::metrics_text().find("fieldlog_sink_records_total{sink=\"a\\\"b\\\\c\\nd\",kind=\"null\",target=\"\"} 1\n") !=
+          std::string::npos);
+    fieldlog_test::release_sinks();
+}

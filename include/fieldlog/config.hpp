@@ -58,6 +58,10 @@ enum class ColourMode : std::uint8_t {
 
 struct FIELDLOG_API SinkConfig {
     SinkTarget target = StdoutSinkOptions{};
+    /// The sink's identity: its label in metrics, and what a later configure() keeps it by (with
+    /// an equal target). Empty: its kind and target, like `file:logs/app.log` (README: Metrics).
+    /// Two sinks with one name are a ConfigError.
+    std::string name{};
     /// Default: Config::format (console is plain off a TTY: see `colour`). A sink that takes one format
     /// only (SinkInfo::format: journald takes json) gets that one; another here is a ConfigError.
     std::optional<Format> format{};
@@ -139,8 +143,8 @@ public:
 
 /// Replaces the running configuration from any thread, while others log, without a lock on
 /// their path: every record goes wholly to the old sink set or wholly to the new one; sinks
-/// the new set keeps (an equal SinkTarget) are reused, not reopened; the others are flushed
-/// and closed after their last writer is done.
+/// the new set keeps (the same name and an equal SinkTarget) are reused, not reopened, and keep
+/// their counters; the others are flushed and closed after their last writer is done.
 /// Throws ConfigError when a sink cannot be made (a file that cannot be opened, an address
 /// that does not resolve); then nothing changes and the running configuration stays in force.
 /// We throw rather than return a status so that a bad configuration at start-up cannot be

@@ -399,6 +399,9 @@ public:
             } else if (key == "logger_width") {
                 sink.logger_width = static_cast<std::uint8_t>(
                     integer(node, key_path, 0, kWidestLoggerColumn, "a column width from 0 to 64"));
+            } else if (key == "name") {
+                sink.name = std::string(text(node, key_path, "a name like \"audit\""));
+                if (sink.name.empty()) expected(node, key_path, "a name like \"audit\"");
             } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
                 if (key == "path") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
@@ -412,18 +415,18 @@ public:
                 switch (kind) {
                     case Kind::file:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "path", "max_size", "rotate", "rotate_utc",
+                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "path", "max_size", "rotate", "rotate_utc",
                                      "keep", "max_age", "max_total_bytes", "compress", "compression_level", "buffer",
                                      "flush_interval", "flush_level", "fsync", "reopen_check"},
                                     kind_name);
                     case Kind::udp:
                         unknown_key(key, key_path,
-                                    {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "address", "framing", "max_datagram", "oversize",
+                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "address", "framing", "max_datagram", "oversize",
                                      "facility", "app_name", "hostname", "resolve_interval"},
                                     kind_name);
                     case Kind::journald:
-                        unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "socket", "identifier"}, kind_name);
-                    default: unknown_key(key, key_path, {"type", "format", "level", "caller", "tid", "timestamp", "color", "logger_width"}, kind_name);
+                        unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "socket", "identifier"}, kind_name);
+                    default: unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width"}, kind_name);
                 }
             }
         }

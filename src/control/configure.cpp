@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <set>
 #include <system_error>
 
 #include "control/fork.hpp"
@@ -15,7 +16,7 @@ namespace fieldlog {
 namespace detail {
 namespace {
 
-/// `"<path>"` for error messages.
+/// `"<path>"` or `"<name>"` for error messages.
 std::string in_quotes(const std::string& text) { return '"' + text + '"'; }
 
 /// What errors about a sink start with: where it was defined (`fieldlog.toml:14: sinks[1].path`)
@@ -112,6 +113,71 @@ EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, 
     return options;
 }
 
+/// `kind` or `kind:target` (`stdout`, `file:logs/app.log`, `memory`): what a sink is called
+/// when its SinkConfig gives it no name.
+std::string kind_and_target(const SinkTarget& target) {
+    if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
+        return std_stream->stream == StdStream::err ? "stderr" : "stdout";
+    }
+    if (const auto* file = std::get_if<FileSinkOptions>(&target)) return "file:" + file->path;
+    if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) return "udp:" + udp->address;
+    if (const auto* journald = std::get_if<JournaldSinkOptions>(&target)) return "journald:" + journald->socket;
+    const auto& custom = std::get<std::shared_ptr<Sink>>(target);
+    if (!custom) return "custom";  // make_sink refuses it
+    const SinkInfo info = custom->info();
+    return info.target.empty() ? std::string(info.kind) : std::string(info.kind) + ':' + info.target;
+}
+
+/// Every sink's name, in order: its own (SinkConfig::name), else its kind and target; a sink
+/// that shares those with an earlier unnamed one in another format gets its format appended
+/// (`udp:127.0.0.1:5140/logfmt`), and one whose name is still taken its count (`memory#2`). So
+/// a made-up name never collides and an added sink renames none before it; a name given twice
+/// is a ConfigError naming both.
+std::vector<std::string> sink_names(const std::vector<SinkConfig>& sinks, Format config_format) {
+    std::vector<std::string> names(sinks.size());
+    std::set<std::string, std::less<>> taken;
+    for (std::size_t index = 0; index < sinks.size(); ++index) {
+        const std::string& name = sinks[index].name;
+        if (name.empty()) continue;
+        for (std::size_t earlier = 0; earlier < index; ++earlier) {
+            if (sinks[earlier].name == name) {
+                throw ConfigError(sink_location(sinks[index], index) + ": the name " + in_quotes(name) + " is taken by " +
+                                  sink_location(sinks[earlier], earlier));
+            }
+        }
+        names[index] = name;
+        taken.insert(name);
+    }
+    std::vector<std::string> bases(sinks.size());
+    for (std::size_t index = 0; index < sinks.size(); ++index) {
+        if (!names[index].empty()) continue;
+        bases[index] = kind_and_target(sinks[index].target);
+        const Format format = sinks[index].format.value_or(config_format);
+        std::string name = bases[index];
+        for (std::size_t earlier = 0; earlier < index; ++earlier) {
+            if (bases[earlier] == bases[index] && sinks[earlier].format.value_or(config_format) != format) {
+                name += '/' + std::string(to_string(format));
+                break;
+            }
+        }
+        const std::string stem = name;
+        for (int count = 2; taken.contains(name); ++count) name = stem + '#' + std::to_string(count);
+        taken.insert(name);
+        names[index] = std::move(name);
+    }
+    return names;
+}
+
+/// True when `a` and `b` write to one place that two sinks cannot share: one stream, one file,
+/// one Sink object. (Two UDP or journald sinks to one address each send their own datagrams.)
+bool same_destination(const SinkTarget& a, const SinkTarget& b) {
+    if (a.index() != b.index()) return false;
+    if (const auto* stream = std::get_if<StdoutSinkOptions>(&a)) return *stream == std::get<StdoutSinkOptions>(b);
+    if (const auto* file = std::get_if<FileSinkOptions>(&a)) return file->path == std::get<FileSinkOptions>(b).path;
+    if (const auto* custom = std::get_if<std::shared_ptr<Sink>>(&a)) return *custom && *custom == std::get<std::shared_ptr<Sink>>(b);
+    return false;
+}
+
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
@@ -119,18 +185,23 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     RoutingTable& routing = pipeline->routing;
     static const std::vector<SinkConfig> default_sinks{SinkConfig{}};  // Config::sinks empty: one stdout sink
     const std::vector<SinkConfig>& sinks = config.sinks.empty() ? default_sinks : config.sinks;
+    const std::vector<std::string> names = sink_names(sinks, config.format);
     for (std::size_t index = 0; index < sinks.size(); ++index) {
         const SinkConfig& sink_config = sinks[index];
-        std::shared_ptr<SinkHandle> handle;
-        for (const auto& candidate : routing.sinks) {  // the same sink twice in one config
-            if (candidate->origin == sink_config.target) handle = candidate;
-        }
-        if (!handle && previous != nullptr) {
-            for (const auto& candidate : previous->routing.sinks) {
-                if (candidate->origin == sink_config.target) handle = candidate;
+        for (std::size_t earlier = 0; earlier < index; ++earlier) {
+            if (same_destination(sinks[earlier].target, sink_config.target)) {
+                throw ConfigError(sink_location(sink_config, index) + ": writes where " + sink_location(sinks[earlier], earlier) +
+                                  " does (" + in_quotes(names[earlier]) +
+                                  "): a stream, a file or a Sink object takes one place in the list");
             }
         }
-        if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target);
+        std::shared_ptr<SinkHandle> handle;
+        if (previous != nullptr) {
+            for (const auto& candidate : previous->routing.sinks) {
+                if (candidate->name == names[index] && candidate->origin == sink_config.target) handle = candidate;
+            }
+        }
+        if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target, names[index]);
         routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level);
     }
     if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);

@@ -34,7 +34,7 @@ Metrics metrics() {
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
     if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
         for (const auto& handle : pipeline->routing.sinks) {
-            m.sinks.push_back(SinkMetrics{std::string(handle->info.kind), handle->info.target, handle->sink->counters()});
+            m.sinks.push_back(SinkMetrics{handle->name, std::string(handle->info.kind), handle->info.target, handle->counters()});
         }
         if (pipeline->writer) {
             const AsyncMetrics running = pipeline->writer->metrics();
@@ -129,10 +129,10 @@ std::string metrics_text() {
     };
     for (const auto& c : sink_counters) {
         counter(out, c.name, c.help);
-        for (std::size_t i = 0; i < m.sinks.size(); ++i) {
-            const SinkMetrics& sink = m.sinks[i];
+        for (const SinkMetrics& sink : m.sinks) {
             line(c.name,
-                 fmt::format("sink=\"{}\",kind=\"{}\",target=\"{}\"", i, label_value(sink.kind), label_value(sink.target)),
+                 fmt::format("sink=\"{}\",kind=\"{}\",target=\"{}\"", label_value(sink.name), label_value(sink.kind),
+                             label_value(sink.target)),
                  sink.counters.*c.member);
         }
     }

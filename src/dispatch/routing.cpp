@@ -7,9 +7,19 @@
 #include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
-SinkHandle::SinkHandle(std::shared_ptr<Sink> made, SinkTarget made_from)
-    : sink(std::move(made)), info(sink->info()), origin(std::move(made_from)) {
+SinkHandle::SinkHandle(std::shared_ptr<Sink> made, SinkTarget made_from, std::string named)
+    : sink(std::move(made)),
+      info(sink->info()),
+      origin(std::move(made_from)),
+      name(std::move(named)),
+      at_start_(sink->counters()) {
     if (info.tick_period.count() > 0) add_ticking(this, info.tick_period);
+}
+
+SinkCounters SinkHandle::counters() const noexcept {
+    const SinkCounters now = sink->counters();
+    return {now.records - at_start_.records, now.bytes - at_start_.bytes, now.dropped - at_start_.dropped,
+            now.errors - at_start_.errors};
 }
 
 SinkHandle::~SinkHandle() {

@@ -17,24 +17,33 @@
 
 namespace fieldlog::detail {
 
-/// A running sink: the sink, what it said about itself when it joined, and what it was made
-/// from. Shared between consecutive configurations that keep the same sink (an equal
-/// SinkTarget), so nothing is reopened and per-thread order in that destination holds across a
-/// swap. While it lives, the background thread ticks the sink as often as info.tick_period asks.
+/// A running sink: the sink, what it said about itself when it joined, its name and what it
+/// was made from. Shared between consecutive configurations that keep the same sink (the same
+/// name and an equal SinkTarget), so nothing is reopened, its counters go on, and per-thread
+/// order in that destination holds across a swap. While it lives, the background thread ticks
+/// the sink as often as info.tick_period asks.
 class SinkHandle final : public Tickable {
 public:
-    SinkHandle(std::shared_ptr<Sink> made, SinkTarget made_from);
+    SinkHandle(std::shared_ptr<Sink> made, SinkTarget made_from, std::string named);
     ~SinkHandle();
     SinkHandle(const SinkHandle&) = delete;
     SinkHandle& operator=(const SinkHandle&) = delete;
 
     const std::shared_ptr<Sink> sink;
     const SinkInfo info;
-    const SinkTarget origin;  ///< an equal target in a new configuration reuses this handle
+    const SinkTarget origin;  ///< with an equal name, an equal target in a new configuration reuses this handle
+    const std::string name;   ///< the metrics label
+
+    /// The sink's counters since this handle was made: a sink the program made and configures
+    /// again under another name starts from zero, as a new one does.
+    [[nodiscard]] SinkCounters counters() const noexcept;
 
     /// The background tick: sink->tick() under the sink's mutex; skipped when a writer holds it
     /// (the next period tries again): the ticker never waits on a sink.
     void tick(std::chrono::steady_clock::time_point now) noexcept override;
+
+private:
+    const SinkCounters at_start_;
 };
 
 struct Route {
