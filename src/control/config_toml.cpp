@@ -2,6 +2,7 @@
 // read through toml++. Each table is walked key by key, so an unknown key, a wrong type or a
 // bad value is rejected with the source, line and key path:
 //   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"
+// and a syntax error with the source, line and column, in plain words where they can be told.
 // Cold path: runs before configure(), never per record.
 #include <sys/un.h>
 #include <unistd.h>
@@ -597,12 +598,79 @@ private:
 
 }  // namespace
 
+namespace {
+
+/// Line `line` (from 1) of `text`, without its '\n'.
+std::string_view line_of(std::string_view text, std::size_t line) {
+    for (; line > 1; --line) {
+        const std::size_t newline = text.find('\n');
+        if (newline == std::string_view::npos) return {};
+        text.remove_prefix(newline + 1);
+    }
+    return text.substr(0, text.find('\n'));
+}
+
+/// The characters of `line`, as toml++ counts columns (UTF-8 continuation bytes are no column).
+std::size_t columns(std::string_view line) {
+    std::size_t count = 0;
+    for (const char c : line) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    return count;
+}
+
+/// The quoted name in toml++'s "cannot redefine existing table 'async'".
+std::string_view quoted_name(std::string_view description) {
+    const std::size_t close = description.rfind('\'');
+    const std::size_t open = close == std::string_view::npos || close == 0 ? std::string_view::npos
+                                                                         : description.rfind('\'', close - 1);
+    return open == std::string_view::npos ? std::string_view{} : description.substr(open + 1, close - open - 1);
+}
+
+/// What the user did wrong, in plain words, for the syntax errors toml++'s description (and the
+/// line it points at) tell apart reliably; "" for the others. toml++ says "unescaped control
+/// characters …" for a string the line ends in, for instance.
+std::string plain_words(std::string_view description, std::string_view text, const toml::source_position& at) {
+    const std::string_view line = line_of(text, at.line);
+    const bool at_line_end = at.column > columns(line);
+    const auto says = [&](std::string_view what) { return description.find(what) != std::string_view::npos; };
+    if (says("while parsing string: unescaped control characters") && at_line_end) {
+        return "unterminated string (the closing \" is missing on this line)";
+    }
+    if (says("while parsing literal string: control characters") && at_line_end) {
+        return "unterminated string (the closing ' is missing on this line)";
+    }
+    if (says("string: encountered end-of-file")) return "unterminated string (its closing quotes are missing)";
+    if (says("string: unknown escape sequence")) {
+        return "bad escape sequence in a string (write \\\\ for a backslash, or use 'single quotes')";
+    }
+    if (says("key-value pair: expected '='")) return "missing '=' after the key";
+    if (says("key-value pair: expected value")) return "missing value after '='";
+    if (says("key-value pair: cannot redefine existing")) {
+        return fmt::format("duplicate key \"{}\" (it is set earlier in this table)", quoted_name(description));
+    }
+    if (says("table header: cannot redefine existing table")) {
+        return fmt::format("duplicate table [{}] (a table header may appear once)", quoted_name(description));
+    }
+    if (says("table header: expected ']'")) {
+        return line.find("[[") != std::string_view::npos ? "unterminated table header (the closing ]] is missing)"
+                                                       : "unterminated table header (the closing ] is missing)";
+    }
+    if (says("while parsing array: encountered end-of-file") || says("while parsing array: expected comma or closing ']'")) {
+        return "unterminated array (a ',' between values or the closing ] is missing)";
+    }
+    return {};
+}
+
+}  // namespace
+
 Config Config::parse(std::string_view text, std::string_view source) {
     toml::table table;
     try {
         table = toml::parse(text, source);
     } catch (const toml::parse_error& e) {
-        throw ConfigError(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
+        const toml::source_position at = e.source().begin;
+        const std::string plain = plain_words(e.description(), text, at);
+        throw ConfigError(plain.empty() ? fmt::format("{}:{}:{}: {}", source, at.line, at.column, e.description())
+                                        : fmt::format("{}:{}:{}: {} ({})", source, at.line, at.column, plain, e.description()));
     }
     return Reader(source).document(table);
 }
