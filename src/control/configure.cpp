@@ -174,7 +174,9 @@ bool same_destination(const SinkTarget& a, const SinkTarget& b) {
     if (a.index() != b.index()) return false;
     if (const auto* stream = std::get_if<StdoutSinkOptions>(&a)) return *stream == std::get<StdoutSinkOptions>(b);
     if (const auto* file = std::get_if<FileSinkOptions>(&a)) return file->path == std::get<FileSinkOptions>(b).path;
-    if (const auto* custom = std::get_if<std::shared_ptr<Sink>>(&a)) return *custom && *custom == std::get<std::shared_ptr<Sink>>(b);
+    if (const auto* custom = std::get_if<std::shared_ptr<Sink>>(&a)) {
+        return *custom && *custom == std::get<std::shared_ptr<Sink>>(b);
+    }
     return false;
 }
 
