@@ -20,95 +20,21 @@
 #include <system_error>
 #include <thread>
 
+#include "address.hpp"
 #include "base/ticker.hpp"
 #include "sink_io.hpp"
+#include "syslog_header.hpp"
 
 namespace fieldlog {
 namespace {
 
 constexpr std::size_t kBatch = 64;            // messages per sendmmsg call
 constexpr std::size_t kMaxDatagram = 65507;   // IPv4's largest UDP payload
-constexpr std::size_t kHeadCapacity = 48;     // "<191>1 " + 27-char timestamp + ' '
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 // A new address waits at most this long for the writer to let go of the sink's mutex; then it
 // is taken at the next resolution.
 constexpr int kHandOverAttempts = 100;
 constexpr auto kHandOverRetry = std::chrono::microseconds(100);
-
-struct Endpoint {
-    sockaddr_storage address{};
-    socklen_t length = 0;
-
-    [[nodiscard]] bool same_as(const Endpoint& other) const noexcept {
-        return length == other.length && std::memcmp(&address, &other.address, length) == 0;
-    }
-};
-
-struct HostPort {
-    std::string host;
-    std::string port;
-};
-
-HostPort split_address(const std::string& address) {
-    const std::size_t colon = address.rfind(':');
-    if (colon == std::string::npos || colon + 1 == address.size()) {
-        throw std::invalid_argument("address '" + address + "' has no :port");
-    }
-    std::string host = address.substr(0, colon);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-    } else if (host.find(':') != std::string::npos) {
-        throw std::invalid_argument("address '" + address + "': an IPv6 address needs brackets, e.g. [::1]:5140");
-    }
-    if (host.empty()) throw std::invalid_argument("address '" + address + "' has no host");
-    std::string port = address.substr(colon + 1);
-    if (std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        // getaddrinfo takes any number and keeps its low 16 bits: 99999 would be port 34463.
-        unsigned value = 0;
-        const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
-        if (error != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535) {
-            throw std::invalid_argument("address '" + address + "': port " + port + " is not in 1-65535");
-        }
-    }  // otherwise a service name (/etc/services), for getaddrinfo
-    return {host, std::move(port)};
-}
-
-/// getaddrinfo's first answer; 0 or the EAI_* code.
-int resolve(const HostPort& where, int flags, Endpoint& out) noexcept {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_DGRAM;
-    hints.ai_flags = flags;
-    addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(where.host.c_str(), where.port.c_str(), &hints, &found); rc != 0) return rc;
-    std::memcpy(&out.address, found->ai_addr, found->ai_addrlen);
-    out.length = found->ai_addrlen;
-    ::freeaddrinfo(found);
-    return 0;
-}
-
-/// RFC 5424 severity of a level.
-int severity(Level level) noexcept {
-    switch (level) {
-        case Level::trace:
-        case Level::debug: return 7;
-        case Level::info: return 6;
-        case Level::warn: return 4;
-        case Level::error: return 3;
-        case Level::fatal:
-        case Level::off: return 2;
-    }
-    return 6;
-}
-
-/// Appends `value` to `out` as an RFC 5424 header field: printable ASCII only, at most `limit`
-/// characters, "-" when nothing is left.
-void append_header_field(std::string& out, std::string_view value, std::size_t limit) {
-    const std::size_t start = out.size();
-    for (const char c : value.substr(0, limit)) out += (c >= 33 && c <= 126) ? c : '_';
-    if (out.size() == start) out += '-';
-    out += ' ';
-}
 
 /// Length of the JSON string unit (escape, UTF-8 sequence or byte) that starts at `p`.
 std::size_t unit_length(std::string_view s, std::size_t p) noexcept {
@@ -186,30 +112,26 @@ struct UdpSink::State final : detail::Tickable {
 
     UdpSink& owner;
     const UdpSinkOptions options;
-    HostPort where;
+    detail::HostPort where;
     int fd = -1;
-    Endpoint endpoint;
+    detail::Endpoint endpoint;
     bool ticking = false;
 
-    Endpoint resolved;  ///< the resolver's last answer taken (background thread only)
+    detail::Endpoint resolved;  ///< the resolver's last answer taken (background thread only)
 
-    // RFC 5424: "HOSTNAME APP-NAME PROCID - - ", rebuilt in a forked child (new PROCID).
-    std::string host_app;  ///< "HOSTNAME APP-NAME "
-    std::array<char, 160> tail{};
-    std::size_t tail_size = 0;
-    std::uint64_t fork_seen = 0;
+    detail::SyslogTail tail;   ///< RFC 5424: "HOSTNAME APP-NAME PROCID - - "
+    std::string_view tail_now;  ///< tail.current() for the batch being sent
 
     // One batch, allocated once.
     std::array<mmsghdr, kBatch> messages{};
     std::array<iovec, kBatch * 3> iov{};
-    std::array<std::array<char, kHeadCapacity>, kBatch> heads{};
+    std::array<std::array<char, detail::kSyslogHeadCapacity>, kBatch> heads{};
     std::unique_ptr<char[]> cut_buffer;  ///< one record cut to fit (sent alone)
 
     std::atomic<std::uint64_t> truncated{0};
     detail::ErrorReporter errors;
 
-    void build_tail() noexcept;
-    void connect_to(const Endpoint& target);
+    void connect_to(const detail::Endpoint& target);
     void send(std::span<const RecordView> records) noexcept;
     std::size_t prepare(const RecordView& record, std::size_t slot, char* cut_into) noexcept;
     void flush_batch(std::size_t count) noexcept;
@@ -218,33 +140,26 @@ struct UdpSink::State final : detail::Tickable {
     void tick(std::chrono::steady_clock::time_point now) noexcept override;
 };
 
-UdpSink::State::State(UdpSink& sink, UdpSinkOptions opts) : owner(sink), options(std::move(opts)) {
+UdpSink::State::State(UdpSink& sink, UdpSinkOptions opts)
+    : owner(sink), options(std::move(opts)), tail(options.hostname, options.app_name) {
     if (options.max_datagram > kMaxDatagram) {
         throw std::invalid_argument("max_datagram " + std::to_string(options.max_datagram) + " is over 65507");
     }
     if (options.facility < 0 || options.facility > 23) {
         throw std::invalid_argument("facility " + std::to_string(options.facility) + " is not 0-23");
     }
-    where = split_address(options.address);
-    const bool literal = resolve(where, AI_NUMERICHOST, endpoint) == 0;
+    where = detail::split_address(options.address);
+    const bool literal = detail::resolve(where, SOCK_DGRAM, AI_NUMERICHOST, endpoint) == 0;
     if (!literal) {
-        if (const int rc = resolve(where, 0, endpoint); rc != 0) {
+        if (const int rc = detail::resolve(where, SOCK_DGRAM, 0, endpoint); rc != 0) {
             throw std::invalid_argument("cannot resolve '" + options.address + "': " + ::gai_strerror(rc));
         }
     }
     resolved = endpoint;
     connect_to(endpoint);
 
-    std::string hostname = options.hostname;
-    if (hostname.empty()) {
-        char name[256] = {};
-        ::gethostname(name, sizeof name - 1);
-        hostname = name;
-    }
-    append_header_field(host_app, hostname, 255);
-    append_header_field(host_app, options.app_name, 48);
-    build_tail();
-    const std::size_t smallest = (options.framing == UdpFraming::rfc5424 ? kHeadCapacity + tail_size : 0) + 64;
+    const std::size_t smallest =
+        (options.framing == UdpFraming::rfc5424 ? detail::kSyslogHeadCapacity + tail.last().size() : 0) + 64;
     if (options.max_datagram < smallest) {
         throw std::invalid_argument("max_datagram " + std::to_string(options.max_datagram) +
                                     " leaves no room for a record; use at least " + std::to_string(smallest));
@@ -253,18 +168,7 @@ UdpSink::State::State(UdpSink& sink, UdpSinkOptions opts) : owner(sink), options
     ticking = !literal && options.resolve_interval.count() > 0;
 }
 
-void UdpSink::State::build_tail() noexcept {
-    fork_seen = detail::fork_generation();
-    char pid[24];
-    char* const pid_end = std::to_chars(pid, pid + sizeof pid, ::getpid()).ptr;
-    const std::size_t host_app_size = std::min(host_app.size(), tail.size() - 32);
-    char* o = std::copy_n(host_app.data(), host_app_size, tail.data());
-    o = std::copy(pid, pid_end, o);
-    for (const char c : std::string_view(" - - ")) *o++ = c;
-    tail_size = static_cast<std::size_t>(o - tail.data());
-}
-
-void UdpSink::State::connect_to(const Endpoint& target) {
+void UdpSink::State::connect_to(const detail::Endpoint& target) {
     const int family = target.address.ss_family;
     if (fd < 0 || endpoint.address.ss_family != family) {
         const int made = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -283,8 +187,8 @@ void UdpSink::State::connect_to(const Endpoint& target) {
 }
 
 void UdpSink::State::tick(std::chrono::steady_clock::time_point) noexcept {
-    Endpoint fresh;
-    if (const int rc = resolve(where, 0, fresh); rc != 0) {
+    detail::Endpoint fresh;
+    if (const int rc = detail::resolve(where, SOCK_DGRAM, 0, fresh); rc != 0) {
         owner.count_error();
         report("resolve", rc == EAI_SYSTEM ? errno : EHOSTUNREACH);
         return;
@@ -315,15 +219,10 @@ std::size_t UdpSink::State::prepare(const RecordView& record, std::size_t slot, 
     std::size_t header = 0;
     if (options.framing == UdpFraming::rfc5424) {
         char* head = heads[slot].data();
-        char* o = head;
-        *o++ = '<';
-        o = std::to_chars(o, head + kHeadCapacity, options.facility * 8 + severity(record.level)).ptr;
-        for (const char c : std::string_view(">1 ")) *o++ = c;
-        o = append_rfc3339(o, record.time, TimestampFormat{.precision = TimestampPrecision::micro});
-        *o++ = ' ';
+        char* const o = detail::append_syslog_head(head, options.facility, record.level, record.time);
         parts[count++] = iovec{head, static_cast<std::size_t>(o - head)};
-        parts[count++] = iovec{tail.data(), tail_size};
-        header = static_cast<std::size_t>(o - head) + tail_size;
+        parts[count++] = iovec{const_cast<char*>(tail_now.data()), tail_now.size()};
+        header = static_cast<std::size_t>(o - head) + tail_now.size();
     }
     if (header + line.size() > options.max_datagram) {
         const std::size_t cut = options.oversize == OversizePolicy::truncate
@@ -370,8 +269,9 @@ void UdpSink::State::send(std::span<const RecordView> records) noexcept {
         owner.count_dropped(records.size());
         return;
     }
-    if (options.framing == UdpFraming::rfc5424 && fork_seen != detail::fork_generation()) build_tail();
-    const std::size_t header_bound = options.framing == UdpFraming::rfc5424 ? kHeadCapacity + tail_size : 0;
+    if (options.framing == UdpFraming::rfc5424) tail_now = tail.current();
+    const std::size_t header_bound =
+        options.framing == UdpFraming::rfc5424 ? detail::kSyslogHeadCapacity + tail_now.size() : 0;
     std::size_t count = 0;
     for (const RecordView& record : records) {
         const bool must_cut = record.bytes.size() + header_bound > options.max_datagram;
@@ -408,15 +308,15 @@ void UdpSink::write_batch(std::span<const RecordView> records) { state_->send(re
 void UdpSink::write_on_crash(std::span<const RecordView> records) noexcept {
     const State& s = *state_;
     if (s.fd < 0) return;
-    char head[16] = "<";
-    char* o = std::to_chars(head + 1, head + sizeof head, s.options.facility * 8 + severity(Level::fatal)).ptr;
-    for (const char c : std::string_view(">1 - ")) *o++ = c;  // "-": no clock reading on this path
+    char head[16];
+    char* const o = detail::append_syslog_crash_head(head, s.options.facility);
+    const std::string_view tail = s.tail.last();
     const bool syslog = s.options.framing == UdpFraming::rfc5424;
     for (const RecordView& record : records) {
         std::size_t size = record.bytes.size();
         if (size > 0 && record.bytes[size - 1] == '\n') --size;
         iovec parts[3] = {{head, static_cast<std::size_t>(o - head)},
-                          {const_cast<char*>(s.tail.data()), s.tail_size},
+                          {const_cast<char*>(tail.data()), tail.size()},
                           {const_cast<char*>(record.bytes.data()), size}};
         if ((syslog ? parts[0].iov_len + parts[1].iov_len : 0) + size > s.options.max_datagram) continue;
         msghdr message{};

@@ -1,0 +1,32 @@
+// "host:port" as the network sinks take it (UDP, syslog over TCP/TLS): checked once when the
+// sink is made, resolved through getaddrinfo. Internal to sinks/; cold path.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string>
+
+namespace fieldlog::detail {
+
+/// A resolved socket address.
+struct Endpoint {
+    sockaddr_storage address{};
+    socklen_t length = 0;
+
+    [[nodiscard]] bool same_as(const Endpoint& other) const noexcept;
+};
+
+struct HostPort {
+    std::string host;
+    std::string port;
+};
+
+/// Splits "host:port", "1.2.3.4:port" or "[::1]:port"; throws std::invalid_argument naming the
+/// address when there is no port, no host, an IPv6 address without brackets or a numeric port
+/// outside 1-65535.
+HostPort split_address(const std::string& address);
+
+/// getaddrinfo's first answer for `socktype` (SOCK_DGRAM, SOCK_STREAM); 0 or the EAI_* code.
+int resolve(const HostPort& where, int socktype, int flags, Endpoint& out) noexcept;
+
+}  // namespace fieldlog::detail
