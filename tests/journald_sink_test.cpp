@@ -526,7 +526,7 @@ TEST_CASE("with caller and tid on, the caller is CODE_FILE, CODE_LINE and CODE_F
                              .clock = &fieldlog_test::fixed_clock});
         fieldlog::get("svc").info("located");
         line = __LINE__ - 1;
-        fieldlog::configure({.sinks = {}});
+        fieldlog_test::release_sinks();
     }
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);

@@ -16,6 +16,7 @@
 #include "fieldlog/sinks/callback_sink.hpp"
 #include "fieldlog/sinks/file_sink.hpp"
 #include "fieldlog/sinks/journald_sink.hpp"
+#include "fieldlog/sinks/syslog_sink.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 #include "fieldlog/timestamp.hpp"
 #include "fieldlog/trace_context.hpp"

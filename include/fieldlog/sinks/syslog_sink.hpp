@@ -1,0 +1,88 @@
+// The syslog sink: RFC 5424 messages over TCP (RFC 6587 octet counting) or TLS (RFC 5425) to a
+// syslog daemon, through a bounded buffer that outlives a receiver restart. It sits at the end
+// of the record path: the caller copies its record into the buffer; a thread of the sink's own
+// does every network call.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fieldlog/export.hpp"
+#include "fieldlog/sink.hpp"
+
+namespace fieldlog {
+
+/// How the syslog sink reaches its receiver.
+enum class SyslogTransport : std::uint8_t {
+    tcp,  ///< RFC 6587 octet counting: "LEN SP MSG"
+    tls,  ///< the same frames inside TLS (RFC 5425), GnuTLS
+};
+
+struct FIELDLOG_API SyslogSinkOptions {
+    std::string address;                      ///< "host:port", "1.2.3.4:port", "[::1]:port"
+    SyslogTransport transport = SyslogTransport::tcp;
+    std::string ca_file;      ///< TLS: PEM file of the CAs to trust; empty: the system's trust store
+    std::string cert_file;    ///< TLS: PEM client certificate (with key_file); empty: none
+    std::string key_file;     ///< TLS: PEM private key of cert_file
+    bool verify = true;       ///< TLS: check the receiver's certificate and its name
+    std::string server_name;  ///< TLS: the name to check and send as SNI; empty: the address's host
+    std::size_t buffer_bytes = 4 * 1024 * 1024;   ///< records kept until the receiver has them
+    std::chrono::milliseconds reconnect_max{5000};  ///< the longest wait between connection attempts
+    std::chrono::milliseconds drain_timeout{2000};  ///< how long closing the sink waits for the receiver
+    int facility = 16;                        ///< syslog facility 0–23 (16 = local0)
+    std::string app_name = "fieldlog";        ///< RFC 5424 APP-NAME
+    std::string hostname;                     ///< RFC 5424 HOSTNAME; empty: gethostname()
+
+    friend bool operator==(const SyslogSinkOptions&, const SyslogSinkOptions&) = default;
+};
+
+/// The sink's own counters, readable at any time from any thread.
+struct FIELDLOG_API SyslogSinkStats {
+    std::uint64_t connects = 0;        ///< connections made (TLS: handshakes completed)
+    std::uint64_t resent_records = 0;  ///< records sent again on a new connection
+    std::uint64_t buffered_bytes = 0;  ///< bytes in the buffer now, not yet acknowledged
+};
+
+/// Sends each record as one RFC 5424 message `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - - LINE`
+/// (the header as UdpSink's rfc5424 framing writes it; LINE is the JSON line without its '\n'),
+/// framed by octet counting, over one TCP or TLS connection.
+///
+/// - write() copies the frame into a ring of buffer_bytes allocated once, and wakes the sink's
+///   thread only when it sleeps; it never makes a network call and never waits for one. A frame
+///   that does not fit in the free part of the ring is dropped and counted (Sink::counters()).
+/// - The sink's thread connects (with a backoff from 20 ms doubling to reconnect_max), sends
+///   what the ring holds, and frees a frame only once the kernel reports every byte of it
+///   acknowledged by the receiver's TCP (SIOCOUTQ). When the connection breaks, it connects
+///   again and sends again from the first frame not wholly acknowledged: a frame is never sent
+///   again after the receiver's kernel acknowledged it all.
+/// - What that guarantees, and what it cannot (bytes a receiver's kernel acknowledged but the
+///   daemon never read): README, "syslog over TCP and TLS".
+/// - TLS: GnuTLS, the system's default priorities; with `verify` the receiver's certificate
+///   must chain to ca_file (or the system store) and match server_name (or the host).
+/// - Closing the sink (shutdown(), a new configuration without it) waits up to drain_timeout
+///   for the receiver to acknowledge the ring; the frames still in it then are counted dropped.
+/// - flush() wakes the thread and returns; it does not wait for the network.
+///
+/// Construction throws std::invalid_argument for a malformed address, bad options or TLS files
+/// that cannot be read; an unreachable receiver is not an error (the ring fills meanwhile).
+class FIELDLOG_API SyslogSink final : public Sink {
+public:
+    explicit SyslogSink(SyslogSinkOptions options);
+    ~SyslogSink() override;
+
+    void write(const RecordView& record) override;
+    void flush() override;
+    [[nodiscard]] SinkInfo info() const override;
+
+    [[nodiscard]] SyslogSinkStats stats() const noexcept;
+    [[nodiscard]] const SyslogSinkOptions& options() const noexcept;
+
+private:
+    struct FIELDLOG_LOCAL State;  // the implementation: not exported with the class
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace fieldlog

@@ -1,0 +1,511 @@
+// The syslog sink. The caller's write() copies one octet-counted RFC 5424 frame into a ring
+// and returns; the sink's own thread connects, sends, and frees frames once the receiver's TCP
+// has acknowledged every byte of them (SIOCOUTQ: bytes the kernel still holds, sent or not).
+// After a broken connection it sends again from the first frame not wholly acknowledged. The
+// ring's two positions are all the threads share: `head` (the caller's) and `released` (the
+// sink thread's).
+#include "fieldlog/sinks/syslog_sink.hpp"
+
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <thread>
+
+#include "address.hpp"
+#include "sink_io.hpp"
+#include "syslog_header.hpp"
+#include "tls_stream.hpp"
+
+namespace fieldlog {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kFirstBackoff{20};
+constexpr milliseconds kConnectTimeout{5000};  // for one connect() and TLS handshake
+constexpr int kSendTimeoutMs = 100;      // a send blocked by a slow receiver returns to look at the clock
+constexpr int kAckPollMs = 2;            // while bytes are unacknowledged, SIOCOUTQ is read this often
+constexpr std::size_t kTcpChunk = 256 * 1024;   // bytes per sendmsg
+constexpr std::size_t kTlsChunk = 16 * 1024;    // one TLS record's plaintext
+constexpr std::size_t kMarks = 4096;            // TLS chunks in flight
+constexpr std::size_t kSmallestBuffer = 4096;
+
+/// Where a TLS chunk ends, in the connection's byte stream and in the ring.
+struct Mark {
+    std::uint64_t stream_end = 0;
+    std::uint64_t ring_end = 0;
+};
+
+}  // namespace
+
+struct SyslogSink::State {
+    State(SyslogSink& sink, SyslogSinkOptions opts);
+    ~State();
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+
+    SyslogSink& owner;
+    const SyslogSinkOptions options;
+    const detail::HostPort where;
+    const detail::TlsSettings tls_settings;
+    const std::unique_ptr<detail::TlsCredentials> credentials;  ///< TLS only
+    detail::SyslogTail tail;
+    const std::uint64_t fork_at_start = detail::fork_generation();
+
+    // The ring: frames back to back at absolute positions (modulo capacity).
+    const std::size_t capacity;
+    const std::unique_ptr<char[]> ring;
+    std::atomic<std::uint64_t> head{0};      ///< end of the last whole frame (written by the caller)
+    std::atomic<std::uint64_t> released{0};  ///< first frame not known acknowledged (sink thread)
+    std::atomic<bool> sleeping{false};       ///< the sink thread waits for `wake_fd`
+    std::atomic<bool> closing{false};
+    int wake_fd = -1;
+
+    std::atomic<std::uint64_t> connects{0};
+    std::atomic<std::uint64_t> resent{0};
+    detail::ErrorReporter errors;
+
+    // The sink thread's alone.
+    int fd = -1;
+    std::unique_ptr<detail::TlsStream> session;
+    std::uint64_t sent = 0;       ///< ring position of the next byte to send
+    std::uint64_t pushed = 0;     ///< bytes this connection handed to the kernel
+    std::uint64_t ring_base = 0;  ///< TCP: ring position of the connection's first byte
+    std::array<Mark, kMarks> marks{};
+    std::size_t first_mark = 0;
+    std::size_t mark_count = 0;
+    milliseconds backoff = kFirstBackoff;
+    Clock::time_point drain_deadline = Clock::time_point::max();
+    std::array<char, kTlsChunk> scratch{};  ///< a TLS chunk that wraps around the ring's end
+
+    std::thread thread;  // last: started when everything above is ready
+
+    void write(const RecordView& record) noexcept;
+    void wake() noexcept;
+
+    void run() noexcept;
+    bool connect_once() noexcept;
+    bool step() noexcept;
+    bool send_tcp(std::uint64_t until) noexcept;
+    bool send_tls(std::uint64_t until) noexcept;
+    bool send_tls_piece(const char* data, std::size_t size) noexcept;
+    bool wait(int timeout_ms) noexcept;
+    bool input_ok() noexcept;
+    void update_acked() noexcept;
+    void disconnect() noexcept;
+
+    void put(std::uint64_t at, const char* data, std::size_t size) noexcept;
+    [[nodiscard]] std::uint64_t frame_end(std::uint64_t start) const noexcept;
+    [[nodiscard]] std::uint64_t frames_between(std::uint64_t from, std::uint64_t to) const noexcept;
+    [[nodiscard]] bool past_deadline() const noexcept { return Clock::now() >= drain_deadline; }
+    void report(std::string_view operation, int error) noexcept { errors.report("syslog", options.address, operation, error); }
+    void report(std::string_view operation, std::string_view reason) noexcept {
+        errors.report("syslog", options.address, operation, reason);
+    }
+};
+
+namespace {
+
+detail::TlsSettings tls_settings_of(const SyslogSinkOptions& options, const detail::HostPort& where) {
+    return {.ca_file = options.ca_file,
+            .cert_file = options.cert_file,
+            .key_file = options.key_file,
+            .verify = options.verify,
+            .server_name = options.server_name.empty() ? where.host : options.server_name};
+}
+
+}  // namespace
+
+SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
+    : owner(sink),
+      options(std::move(opts)),
+      where(detail::split_address(options.address)),
+      tls_settings(tls_settings_of(options, where)),
+      credentials(options.transport == SyslogTransport::tls ? std::make_unique<detail::TlsCredentials>(tls_settings)
+                                                            : nullptr),
+      tail(options.hostname, options.app_name),
+      capacity(options.buffer_bytes),
+      ring(std::make_unique<char[]>(options.buffer_bytes)) {
+    if (options.facility < 0 || options.facility > 23) {
+        throw std::invalid_argument("facility " + std::to_string(options.facility) + " is not 0-23");
+    }
+    if (options.buffer_bytes < kSmallestBuffer) {
+        throw std::invalid_argument("buffer_bytes " + std::to_string(options.buffer_bytes) + " is under " +
+                                    std::to_string(kSmallestBuffer));
+    }
+    if (options.transport == SyslogTransport::tcp &&
+        (!options.ca_file.empty() || !options.cert_file.empty() || !options.key_file.empty())) {
+        throw std::invalid_argument("ca_file, cert_file and key_file are for transport tls");
+    }
+    detail::Endpoint probe;
+    if (const int rc = detail::resolve(where, SOCK_STREAM, 0, probe); rc != 0) {
+        throw std::invalid_argument("cannot resolve '" + options.address + "': " + ::gai_strerror(rc));
+    }
+    wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd < 0) throw std::system_error(errno, std::generic_category(), "eventfd for " + options.address);
+    thread = std::thread([this] { run(); });
+}
+
+SyslogSink::State::~State() {
+    closing.store(true, std::memory_order_seq_cst);
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t rc = ::write(wake_fd, &one, sizeof one);
+    thread.join();
+    ::close(wake_fd);
+}
+
+// --- the caller's side: copy, publish, wake ------------------------------------------------
+
+void SyslogSink::State::put(std::uint64_t at, const char* data, std::size_t size) noexcept {
+    const std::size_t offset = static_cast<std::size_t>(at % capacity);
+    const std::size_t first = std::min(size, capacity - offset);
+    std::memcpy(ring.get() + offset, data, first);
+    std::memcpy(ring.get(), data + first, size - first);
+}
+
+void SyslogSink::State::write(const RecordView& record) noexcept {
+    if (detail::fork_generation() != fork_at_start) {  // the sink thread stayed in the parent
+        owner.count_dropped();
+        return;
+    }
+    std::string_view line(record.bytes.data(), record.bytes.size());
+    if (line.ends_with('\n')) line.remove_suffix(1);
+    char syslog_head[detail::kSyslogHeadCapacity];
+    const char* const head_end = detail::append_syslog_head(syslog_head, options.facility, record.level, record.time);
+    const auto head_size = static_cast<std::size_t>(head_end - syslog_head);
+    const std::string_view header_tail = tail.last();
+    const std::size_t message_size = head_size + header_tail.size() + line.size();
+    char length[24];
+    char* length_end = std::to_chars(length, length + sizeof length - 1, message_size).ptr;
+    *length_end++ = ' ';
+    const auto length_size = static_cast<std::size_t>(length_end - length);
+    const std::size_t frame_size = length_size + message_size;
+
+    const std::uint64_t at = head.load(std::memory_order_relaxed);
+    const std::uint64_t free = capacity - (at - released.load(std::memory_order_acquire));
+    if (frame_size > free) {
+        owner.count_dropped();
+        return;
+    }
+    put(at, length, length_size);
+    put(at + length_size, syslog_head, head_size);
+    put(at + length_size + head_size, header_tail.data(), header_tail.size());
+    put(at + length_size + head_size + header_tail.size(), line.data(), line.size());
+    // seq_cst with `sleeping` (Dekker): either the sink thread sees this frame before it
+    // sleeps, or this thread sees it asleep and wakes it.
+    head.store(at + frame_size, std::memory_order_seq_cst);
+    if (sleeping.load(std::memory_order_seq_cst)) wake();
+}
+
+void SyslogSink::State::wake() noexcept {
+    if (!sleeping.exchange(false, std::memory_order_seq_cst)) return;
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t rc = ::write(wake_fd, &one, sizeof one);
+}
+
+// --- the sink thread -------------------------------------------------------------------------
+
+std::uint64_t SyslogSink::State::frame_end(std::uint64_t start) const noexcept {
+    std::uint64_t length = 0;
+    std::uint64_t at = start;
+    for (;;) {
+        const char c = ring[static_cast<std::size_t>(at % capacity)];
+        ++at;
+        if (c == ' ') break;
+        length = length * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return at + length;
+}
+
+std::uint64_t SyslogSink::State::frames_between(std::uint64_t from, std::uint64_t to) const noexcept {
+    std::uint64_t count = 0;
+    for (std::uint64_t at = from; at < to; at = frame_end(at)) ++count;
+    return count;
+}
+
+void SyslogSink::State::run() noexcept {
+    for (;;) {
+        if (closing.load(std::memory_order_acquire) && drain_deadline == Clock::time_point::max()) {
+            drain_deadline = Clock::now() + options.drain_timeout;
+        }
+        if (released.load(std::memory_order_relaxed) == head.load(std::memory_order_acquire) &&
+            drain_deadline != Clock::time_point::max()) {
+            break;
+        }
+        if (past_deadline()) break;
+        if (fd < 0) {
+            if (connect_once()) continue;
+            const auto left = std::chrono::duration_cast<milliseconds>(drain_deadline - Clock::now());
+            wait(static_cast<int>(std::min(backoff, left).count()));
+            backoff = std::min(backoff * 2, std::max(options.reconnect_max, kFirstBackoff));
+            continue;
+        }
+        if (!step()) disconnect();
+    }
+    if (fd >= 0) {
+        update_acked();
+        disconnect();
+    }
+    const std::uint64_t from = released.load(std::memory_order_relaxed);
+    const std::uint64_t lost = frames_between(from, head.load(std::memory_order_acquire));
+    if (lost > 0) owner.count_dropped(lost);
+    released.store(head.load(std::memory_order_relaxed), std::memory_order_release);
+}
+
+bool SyslogSink::State::connect_once() noexcept {
+    detail::Endpoint target;
+    if (const int rc = detail::resolve(where, SOCK_STREAM, 0, target); rc != 0) {
+        owner.count_error();
+        report("resolve", ::gai_strerror(rc));
+        return false;
+    }
+    fd = ::socket(target.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        owner.count_error();
+        report("socket", errno);
+        return false;
+    }
+    int error = 0;
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length) != 0) {
+        error = errno;
+        if (error == EINPROGRESS) {
+            pollfd watched[2] = {{fd, POLLOUT, 0}, {wake_fd, POLLIN, 0}};
+            const int ready = ::poll(watched, 2, static_cast<int>(kConnectTimeout.count()));
+            socklen_t length = sizeof error;
+            if (ready <= 0 || (watched[0].revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
+                error = ETIMEDOUT;
+            } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+                error = errno;
+            }
+        }
+    }
+    if (error == 0) {
+        // Blocking from here, with a send timeout: this thread has nothing else to do while the
+        // receiver is slow, and looks at the clock (closing) between timeouts.
+        const timeval send_timeout{0, kSendTimeoutMs * 1000};
+        if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+            ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0) {
+            error = errno;
+        }
+    }
+    if (error != 0) {
+        owner.count_error();
+        report("connect", error);
+        ::close(fd);
+        fd = -1;
+        return false;
+    }
+    pushed = 0;
+    if (credentials) {
+        session = std::make_unique<detail::TlsStream>(*credentials, tls_settings, fd, pushed);
+        if (const std::string failure = session->handshake(static_cast<int>(kConnectTimeout.count())); !failure.empty()) {
+            owner.count_error();
+            report("TLS handshake", failure);
+            session.reset();
+            ::close(fd);
+            fd = -1;
+            return false;
+        }
+    }
+    ring_base = released.load(std::memory_order_relaxed);
+    sent = ring_base;
+    first_mark = 0;
+    mark_count = 0;
+    connects.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+/// One step on a live connection: send what there is, else wait for acknowledgements or new
+/// frames. False when the connection is gone.
+bool SyslogSink::State::step() noexcept {
+    update_acked();
+    const std::uint64_t until = head.load(std::memory_order_acquire);
+    if (sent < until && mark_count < kMarks) return credentials ? send_tls(until) : send_tcp(until);
+    if (released.load(std::memory_order_relaxed) != sent || mark_count == kMarks) return wait(kAckPollMs);
+    if (drain_deadline != Clock::time_point::max()) return true;  // all acknowledged: run() ends
+    sleeping.store(true, std::memory_order_seq_cst);
+    if (head.load(std::memory_order_seq_cst) != sent) {
+        sleeping.store(false, std::memory_order_relaxed);
+        return true;
+    }
+    const bool alive = wait(-1);
+    sleeping.store(false, std::memory_order_relaxed);
+    return alive;
+}
+
+bool SyslogSink::State::send_tcp(std::uint64_t until) noexcept {
+    const std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(until - sent, kTcpChunk));
+    const std::size_t offset = static_cast<std::size_t>(sent % capacity);
+    const std::size_t first = std::min(size, capacity - offset);
+    iovec parts[2] = {{ring.get() + offset, first}, {ring.get(), size - first}};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = size > first ? 2 : 1;
+    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (n > 0) {
+        sent += static_cast<std::uint64_t>(n);
+        pushed += static_cast<std::uint64_t>(n);
+        return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;  // slow receiver
+    owner.count_error();
+    report("send", n < 0 ? errno : EIO);
+    return false;
+}
+
+bool SyslogSink::State::send_tls(std::uint64_t until) noexcept {
+    // Whole frames, at most one TLS record's worth unless one frame is larger: a record the
+    // receiver's TCP did not acknowledge whole was not decrypted, so none of its frames arrived.
+    const std::size_t limit = std::min(kTlsChunk, session->max_record());
+    std::uint64_t end = frame_end(sent);
+    while (end < until) {
+        const std::uint64_t next = frame_end(end);
+        if (next - sent > limit) break;
+        end = next;
+    }
+    const auto size = static_cast<std::size_t>(end - sent);
+    const std::size_t offset = static_cast<std::size_t>(sent % capacity);
+    const std::size_t first = std::min(size, capacity - offset);
+    bool ok;
+    if (first == size) {
+        ok = send_tls_piece(ring.get() + offset, size);
+    } else if (size <= scratch.size()) {
+        std::memcpy(scratch.data(), ring.get() + offset, first);
+        std::memcpy(scratch.data() + first, ring.get(), size - first);
+        ok = send_tls_piece(scratch.data(), size);
+    } else {
+        ok = send_tls_piece(ring.get() + offset, first) && send_tls_piece(ring.get(), size - first);
+    }
+    if (!ok) return false;
+    marks[(first_mark + mark_count) % kMarks] = Mark{pushed, end};
+    ++mark_count;
+    sent = end;
+    return true;
+}
+
+bool SyslogSink::State::send_tls_piece(const char* data, std::size_t size) noexcept {
+    std::size_t done = 0;
+    for (;;) {
+        const int rc = session->send(data, size, done);
+        if (rc > 0) return true;
+        if (rc < 0 || past_deadline()) {
+            owner.count_error();
+            report("TLS send", session->error_text());
+            return false;
+        }
+        update_acked();  // a slow receiver: let the caller have the room it freed meanwhile
+    }
+}
+
+/// Waits up to `timeout_ms` (-1: no limit) for a wake-up or for the receiver to say something;
+/// false when the connection (if any) is gone.
+bool SyslogSink::State::wait(int timeout_ms) noexcept {
+    pollfd watched[2] = {{wake_fd, POLLIN, 0}, {fd, POLLIN | POLLRDHUP, 0}};
+    const int ready = ::poll(watched, fd >= 0 ? 2 : 1, timeout_ms);
+    if (ready <= 0) return true;
+    if ((watched[0].revents & POLLIN) != 0) {
+        std::uint64_t count = 0;
+        [[maybe_unused]] const ssize_t rc = ::read(wake_fd, &count, sizeof count);
+    }
+    if (fd >= 0 && watched[1].revents != 0) return input_ok();
+    return true;
+}
+
+/// Reads what the receiver sent; false when it closed the connection.
+bool SyslogSink::State::input_ok() noexcept {
+    if (session) {
+        if (session->drain_input()) return true;
+        report("receive", session->error_text());
+        return false;
+    }
+    char scratch_in[512];
+    for (;;) {
+        const ssize_t got = ::recv(fd, scratch_in, sizeof scratch_in, MSG_DONTWAIT);
+        if (got > 0) continue;  // a syslog receiver has nothing to say; ignore it
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        if (got < 0 && errno == EINTR) continue;
+        if (got == 0) {
+            report("receive", "the receiver closed the connection");
+        } else {
+            report("receive", errno);
+        }
+        return false;
+    }
+}
+
+void SyslogSink::State::update_acked() noexcept {
+    int unacknowledged = 0;
+    if (::ioctl(fd, SIOCOUTQ, &unacknowledged) != 0) return;
+    const std::uint64_t acked = pushed - static_cast<std::uint64_t>(unacknowledged);
+    std::uint64_t free_to = released.load(std::memory_order_relaxed);
+    if (credentials) {
+        while (mark_count > 0 && marks[first_mark].stream_end <= acked) {
+            free_to = marks[first_mark].ring_end;
+            first_mark = (first_mark + 1) % kMarks;
+            --mark_count;
+        }
+    } else {
+        // Plain TCP: the stream is the ring's bytes from ring_base on.
+        const std::uint64_t acked_in_ring = ring_base + acked;
+        while (free_to < acked_in_ring) {
+            const std::uint64_t end = frame_end(free_to);
+            if (end > acked_in_ring) break;
+            free_to = end;
+        }
+    }
+    if (free_to != released.load(std::memory_order_relaxed)) {
+        released.store(free_to, std::memory_order_release);
+        backoff = kFirstBackoff;  // the receiver takes records: a later break starts over quickly
+    }
+}
+
+void SyslogSink::State::disconnect() noexcept {
+    update_acked();  // the kernel's last word on what the receiver had
+    const std::uint64_t from = released.load(std::memory_order_relaxed);
+    resent.fetch_add(frames_between(from, sent), std::memory_order_relaxed);
+    sent = from;
+    mark_count = 0;
+    session.reset();
+    ::close(fd);
+    fd = -1;
+}
+
+// --- the Sink ---------------------------------------------------------------------------------
+
+SyslogSink::SyslogSink(SyslogSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {}
+
+SyslogSink::~SyslogSink() = default;
+
+void SyslogSink::write(const RecordView& record) { state_->write(record); }
+
+void SyslogSink::flush() { state_->wake(); }
+
+SinkInfo SyslogSink::info() const { return {.kind = "syslog", .target = state_->options.address}; }
+
+SyslogSinkStats SyslogSink::stats() const noexcept {
+    const State& s = *state_;
+    const std::uint64_t released = s.released.load(std::memory_order_acquire);  // first: it never passes head
+    return {.connects = s.connects.load(std::memory_order_relaxed),
+            .resent_records = s.resent.load(std::memory_order_relaxed),
+            .buffered_bytes = s.head.load(std::memory_order_acquire) - released};
+}
+
+const SyslogSinkOptions& SyslogSink::options() const noexcept { return state_->options; }
+
+}  // namespace fieldlog

@@ -1,0 +1,145 @@
+// GnuTLS for the syslog sink: a client session whose transport is our own socket, counted.
+#include "tls_stream.hpp"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+namespace fieldlog::detail {
+namespace {
+
+bool is_ip_literal(const std::string& host) {
+    unsigned char buffer[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, host.c_str(), buffer) == 1 || ::inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+}  // namespace
+
+TlsCredentials::TlsCredentials(const TlsSettings& settings) {
+    if (const int rc = gnutls_certificate_allocate_credentials(&credentials_); rc < 0) {
+        throw std::invalid_argument(std::string("TLS credentials: ") + gnutls_strerror(rc));
+    }
+    try {
+        if (settings.ca_file.empty()) {
+            if (settings.verify && gnutls_certificate_set_x509_system_trust(credentials_) <= 0) {
+                throw std::invalid_argument("no ca_file and no system trust store to verify the receiver with");
+            }
+        } else {
+            const int count = gnutls_certificate_set_x509_trust_file(credentials_, settings.ca_file.c_str(), GNUTLS_X509_FMT_PEM);
+            if (count <= 0) {
+                throw std::invalid_argument("ca_file '" + settings.ca_file + "': " +
+                                            (count < 0 ? gnutls_strerror(count) : "no certificate in it"));
+            }
+        }
+        if (settings.cert_file.empty() != settings.key_file.empty()) {
+            throw std::invalid_argument("cert_file and key_file go together");
+        }
+        if (!settings.cert_file.empty()) {
+            const int rc = gnutls_certificate_set_x509_key_file(credentials_, settings.cert_file.c_str(),
+                                                                settings.key_file.c_str(), GNUTLS_X509_FMT_PEM);
+            if (rc < 0) {
+                throw std::invalid_argument("cert_file '" + settings.cert_file + "' with key_file '" + settings.key_file +
+                                            "': " + gnutls_strerror(rc));
+            }
+        }
+    } catch (...) {
+        gnutls_certificate_free_credentials(credentials_);
+        throw;
+    }
+}
+
+TlsCredentials::~TlsCredentials() { gnutls_certificate_free_credentials(credentials_); }
+
+TlsStream::TlsStream(const TlsCredentials& credentials, const TlsSettings& settings, int fd, std::uint64_t& pushed)
+    : fd_(fd), pushed_(pushed) {
+    last_error_ = gnutls_init(&session_, GNUTLS_CLIENT);
+    if (last_error_ < 0) {
+        session_ = nullptr;
+        return;
+    }
+    gnutls_set_default_priority(session_);
+    gnutls_credentials_set(session_, GNUTLS_CRD_CERTIFICATE, credentials.get());
+    if (!settings.server_name.empty() && !is_ip_literal(settings.server_name)) {
+        gnutls_server_name_set(session_, GNUTLS_NAME_DNS, settings.server_name.data(), settings.server_name.size());
+    }
+    if (settings.verify) gnutls_session_set_verify_cert(session_, settings.server_name.c_str(), 0);
+    gnutls_transport_set_ptr(session_, this);
+    gnutls_transport_set_push_function(session_, &TlsStream::push);
+    gnutls_transport_set_pull_function(session_, &TlsStream::pull);
+    gnutls_transport_set_pull_timeout_function(session_, &TlsStream::pull_timeout);
+}
+
+TlsStream::~TlsStream() {
+    if (session_ != nullptr) gnutls_deinit(session_);
+}
+
+ssize_t TlsStream::push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept {
+    auto* stream = static_cast<TlsStream*>(self);
+    const ssize_t sent = ::send(stream->fd_, data, size, MSG_NOSIGNAL);
+    if (sent > 0) stream->pushed_ += static_cast<std::uint64_t>(sent);
+    if (sent < 0) gnutls_transport_set_errno(stream->session_, errno);
+    return sent;
+}
+
+ssize_t TlsStream::pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept {
+    auto* stream = static_cast<TlsStream*>(self);
+    const ssize_t got = ::recv(stream->fd_, data, size, MSG_DONTWAIT);
+    if (got < 0) gnutls_transport_set_errno(stream->session_, errno);
+    return got;
+}
+
+int TlsStream::pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept {
+    pollfd watched{static_cast<TlsStream*>(self)->fd_, POLLIN, 0};
+    return ::poll(&watched, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : static_cast<int>(ms));
+}
+
+std::string TlsStream::handshake(int timeout_ms) noexcept {
+    if (session_ == nullptr) return gnutls_strerror(last_error_);
+    gnutls_handshake_set_timeout(session_, static_cast<unsigned>(timeout_ms));
+    int rc;
+    do {
+        rc = gnutls_handshake(session_);
+    } while (rc < 0 && gnutls_error_is_fatal(rc) == 0);
+    if (rc >= 0) return {};
+    last_error_ = rc;
+    if (rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+        gnutls_datum_t text{};
+        const unsigned status = gnutls_session_get_verify_cert_status(session_);
+        if (gnutls_certificate_verification_status_print(status, gnutls_certificate_type_get(session_), &text, 0) == 0) {
+            std::string reason(reinterpret_cast<const char*>(text.data), text.size);
+            gnutls_free(text.data);
+            return reason;
+        }
+    }
+    return gnutls_strerror(rc);
+}
+
+int TlsStream::send(const char* data, std::size_t size, std::size_t& done) noexcept {
+    while (done < size) {
+        const ssize_t sent = gnutls_record_send(session_, data + done, size - done);
+        if (sent == GNUTLS_E_AGAIN || sent == GNUTLS_E_INTERRUPTED) return 0;
+        if (sent < 0) {
+            last_error_ = static_cast<int>(sent);
+            return -1;
+        }
+        done += static_cast<std::size_t>(sent);
+    }
+    return 1;
+}
+
+bool TlsStream::drain_input() noexcept {
+    char scratch[4096];
+    for (;;) {
+        const ssize_t got = gnutls_record_recv(session_, scratch, sizeof scratch);
+        if (got > 0) continue;
+        if (got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED) return true;
+        if (got < 0 && gnutls_error_is_fatal(static_cast<int>(got)) == 0) continue;  // a warning alert, a ticket
+        last_error_ = got == 0 ? GNUTLS_E_PREMATURE_TERMINATION : static_cast<int>(got);
+        return false;
+    }
+}
+
+}  // namespace fieldlog::detail

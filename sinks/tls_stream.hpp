@@ -1,0 +1,73 @@
+// TLS for the syslog sink (RFC 5425), over GnuTLS: credentials loaded once when the sink is
+// made, one client session per connection. The session writes through a counter of the
+// ciphertext bytes it hands the kernel, so the sink can tell which of its records the
+// receiver's TCP acknowledged. Internal to sinks/; runs on the syslog sink's own thread.
+#pragma once
+
+#include <gnutls/gnutls.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+namespace fieldlog::detail {
+
+struct TlsSettings {
+    std::string ca_file;    ///< empty: the system's trust store
+    std::string cert_file;  ///< empty: no client certificate
+    std::string key_file;
+    bool verify = true;
+    std::string server_name;  ///< the name checked and sent as SNI (not for an IP literal)
+};
+
+/// Certificates and keys, read when the sink is made; throws std::invalid_argument naming the
+/// file that cannot be used.
+class TlsCredentials {
+public:
+    explicit TlsCredentials(const TlsSettings& settings);
+    ~TlsCredentials();
+    TlsCredentials(const TlsCredentials&) = delete;
+    TlsCredentials& operator=(const TlsCredentials&) = delete;
+
+    [[nodiscard]] gnutls_certificate_credentials_t get() const noexcept { return credentials_; }
+
+private:
+    gnutls_certificate_credentials_t credentials_ = nullptr;
+};
+
+/// One client session on a connected, blocking socket whose send times out (SO_SNDTIMEO).
+class TlsStream {
+public:
+    /// Starts a session on `fd` (the caller keeps the descriptor); `pushed` counts every byte
+    /// the session hands to the kernel, handshake included.
+    TlsStream(const TlsCredentials& credentials, const TlsSettings& settings, int fd, std::uint64_t& pushed);
+    ~TlsStream();
+    TlsStream(const TlsStream&) = delete;
+    TlsStream& operator=(const TlsStream&) = delete;
+
+    /// Runs the handshake, verification included; "" or why it failed.
+    std::string handshake(int timeout_ms) noexcept;
+    /// Sends `data[done, size)` as records, advancing `done`; 1 all sent, 0 the send timed out
+    /// (call again with the same arguments), -1 the connection is gone.
+    int send(const char* data, std::size_t size, std::size_t& done) noexcept;
+    /// Reads and discards what the receiver sent (session tickets, alerts); false when it
+    /// closed the connection or the session failed.
+    bool drain_input() noexcept;
+    /// The most plaintext one TLS record carries on this session.
+    [[nodiscard]] std::size_t max_record() const noexcept { return gnutls_record_get_max_size(session_); }
+    /// The last error's text.
+    [[nodiscard]] const char* error_text() const noexcept { return gnutls_strerror(last_error_); }
+
+private:
+    static ssize_t push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept;
+    static ssize_t pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept;
+    static int pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept;
+
+    gnutls_session_t session_ = nullptr;
+    int fd_;
+    std::uint64_t& pushed_;
+    int last_error_ = 0;
+};
+
+}  // namespace fieldlog::detail
