@@ -233,6 +233,79 @@ name = "journal"
     CHECK(config.sinks[5].name.empty());  // configure() makes one up
 }
 
+TEST_CASE("a syslog sink reads every key; TLS files must be readable and go with transport tls", "[config][syslog]") {
+    const TempDir dir;
+    const std::string ca = dir.file("ca.pem");
+    const std::string cert = dir.file("client.pem");
+    const std::string key = dir.file("client.key");
+    for (const std::string& path : {ca, cert, key}) std::ofstream(path) << "PEM\n";
+    const Config config = Config::parse(R"([[sinks]]
+type = "syslog"
+address = "logs.example.net:6514"
+transport = "tls"
+ca_file = ")" + ca + R"("
+cert_file = ")" + cert + R"("
+key_file = ")" + key + R"("
+verify = false
+server_name = "collector"
+buffer_bytes = "1MiB"
+reconnect_max = "750ms"
+drain_timeout = "3s"
+facility = 4
+app_name = "checkout"
+hostname = "web-1"
+
+[[sinks]]
+type = "syslog"
+address = "127.0.0.1:514"
+)",
+                                        "app.toml");
+    REQUIRE(config.sinks.size() == 2);
+    const auto& tls = std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
+    CHECK(tls.address == "logs.example.net:6514");
+    CHECK(tls.transport == fieldlog::SyslogTransport::tls);
+    CHECK(tls.ca_file == ca);
+    CHECK(tls.cert_file == cert);
+    CHECK(tls.key_file == key);
+    CHECK_FALSE(tls.verify);
+    CHECK(tls.server_name == "collector");
+    CHECK(tls.buffer_bytes == 1024 * 1024);
+    CHECK(tls.reconnect_max == 750ms);
+    CHECK(tls.drain_timeout == 3s);
+    CHECK(tls.facility == 4);
+    CHECK(tls.app_name == "checkout");
+    CHECK(tls.hostname == "web-1");
+    CHECK(config.sinks[0].defined_at == "app.toml:3: sinks[0].address");
+    const auto& plain = std::get<fieldlog::SyslogSinkOptions>(config.sinks[1].target);
+    CHECK(plain == fieldlog::SyslogSinkOptions{.address = "127.0.0.1:514"});
+    CHECK(plain.verify);
+
+    const std::string missing = dir.file("missing.pem");
+    const std::pair<std::string, std::string> cases[] = {
+        {"[[sinks]]\ntype = \"syslog\"", "app.toml:1: sinks[0]: missing key \"address\" (a syslog sink connects to \"host:port\")"},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"udp\"",
+         "app.toml:4: sinks[0].transport: expected tcp or tls, got \"udp\""},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\nca_file = \"" + missing + "\"",
+         "app.toml:5: sinks[0].ca_file: cannot read \"" + missing + "\": No such file or directory"},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nca_file = \"" + ca + "\"",
+         "app.toml:4: sinks[0].ca_file: only for transport = \"tls\""},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\ncert_file = \"" + cert + "\"",
+         "app.toml:5: sinks[0].cert_file: needs both cert_file and key_file"},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nbuffer_bytes = 100",
+         "app.toml:4: sinks[0].buffer_bytes: expected a size from 4096 to 18446744073709551615 bytes, got 100"},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nverify = \"yes\"",
+         "app.toml:4: sinks[0].verify: expected true or false, got \"yes\""},
+        {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nframing = \"json\"",
+         "app.toml:4: sinks[0].framing: unknown key for a syslog sink (known keys: type name format level caller tid timestamp "
+         "color logger_width address transport ca_file cert_file key_file verify server_name buffer_bytes reconnect_max drain_timeout facility app_name "
+         "hostname)"},
+    };
+    for (const auto& [text, message] : cases) {
+        CAPTURE(text);  // not a section: the texts hold this run's temporary paths
+        CHECK(parse_error(text) == message);
+    }
+}
+
 TEST_CASE("no sinks means one stdout sink, so a sink added in code is the only one", "[config]") {
     const auto running_kinds = [] {
         std::vector<std::string> kinds;
@@ -412,9 +485,9 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"sinks = \"stdout\"", "app.toml:1: sinks: expected [[sinks]] tables, got \"stdout\""},
         {"sinks = [1]", "app.toml:1: sinks[0]: expected a table ([[sinks]]), got 1"},
         {"[[sinks]]\nformat = \"json\"",
-         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp, journald or null)"},
+         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp, journald, syslog or null)"},
         {"[[sinks]]\ntype = \"kafka\"",
-         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"kafka\""},
+         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
          "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type name format level caller tid timestamp color logger_width)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
@@ -569,7 +642,7 @@ TEST_CASE("load() reads a file and names it in errors", "[config]") {
 
     write_file(path, "level = \"error\"\n\n[[sinks]]\ntype = \"nul\"\n");
     CHECK(error_of([&] { (void)Config::load(path); }) ==
-          path + ":4: sinks[0].type: expected stdout, stderr, file, udp, journald or null, got \"nul\"");
+          path + ":4: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog or null, got \"nul\"");
     CHECK(error_of([&] { (void)Config::load(dir.file("missing.toml")); }) ==
           dir.file("missing.toml") + ": cannot read the configuration file: No such file or directory");
 }
@@ -818,7 +891,7 @@ TEST_CASE("the example configuration parses, and so does its production section"
     }
     std::filesystem::current_path(cwd);
     REQUIRE(error.empty());
-    REQUIRE(parsed->sinks.size() == 3);
+    REQUIRE(parsed->sinks.size() == 4);
     const auto& file = file_options(parsed->sinks[0]);
     CHECK(file.path == "logs/app.log");
     CHECK(file.max_size == 100ULL * 1024 * 1024);
@@ -837,4 +910,11 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(journald.socket == "/run/systemd/journal/socket");
     CHECK(journald.identifier == "checkout");
     CHECK(parsed->sinks[2].level == Level::info);
+    const auto& syslog = std::get<fieldlog::SyslogSinkOptions>(parsed->sinks[3].target);
+    CHECK(syslog.address == "logs.example.net:6514");
+    CHECK(syslog.transport == fieldlog::SyslogTransport::tls);
+    CHECK(syslog.verify);
+    CHECK(syslog.server_name == "logs.example.net");
+    CHECK(syslog.buffer_bytes == 4u * 1024 * 1024);
+    CHECK(syslog.ca_file.empty());
 }

@@ -24,6 +24,7 @@
 #include "fieldlog/sinks/basic_sinks.hpp"
 #include "fieldlog/sinks/file_sink.hpp"
 #include "fieldlog/sinks/journald_sink.hpp"
+#include "fieldlog/sinks/syslog_sink.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 
 namespace fieldlog {
@@ -36,8 +37,8 @@ struct FIELDLOG_API StdoutSinkOptions {
 /// A sink made by configure() from options, or one the program made itself (custom, memory).
 /// NOTE: configure() closes the sinks it made when they leave the running set; a sink the
 /// program made is only flushed then (and at shutdown), so it may be configured again.
-using SinkTarget =
-    std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, JournaldSinkOptions, std::shared_ptr<Sink>>;
+using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, JournaldSinkOptions,
+                                SyslogSinkOptions, std::shared_ptr<Sink>>;
 
 /// Whether records say where they were logged (README: "Call-site facts").
 enum class Caller : std::uint8_t {

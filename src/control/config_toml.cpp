@@ -365,18 +365,19 @@ public:
     SinkConfig sink(const toml::table& table, std::string_view at) const {
         const toml::node* type_node = table.get("type");
         if (type_node == nullptr) {
-            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp, journald or null)");
+            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp, journald, syslog or null)");
         }
-        enum class Kind { stdout_stream, stderr_stream, file, udp, journald, null };
+        enum class Kind { stdout_stream, stderr_stream, file, udp, journald, syslog, null };
         const Kind kind = choose<Kind>(*type_node, path(at, "type"),
                                  {{"stdout", Kind::stdout_stream}, {"stderr", Kind::stderr_stream},
                                   {"file", Kind::file}, {"udp", Kind::udp}, {"journald", Kind::journald},
-                                  {"null", Kind::null}});
+                                  {"syslog", Kind::syslog}, {"null", Kind::null}});
         SinkConfig sink;
         sink.defined_at = location(table.source(), at);
         FileSinkOptions file;
         UdpSinkOptions udp;
         JournaldSinkOptions journald;
+        SyslogSinkOptions syslog;
         for (const auto& [key, node] : table) {
             const std::string key_path = path(at, key.str());
             if (key == "type") continue;
@@ -409,9 +410,12 @@ public:
                 if (key == "address") sink.defined_at = location(node.source(), key_path);
             } else if (kind == Kind::journald && journald_key(key, node, key_path, journald)) {
                 if (key == "socket") sink.defined_at = location(node.source(), key_path);
+            } else if (kind == Kind::syslog && syslog_key(key, node, key_path, syslog)) {
+                if (key == "address") sink.defined_at = location(node.source(), key_path);
             } else {
                 static constexpr std::string_view kinds[] = {"a stdout sink", "a stderr sink", "a file sink",
-                                                             "a udp sink", "a journald sink", "a null sink"};
+                                                             "a udp sink", "a journald sink", "a syslog sink",
+                                                             "a null sink"};
                 const std::string_view kind_name = kinds[static_cast<int>(kind)];
                 switch (kind) {
                     case Kind::file:
@@ -427,6 +431,13 @@ public:
                                     kind_name);
                     case Kind::journald:
                         unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "socket", "identifier"}, kind_name);
+                    case Kind::syslog:
+                        unknown_key(key, key_path,
+                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color",
+                                     "logger_width", "address", "transport", "ca_file", "cert_file", "key_file", "verify",
+                                     "server_name", "buffer_bytes", "reconnect_max", "drain_timeout", "facility",
+                                     "app_name", "hostname"},
+                                    kind_name);
                     default: unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width"}, kind_name);
                 }
             }
@@ -446,6 +457,23 @@ public:
                 sink.target = std::move(udp);
                 break;
             case Kind::journald: sink.target = std::move(journald); break;
+            case Kind::syslog:
+                if (syslog.address.empty()) {
+                    fail(table.source(), at, "missing key \"address\" (a syslog sink connects to \"host:port\")");
+                }
+                if (syslog.transport != SyslogTransport::tls) {
+                    for (const char* tls_only : {"ca_file", "cert_file", "key_file", "server_name", "verify"}) {
+                        if (const toml::node* node = table.get(tls_only)) {
+                            fail(node->source(), path(at, tls_only), "only for transport = \"tls\"");
+                        }
+                    }
+                }
+                if (syslog.cert_file.empty() != syslog.key_file.empty()) {
+                    const char* given = syslog.cert_file.empty() ? "key_file" : "cert_file";
+                    fail(table.get(given)->source(), path(at, given), "needs both cert_file and key_file");
+                }
+                sink.target = std::move(syslog);
+                break;
         }
         return sink;
     }
@@ -529,6 +557,48 @@ public:
             }
         } else if (key == "identifier") {
             journald.identifier = std::string(text(node, at, "a name"));
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    /// Reads one key of a syslog sink; false when `key` is not one.
+    bool syslog_key(const toml::key& key, const toml::node& node, std::string_view at, SyslogSinkOptions& syslog) const {
+        const auto readable_file = [&](std::string& out) {
+            out = std::string(text(node, at, "a file path"));
+            if (out.empty()) expected(node, at, "a file path");
+            if (::access(out.c_str(), R_OK) != 0) {
+                fail(node.source(), at, fmt::format("cannot read {}: {}", in_quotes(out), std::generic_category().message(errno)));
+            }
+        };
+        if (key == "address") {
+            syslog.address = std::string(text(node, at, "an address like \"127.0.0.1:6514\""));
+            if (syslog.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:6514\"");
+        } else if (key == "transport") {
+            syslog.transport = choose<SyslogTransport>(node, at, {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}});
+        } else if (key == "ca_file") {
+            readable_file(syslog.ca_file);
+        } else if (key == "cert_file") {
+            readable_file(syslog.cert_file);
+        } else if (key == "key_file") {
+            readable_file(syslog.key_file);
+        } else if (key == "verify") {
+            syslog.verify = boolean(node, at);
+        } else if (key == "server_name") {
+            syslog.server_name = std::string(text(node, at, "a host name"));
+        } else if (key == "buffer_bytes") {
+            syslog.buffer_bytes = size(node, at, "4MiB", 4096);
+        } else if (key == "reconnect_max") {
+            syslog.reconnect_max = duration<std::chrono::milliseconds>(node, at, "5s");
+        } else if (key == "drain_timeout") {
+            syslog.drain_timeout = duration<std::chrono::milliseconds>(node, at, "2s");
+        } else if (key == "facility") {
+            syslog.facility = static_cast<int>(integer(node, at, 0, 23, "a syslog facility from 0 to 23"));
+        } else if (key == "app_name") {
+            syslog.app_name = std::string(text(node, at, "a name"));
+        } else if (key == "hostname") {
+            syslog.hostname = std::string(text(node, at, "a host name"));
         } else {
             return false;
         }

@@ -55,6 +55,13 @@ std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index
             throw ConfigError(at + ": " + e.what());
         }
     }
+    if (const auto* syslog = std::get_if<SyslogSinkOptions>(&target)) {
+        try {
+            return std::make_shared<SyslogSink>(*syslog);
+        } catch (const std::exception& e) {
+            throw ConfigError(at + ": " + e.what());
+        }
+    }
     const auto& custom = std::get<std::shared_ptr<Sink>>(target);
     if (!custom) throw ConfigError(at + ": an empty std::shared_ptr<Sink>");
     return custom;
