@@ -1,7 +1,8 @@
 // Every sink writes records without touching the heap once warm: the file sink (buffered,
-// write-through, rotating by size, and compressing and retaining its rotated files), UDP (JSON, RFC 5424, cut to fit, no receiver at all),
-// journald (a reader, no socket at all), stdout, stderr and the callback sink, each behind a
-// logger and through write_batch.
+// write-through, rotating by size, and compressing and retaining its rotated files), UDP (JSON,
+// RFC 5424, cut to fit, no receiver at all), journald (a reader, no socket at all), syslog over
+// TCP (a reader; a 4 KiB buffer), stdout, stderr and the callback sink, each behind a logger and
+// through write_batch.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -98,6 +100,51 @@ private:
     std::thread thread_;
 };
 
+/// A loopback TCP listener whose thread takes connections and reads and discards everything,
+/// as a syslog daemon would.
+class DrainingTcpReceiver {
+public:
+    DrainingTcpReceiver() : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        ::bind(listener_, reinterpret_cast<sockaddr*>(&address), length);
+        ::listen(listener_, 4);
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+        port = ntohs(address.sin_port);
+        const timeval poll{0, 20000};
+        ::setsockopt(listener_, SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
+        thread_ = std::thread([this, poll] {
+            char chunk[65536];
+            while (!stop_) {
+                const int connection = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+                if (connection < 0) continue;
+                ::setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &poll, sizeof poll);
+                while (!stop_) {
+                    const ssize_t got = ::recv(connection, chunk, sizeof chunk, 0);
+                    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) break;
+                }
+                ::close(connection);
+            }
+        });
+    }
+    ~DrainingTcpReceiver() {
+        stop_ = true;
+        thread_.join();
+        ::close(listener_);
+    }
+    DrainingTcpReceiver(const DrainingTcpReceiver&) = delete;
+    DrainingTcpReceiver& operator=(const DrainingTcpReceiver&) = delete;
+
+    int port = 0;
+
+private:
+    int listener_;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
 int free_udp_port() {
     const SilentReceiver probe;
     return probe.port;
@@ -120,6 +167,8 @@ TEST_CASE("no sink allocates per record once warm", "[alloc][sinks]") {
     const std::string small_payload(40, 'p');
     const std::string large_payload(3000, 'q');  // over UDP's 2048: cut by the oversize rule
     const DrainingUnixReceiver journald(dir.file("journald.sock"));
+    const DrainingTcpReceiver syslog_receiver;
+    const std::string syslog_address = "127.0.0.1:" + std::to_string(syslog_receiver.port);
 
     const struct {
         const char* name;
@@ -142,6 +191,9 @@ TEST_CASE("no sink allocates per record once warm", "[alloc][sinks]") {
         {"udp rfc5424", [&] { return fieldlog::UdpSinkOptions{.address = udp_address, .framing = fieldlog::UdpFraming::rfc5424}; }, &small_payload},
         {"udp cut to fit", [&] { return fieldlog::UdpSinkOptions{.address = udp_address, .framing = fieldlog::UdpFraming::rfc5424}; }, &large_payload},
         {"udp without a receiver", [&] { return fieldlog::UdpSinkOptions{.address = nobody}; }, &small_payload},
+        {"syslog over TCP", [&] { return fieldlog::SyslogSinkOptions{.address = syslog_address}; }, &small_payload},
+        {"syslog over TCP, a 4 KiB buffer",
+         [&] { return fieldlog::SyslogSinkOptions{.address = syslog_address, .buffer_bytes = 4096}; }, &large_payload},
         {"journald", [&] { return fieldlog::JournaldSinkOptions{.socket = dir.file("journald.sock")}; }, &large_payload},
         {"journald without a socket", [&] { return fieldlog::JournaldSinkOptions{.socket = dir.file("none.sock")}; }, &small_payload},
         {"stdout", [] { return fieldlog::StdoutSinkOptions{}; }, &small_payload},
