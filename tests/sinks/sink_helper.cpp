@@ -8,6 +8,14 @@
 //                                             RFC 5424 over UDP, the same lines to EXPECTED
 //   sink_helper compressing-logger PATH       fills PATH past 16 MiB, rotates it once with
 //                                             gzip, prints "rotated" and waits to be killed
+//   sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED
+//                                             numbered records over TCP or TLS until SIGTERM,
+//                                             the numbers of those dropped to DROPPED, then
+//                                             prints the sink's counters
+//   sink_helper syslog-throughput ADDRESS FILE COUNT
+//                                             COUNT records through the syslog sink (until the
+//                                             receiver acknowledged them all), then the file
+//                                             sink; prints records/s of each
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -31,7 +39,10 @@ int usage() {
                  "usage: sink_helper pipe-writer ID COUNT\n"
                  "       sink_helper file-logger PATH THREADS\n"
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
-                 "       sink_helper compressing-logger PATH\n");
+                 "       sink_helper compressing-logger PATH\n"
+
+                 "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED\n"
+                 "       sink_helper syslog-throughput ADDRESS FILE COUNT\n");
     return 2;
 }
 
@@ -144,6 +155,99 @@ int compressing_logger(const std::string& path) {
     for (;;) ::pause();
 }
 
+/// Logs numbered records to a syslog sink over TCP or TLS, in bursts of 64 with a pause of
+/// 200 µs between them, until SIGTERM. Logging is synchronous, so the sink's drop counter tells
+/// at once whether this record was dropped: their numbers go to DROPPED, one a line. Then waits
+/// (up to 10 s) until the receiver acknowledged the whole buffer and prints the sink's counters.
+int syslog_stream(const std::string& address, const std::string& transport, const std::string& ca_file,
+                  std::size_t buffer_bytes, const std::string& dropped_path) {
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &handled, nullptr);
+
+    const bool tls = transport == "tls";
+    auto sink = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
+        .address = address,
+        .transport = tls ? fieldlog::SyslogTransport::tls : fieldlog::SyslogTransport::tcp,
+        .ca_file = tls ? ca_file : "",
+        .server_name = tls ? "localhost" : "",
+        .buffer_bytes = buffer_bytes,
+        .reconnect_max = std::chrono::milliseconds(100),
+        .drain_timeout = std::chrono::milliseconds(5000),
+        .app_name = "fieldlog-test"});
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info, .sinks = {fieldlog::SinkConfig{.target = sink}}});
+
+    std::atomic<bool> stop{false};
+    std::vector<long> dropped;
+    dropped.reserve(1 << 20);
+    std::thread logger([&] {
+        const fieldlog::Logger log = fieldlog::get("stream");
+        for (long seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+            const std::uint64_t before = sink->counters().dropped;
+            log.info("record", {{"seq", seq}, {"pad", "0123456789abcdef0123456789abcdef0123456789abcdef"}});
+            if (sink->counters().dropped != before) dropped.push_back(seq);
+            if (seq % 64 == 63) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    std::printf("ready\n");
+    std::fflush(stdout);
+    int signal = 0;
+    sigwait(&handled, &signal);
+    stop.store(true);
+    logger.join();
+    fieldlog::shutdown();  // flushes our sink and lets it be: its thread goes on sending
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (sink->stats().buffered_bytes > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const fieldlog::SinkCounters counters = sink->counters();
+    const fieldlog::SyslogSinkStats stats = sink->stats();
+    if (FILE* out = std::fopen(dropped_path.c_str(), "w")) {
+        for (const long seq : dropped) std::fprintf(out, "%ld\n", seq);
+        std::fclose(out);
+    }
+    std::printf("records %llu dropped %llu connects %llu resent %llu errors %llu unacknowledged_bytes %llu\n",
+                static_cast<unsigned long long>(counters.records), static_cast<unsigned long long>(counters.dropped),
+                static_cast<unsigned long long>(stats.connects), static_cast<unsigned long long>(stats.resent_records),
+                static_cast<unsigned long long>(counters.errors), static_cast<unsigned long long>(stats.buffered_bytes));
+    return 0;
+}
+
+/// Records per second through one sink: COUNT records logged, then (syslog) until the receiver
+/// acknowledged them all or (file) until shutdown() flushed them.
+int syslog_throughput(const std::string& address, const std::string& path, long count) {
+    using Clock = std::chrono::steady_clock;
+    const auto log_all = [count] {
+        const fieldlog::Logger log = fieldlog::get("throughput");
+        for (long seq = 0; seq < count; ++seq) {
+            log.info("record", {{"seq", seq}, {"pad", "0123456789abcdef0123456789abcdef0123456789abcdef"}});
+        }
+    };
+    auto sink = std::make_shared<fieldlog::SyslogSink>(
+        fieldlog::SyslogSinkOptions{.address = address, .buffer_bytes = 256u << 20, .app_name = "fieldlog-test"});
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info, .sinks = {fieldlog::SinkConfig{.target = sink}}});
+    const Clock::time_point syslog_start = Clock::now();
+    log_all();
+    while (sink->stats().buffered_bytes > 0 && Clock::now() - syslog_start < std::chrono::seconds(60)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    const double syslog_seconds = std::chrono::duration<double>(Clock::now() - syslog_start).count();
+    fieldlog::shutdown();
+
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info,
+                                         .sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = path}}}});
+    const Clock::time_point file_start = Clock::now();
+    log_all();
+    fieldlog::shutdown();
+    const double file_seconds = std::chrono::duration<double>(Clock::now() - file_start).count();
+    std::printf("syslog %.0f records/s (dropped %llu, unacknowledged bytes %llu); file %.0f records/s\n",
+                static_cast<double>(count) / syslog_seconds,
+                static_cast<unsigned long long>(sink->counters().dropped),
+                static_cast<unsigned long long>(sink->stats().buffered_bytes), static_cast<double>(count) / file_seconds);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,5 +257,9 @@ int main(int argc, char** argv) {
     if (mode == "file-logger" && argc == 4) return file_logger(argv[2], std::atoi(argv[3]));
     if (mode == "syslog-sender" && argc == 5) return syslog_sender(argv[2], std::atol(argv[3]), argv[4]);
     if (mode == "compressing-logger" && argc == 3) return compressing_logger(argv[2]);
+    if (mode == "syslog-stream" && argc == 7) {
+        return syslog_stream(argv[2], argv[3], argv[4], static_cast<std::size_t>(std::atol(argv[5])), argv[6]);
+    }
+    if (mode == "syslog-throughput" && argc == 5) return syslog_throughput(argv[2], argv[3], std::atol(argv[4]));
     return usage();
 }

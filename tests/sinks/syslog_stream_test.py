@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The syslog sink over TCP and TLS against Debian's real rsyslogd, restarted under load.
+
+Starts rsyslogd in the foreground with imtcp on a loopback port (TLS: rsyslog-gnutls with a CA
+and a server certificate this script makes with openssl), writing `%msg%` of every message to
+one file through a Direct ruleset queue (no queue of rsyslog's own between the socket and the
+file). A helper process logs numbered records through the syslog sink without pause; meanwhile
+the receiver is stopped and started again RESTARTS times, each time after new records reached
+the file (a wait for that condition, no fixed sleeps). The helper writes the numbers of the
+records its sink dropped (a full buffer); at the end it waits until the receiver acknowledged
+its whole buffer and prints its counters.
+
+Checked: every line is one whole JSON record (no frame cut or merged); no record arrives twice;
+the sink's drop count equals the records it named as dropped, and none of those arrived; every
+other record arrived, except records lost inside the receiver: bytes its kernel acknowledged
+that the daemon never read before it stopped (TCP cannot tell the sender). Those must form at
+most one run per stop (records before and after it arrived) and are counted and printed.
+
+With `throughput` instead of a stop signal it measures instead (by hand, not in CTest):
+records per second through the syslog sink to the same rsyslog, until rsyslog's TCP
+acknowledged them all, and through the file sink, in one run of the helper.
+
+usage: syslog_stream_test.py SINK_HELPER [tcp|tls] [term|kill]    exit 0 pass, 1 fail, 77 skipped
+       syslog_stream_test.py SINK_HELPER tcp throughput [COUNT]
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+RESTARTS = 10
+BUFFER_BYTES = 256 * 1024
+GTLS = "/usr/lib/x86_64-linux-gnu/rsyslog/lmnsd_gtls.so"
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    return 1
+
+
+def free_tcp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def count_lines(path):
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb") as data:
+        return data.read().count(b"\n")
+
+
+def wait_until(condition, timeout, step=0.01):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+def make_certificates(directory):
+    """A CA and a server certificate for localhost / 127.0.0.1 signed by it."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=fieldlog test CA",
+            "-keyout", "ca-key.pem", "-out", "ca.pem")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "server-key.pem",
+            "-out", "server.csr")
+    with open(os.path.join(directory, "server.ext"), "w") as ext:
+        ext.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+            "-days", "2", "-extfile", "server.ext", "-out", "server.pem")
+    return [os.path.join(directory, name) for name in ("ca.pem", "server.pem", "server-key.pem")]
+
+
+def rsyslog_config(directory, port, bodies, tls, certificates):
+    if tls:
+        ca, cert, key = certificates
+        net = (f'global(DefaultNetstreamDriverCAFile="{ca}" DefaultNetstreamDriverCertFile="{cert}"\n'
+               f'       DefaultNetstreamDriverKeyFile="{key}")\n'
+               'module(load="imtcp" StreamDriver.Name="gtls" StreamDriver.Mode="1" StreamDriver.AuthMode="anon")\n')
+    else:
+        net = 'module(load="imtcp")\n'
+    return f"""global(workDirectory="{directory}" maxMessageSize="64k")
+{net}template(name="body" type="string" string="%msg%\\n")
+ruleset(name="fieldlog" queue.type="Direct") {{
+    action(type="omfile" file="{bodies}" template="body")
+}}
+input(type="imtcp" address="127.0.0.1" port="{port}" ruleset="fieldlog")
+"""
+
+
+def main():
+    helper = sys.argv[1]
+    transport = sys.argv[2] if len(sys.argv) > 2 else "tcp"
+    stop_signal = signal.SIGKILL if len(sys.argv) > 3 and sys.argv[3] == "kill" else signal.SIGTERM
+    rsyslogd = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
+    if not os.access(rsyslogd, os.X_OK):
+        print("SKIP: rsyslogd is not installed (apt-get install rsyslog)")
+        return 77
+    if transport == "tls" and not (os.path.exists(GTLS) and shutil.which("openssl")):
+        print("SKIP: rsyslog's TLS driver or openssl is not installed (apt-get install rsyslog-gnutls openssl)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="fieldlog-syslog-") as directory:
+        port = free_tcp_port()
+        bodies = os.path.join(directory, "bodies.log")
+        config = os.path.join(directory, "rsyslog.conf")
+        certificates = make_certificates(directory) if transport == "tls" else []
+        with open(config, "w") as out:
+            out.write(rsyslog_config(directory, port, bodies, transport == "tls", certificates))
+        pidfile = os.path.join(directory, "rsyslogd.pid")
+
+        def start_receiver():
+            return subprocess.Popen([rsyslogd, "-n", "-f", config, "-i", pidfile],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        daemon = start_receiver()
+        if len(sys.argv) > 3 and sys.argv[3] == "throughput":
+            count = sys.argv[4] if len(sys.argv) > 4 else "500000"
+            try:
+                if not wait_until(lambda: os.path.exists(pidfile), 10):
+                    return fail("rsyslogd did not start")
+                run = subprocess.run([helper, "syslog-throughput", f"127.0.0.1:{port}",
+                                      os.path.join(directory, "file.log"), count],
+                                     capture_output=True, text=True, timeout=300)
+                print(run.stdout.strip())
+                return run.returncode
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=30)
+        ca = certificates[0] if certificates else "-"
+        dropped_path = os.path.join(directory, "dropped.txt")
+        sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", transport, ca, str(BUFFER_BYTES),
+                                   dropped_path],
+                                  stdout=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        try:
+            if sender.stdout.readline().strip() != "ready":
+                return fail("the sender did not start")
+            for restart in range(RESTARTS):
+                before = count_lines(bodies)
+                if not wait_until(lambda: count_lines(bodies) > before + 1000, 20):
+                    return fail(f"restart {restart}: no records reached rsyslog ({count_lines(bodies)} lines)")
+                daemon.send_signal(stop_signal)
+                daemon.wait(timeout=30)
+                if os.path.exists(pidfile):
+                    os.unlink(pidfile)
+                daemon = start_receiver()
+            before = count_lines(bodies)
+            if not wait_until(lambda: count_lines(bodies) > before + 1000, 20):
+                return fail("no records after the last restart")
+            sender.send_signal(signal.SIGTERM)
+            summary = sender.stdout.read().split()
+            if sender.wait(timeout=60) != 0 or len(summary) != 12:
+                return fail(f"the sender failed: {summary}")
+            counters = dict(zip(summary[0::2], (int(n) for n in summary[1::2])))
+            if counters["unacknowledged_bytes"] != 0:
+                return fail(f"the receiver never acknowledged the whole buffer: {counters}")
+            # Everything acknowledged is in rsyslog's hands: wait until the file stops growing.
+            last = -1
+            while count_lines(bodies) != last:
+                last = count_lines(bodies)
+                time.sleep(0.2)
+        finally:
+            if sender.poll() is None:
+                sender.kill()
+                sender.wait()
+            daemon.terminate()
+            daemon.wait(timeout=30)
+        elapsed = time.monotonic() - started
+
+        seen = set()
+        duplicates = 0
+        malformed = 0
+        with open(bodies, "rb") as data:
+            for line in data.read().splitlines():
+                try:
+                    record = json.loads(line)
+                    seq = record["seq"]
+                except (ValueError, KeyError):
+                    malformed += 1
+                    continue
+                if seq in seen:
+                    duplicates += 1
+                seen.add(seq)
+        sent = counters["records"]
+        with open(dropped_path) as data:
+            named_dropped = {int(line) for line in data}
+        # Walk the records in order: a run of lost ones may be interleaved with dropped ones
+        # (the receiver was down), and ends at the next record that arrived.
+        lost = 0
+        lost_runs = 0
+        in_run = False
+        for seq in range(sent):
+            if seq in seen:
+                in_run = False
+            elif seq not in named_dropped:
+                lost += 1
+                lost_runs += 0 if in_run else 1
+                in_run = True
+        stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
+        figures = (f"{transport}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: sent {sent}, delivered "
+                   f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost in the receiver {lost} "
+                   f"(in {lost_runs} runs), duplicated {duplicates}, cut or merged lines {malformed}, "
+                   f"connects {counters['connects']}, resent {counters['resent']}")
+        print(figures)
+        if malformed:
+            return fail(f"{malformed} lines are not one whole record")
+        if duplicates:
+            return fail(f"{duplicates} records arrived twice")
+        if seen and max(seen) >= sent:
+            return fail("more records arrived than were sent")
+        if len(named_dropped) != counters["dropped"]:
+            return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
+        if seen & named_dropped:
+            return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
+        if counters["connects"] < RESTARTS + 1:
+            return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
+        if lost_runs > RESTARTS:
+            return fail(f"records lost in {lost_runs} places, more than the {RESTARTS} stops")
+        print("PASS: " + figures)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
