@@ -42,7 +42,7 @@ constexpr milliseconds kConnectTimeout{5000};  // for one connect() and TLS hand
 constexpr int kSendTimeoutMs = 100;      // a send blocked by a slow receiver returns to look at the clock
 constexpr int kAckPollMs = 2;            // while bytes are unacknowledged, SIOCOUTQ is read this often
 constexpr std::size_t kTcpChunk = 256 * 1024;   // bytes per sendmsg
-constexpr std::size_t kTlsChunk = 16 * 1024;    // one TLS record's plaintext
+constexpr std::size_t kTlsChunk = 8 * 1024;     // whole frames per TLS record: well under its 16 KiB
 constexpr std::size_t kMarks = 4096;            // TLS chunks in flight
 constexpr std::size_t kSmallestBuffer = 4096;
 
