@@ -40,7 +40,6 @@ int usage() {
                  "       sink_helper file-logger PATH THREADS\n"
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
                  "       sink_helper compressing-logger PATH\n"
-
                  "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED\n"
                  "       sink_helper syslog-throughput ADDRESS FILE COUNT\n");
     return 2;

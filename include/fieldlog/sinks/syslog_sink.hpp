@@ -53,11 +53,12 @@ struct FIELDLOG_API SyslogSinkStats {
 /// - write() copies the frame into a ring of buffer_bytes allocated once, and wakes the sink's
 ///   thread only when it sleeps; it never makes a network call and never waits for one. A frame
 ///   that does not fit in the free part of the ring is dropped and counted (Sink::counters()).
-/// - The sink's thread connects (with a backoff from 20 ms doubling to reconnect_max), sends
-///   what the ring holds, and frees a frame only once the kernel reports every byte of it
-///   acknowledged by the receiver's TCP (SIOCOUTQ). When the connection breaks, it connects
-///   again and sends again from the first frame not wholly acknowledged: a frame is never sent
-///   again after the receiver's kernel acknowledged it all.
+/// - The sink's thread connects (with a backoff from 20 ms doubling to reconnect_max, starting
+///   over once the receiver takes records again), sends what the ring holds, and frees a frame
+///   only once the kernel reports every byte of it acknowledged by the receiver's TCP
+///   (SIOCOUTQ). When the connection breaks, it connects again and sends again from the first
+///   frame not wholly acknowledged: a frame is never sent again after the receiver's kernel
+///   acknowledged it all.
 /// - What that guarantees, and what it cannot (bytes a receiver's kernel acknowledged but the
 ///   daemon never read): README, "syslog over TCP and TLS".
 /// - TLS: GnuTLS, the system's default priorities; with `verify` the receiver's certificate
@@ -66,8 +67,9 @@ struct FIELDLOG_API SyslogSinkStats {
 ///   for the receiver to acknowledge the ring; the frames still in it then are counted dropped.
 /// - flush() wakes the thread and returns; it does not wait for the network.
 ///
-/// Construction throws std::invalid_argument for a malformed address, bad options or TLS files
-/// that cannot be read; an unreachable receiver is not an error (the ring fills meanwhile).
+/// Construction throws std::invalid_argument for a malformed or unresolvable address, bad
+/// options or TLS files that cannot be used; an unreachable receiver is not an error (the ring
+/// fills meanwhile).
 class FIELDLOG_API SyslogSink final : public Sink {
 public:
     explicit SyslogSink(SyslogSinkOptions options);
