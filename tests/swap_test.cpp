@@ -399,6 +399,11 @@ TEST_CASE("made-up sink names never collide, and a name given twice or one file 
                                             "\"): a stream, a file or a Sink object takes one place in the list");
     // Rejected: the running set stays.
     CHECK(records_by_sink().size() == 4);
+    // Every kind of target has a made-up name (the sinks are made, not connected: nobody listens).
+    fieldlog::configure({.sinks = {{.target = fieldlog::SyslogSinkOptions{.address = "127.0.0.1:9"}, .level = Level::off},
+                                   {.target = fieldlog::UdpSinkOptions{.address = "127.0.0.1:9"}, .level = Level::off}}});
+    CHECK(records_by_sink() ==
+          std::vector<std::pair<std::string, std::uint64_t>>{{"syslog:127.0.0.1:9", 0}, {"udp:127.0.0.1:9", 0}});
     fieldlog_test::release_sinks();
 }
 

@@ -129,6 +129,7 @@ std::string kind_and_target(const SinkTarget& target) {
     if (const auto* file = std::get_if<FileSinkOptions>(&target)) return "file:" + file->path;
     if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) return "udp:" + udp->address;
     if (const auto* journald = std::get_if<JournaldSinkOptions>(&target)) return "journald:" + journald->socket;
+    if (const auto* syslog = std::get_if<SyslogSinkOptions>(&target)) return "syslog:" + syslog->address;
     const auto& custom = std::get<std::shared_ptr<Sink>>(target);
     if (!custom) return "custom";  // make_sink refuses it
     const SinkInfo info = custom->info();
