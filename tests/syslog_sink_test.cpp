@@ -14,8 +14,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -177,6 +177,28 @@ std::string body_of(const std::string& message) {
     return dashes == std::string::npos ? std::string{} : message.substr(dashes + 5);
 }
 
+/// True when `frame` is `<PRI>1 <UTC time to the microsecond> web_1 checkout <pid> - - <body>`.
+/// (Not std::regex: GCC 12's <regex> trips -Wmaybe-uninitialized in the sanitizer build.)
+bool has_header(std::string_view frame) {
+    const auto digits_at = [](std::string_view text, std::size_t from) {
+        std::size_t end = from;
+        while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+        return end - from;
+    };
+    if (frame.empty() || frame[0] != '<') return false;
+    const std::size_t pri = digits_at(frame, 1);
+    if (pri == 0 || frame.size() <= pri + 1 || frame[pri + 1] != '>') return false;
+    std::string_view rest = frame.substr(pri + 2);
+    constexpr std::string_view shape = "1 ####-##-##T##:##:##.######Z web_1 checkout ";  // '#': a digit
+    if (rest.size() < shape.size()) return false;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == '#' ? digits_at(rest, i) == 0 : rest[i] != shape[i]) return false;
+    }
+    rest.remove_prefix(shape.size());
+    const std::size_t pid = digits_at(rest, 0);
+    return pid > 0 && rest.substr(pid).starts_with(" - - ");
+}
+
 }  // namespace
 
 TEST_CASE("syslog over TCP: each record is one octet-counted RFC 5424 message around its JSON line", "[syslog][concurrent]") {
@@ -191,11 +213,10 @@ TEST_CASE("syslog over TCP: each record is one octet-counted RFC 5424 message ar
     const std::vector<std::string> frames = receiver.wait_for(5);
     REQUIRE(frames.size() == 5);
     const char* const pri[] = {"<31>", "<30>", "<28>", "<27>", "<26>"};  // facility 3 × 8 + severity
-    const std::regex header(R"(<\d+>1 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z web_1 checkout \d+ - - .*)");
     for (int i = 0; i < 5; ++i) {
         CAPTURE(frames[static_cast<std::size_t>(i)]);
         CHECK(frames[static_cast<std::size_t>(i)].starts_with(pri[i]));
-        CHECK(std::regex_match(frames[static_cast<std::size_t>(i)], header));
+        CHECK(has_header(frames[static_cast<std::size_t>(i)]));
         CHECK(body_of(frames[static_cast<std::size_t>(i)]) == "{\"seq\":" + std::to_string(i) + "}");
     }
     CHECK(wait_until_acknowledged(sink));
