@@ -16,6 +16,8 @@ using fieldlog::Format;
 
 namespace {
 
+using fieldlog_test::ScopedEnv;
+
 const std::string kTs = "2026-11-30T08:38:11.123456789Z";
 
 /// A memory sink that says it is a terminal (as a TTY stdout does).
@@ -25,32 +27,6 @@ public:
     void flush() override {}
     [[nodiscard]] fieldlog::SinkInfo info() const override { return {.terminal = true}; }
     std::vector<std::string> lines;
-};
-
-/// Sets (or, with nullopt, unsets) an environment variable for one scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) {
-            ::setenv(name, value->c_str(), 1);
-        } else {
-            ::unsetenv(name);
-        }
-    }
-    ~ScopedEnv() {
-        if (old_) {
-            ::setenv(name_, old_->c_str(), 1);
-        } else {
-            ::unsetenv(name_);
-        }
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
 };
 
 /// The colour variables as a case says, none left from the test's own environment.
