@@ -20,14 +20,7 @@ using fieldlog_test::ScopedEnv;
 
 const std::string kTs = "2026-11-30T08:38:11.123456789Z";
 
-/// A memory sink that says it is a terminal (as a TTY stdout does).
-class TerminalSink final : public fieldlog::Sink {
-public:
-    void write(const fieldlog::RecordView& record) override { lines.emplace_back(record.bytes.data(), record.bytes.size() - 1); }
-    void flush() override {}
-    [[nodiscard]] fieldlog::SinkInfo info() const override { return {.terminal = true}; }
-    std::vector<std::string> lines;
-};
+using fieldlog_test::TerminalSink;
 
 /// The colour variables as a case says, none left from the test's own environment.
 struct ColourEnv {

@@ -286,16 +286,7 @@ TEST_CASE("console escapes control characters in the message and pads it to the 
     CHECK(lines[2] == kTs + " INFO  " + logger_column("wide") + std::string("\xC3\xA9\xC3\xA9") + std::string(38, ' ') + " k=1");
 }
 
-namespace {
-/// A memory sink that says it is a terminal, so console output gets colour.
-class TerminalSink final : public fieldlog::Sink {
-public:
-    void write(const fieldlog::RecordView& record) override { lines.emplace_back(record.bytes.data(), record.bytes.size() - 1); }
-    void flush() override {}
-    [[nodiscard]] fieldlog::SinkInfo info() const override { return {.terminal = true}; }
-    std::vector<std::string> lines;
-};
-}  // namespace
+using fieldlog_test::TerminalSink;
 
 TEST_CASE("console colours the level by severity, dims the time and keys and makes the message bold", "[formats][console]") {
     auto terminal = std::make_shared<TerminalSink>();

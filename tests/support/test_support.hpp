@@ -82,6 +82,16 @@ private:
     std::optional<std::string> old_;
 };
 
+/// A sink keeping its lines (without '\n') that says it is a terminal, as a TTY stdout does, so
+/// console output gets colour. Read its lines once the logging is done.
+class TerminalSink final : public fieldlog::Sink {
+public:
+    void write(const fieldlog::RecordView& record) override { lines.emplace_back(record.bytes.data(), record.bytes.size() - 1); }
+    void flush() override {}
+    [[nodiscard]] fieldlog::SinkInfo info() const override { return {.terminal = true}; }
+    std::vector<std::string> lines;
+};
+
 /// Points stderr at a file (default /dev/null) while alive: sinks report failures there.
 class StderrTo {
 public:
