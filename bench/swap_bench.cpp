@@ -40,7 +40,7 @@ namespace detail = fieldlog::detail;
 /// Logger::emit (src/record/logger.cpp) with the pipeline handed in instead of acquired and
 /// released through this thread's hazard slot: the dispatcher as it would be if it could
 /// never be swapped. Only valid while nothing calls configure().
-void emit_fixed(const detail::Pipeline* pipeline, const detail::LoggerName& logger, fieldlog::Level level,
+void emit_fixed(const detail::Pipeline* pipeline, const detail::LoggerCore& logger, fieldlog::Level level,
                 const fieldlog::Message& message, std::span<const fieldlog::Field> fields) noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
     if (context == nullptr || context->busy) return;
@@ -51,7 +51,7 @@ void emit_fixed(const detail::Pipeline* pipeline, const detail::LoggerName& logg
 
 /// fields_10 through emit_fixed, with the same level gate as FIELDLOG_INFO.
 void log_fields_10_fixed(const detail::Pipeline* pipeline, const fieldlog::Logger& log,
-                         const detail::LoggerName& name) {
+                         const detail::LoggerCore& name) {
     if (!log.enabled(fieldlog::Level::info)) return;
     const fieldlog::Fields fields = FIELDLOG_BENCH_FIELDS_10(kFields10);
     emit_fixed(pipeline, name, fieldlog::Level::info, kMessage,
@@ -138,7 +138,7 @@ void fixed_teardown(const benchmark::State& /*state*/) {
 
 void fixed_dispatcher(benchmark::State& state) {
     const fieldlog::Logger log = fieldlog::get(kLoggerName);
-    const detail::LoggerName name{kLoggerName};
+    const detail::LoggerCore name{kLoggerName};
     log_fields_10_fixed(g_fixed_pipeline, log, name);  // warm up this thread's context
     const std::uint64_t before = allocations();
     for (auto _ : state) log_fields_10_fixed(g_fixed_pipeline, log, name);

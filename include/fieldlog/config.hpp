@@ -75,6 +75,11 @@ struct FIELDLOG_API SinkConfig {
     ColourMode colour = ColourMode::automatic;  ///< console only
     /// Console only: the logger column (EncoderOptions::logger_width; 0: none).
     std::uint8_t logger_width = default_logger_width;
+    /// Which loggers this sink takes (README: Routing by logger): "audit" is that logger and
+    /// every one below it ("audit.http"), "payments.*" only those below, "*" all. Empty: every
+    /// logger. A logger `exclude` names is never taken, whatever `loggers` says.
+    std::vector<std::string> loggers{};
+    std::vector<std::string> exclude{};
     /// Where the sink was defined, e.g. `fieldlog.toml:14: sinks[1].path`; configure() starts
     /// its errors about this sink with it. Empty for sinks made in code.
     std::string defined_at{};
@@ -89,7 +94,7 @@ enum class OverflowPolicy : std::uint8_t {
 /// Async mode: the caller encodes its record and copies it into one bounded, lock-free byte
 /// queue; one writer thread hands the sinks what it finds there, in batches.
 /// - Memory: the queue is allocated once, queue_bytes rounded down to a power of two (4 KiB to
-///   1 GiB); each record takes its size plus 32 bytes, rounded up to 8.
+///   1 GiB); each record takes its size plus 40 bytes, rounded up to 8.
 /// - Order: a thread's records stay in order. Across threads the writer sorts what it finds
 ///   in the queue at one look by timestamp; a record that arrives after that look is written
 ///   later, even with an earlier timestamp.
@@ -103,6 +108,16 @@ struct FIELDLOG_API AsyncConfig {
     OverflowPolicy overflow = OverflowPolicy::block;
 };
 
+/// A per-logger sampler (zap's): within each `interval`, of the records of one logger, level
+/// and message text, the first `first` are written, then every `thereafter`-th (0: none more).
+/// The next record written carries "suppressed":N, and Metrics::loggers counts the rest.
+struct FIELDLOG_API SamplingConfig {
+    std::uint32_t first = 100;
+    std::uint32_t thereafter = 100;
+    std::chrono::nanoseconds interval = std::chrono::seconds(1);
+    bool operator==(const SamplingConfig&) const = default;
+};
+
 /// Returns the current time of a record; replaceable for tests (golden lines).
 using ClockFn = Timestamp (*)() noexcept;
 
@@ -110,6 +125,9 @@ struct FIELDLOG_API Config {
     Level level = Level::info;
     /// Per-logger levels: "db" applies to "db" and "db.*" (the longest match wins).
     std::map<std::string, Level, std::less<>> levels{};
+    /// Per-logger samplers, off unless named: "http" applies to "http" and "http.*" (the
+    /// longest match wins); "*" to every logger. Each entry has its own counters.
+    std::map<std::string, SamplingConfig, std::less<>> sampling{};
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;

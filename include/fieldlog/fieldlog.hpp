@@ -10,6 +10,7 @@
 #include "fieldlog/level.hpp"
 #include "fieldlog/logger.hpp"
 #include "fieldlog/metrics.hpp"
+#include "fieldlog/rate_limit.hpp"
 #include "fieldlog/scope.hpp"
 #include "fieldlog/sink.hpp"
 #include "fieldlog/sinks/basic_sinks.hpp"

@@ -75,8 +75,15 @@ struct LoggerName {
 
 /// One named logger in the registry; lives for the whole program.
 struct LoggerCore {
+    explicit LoggerCore(std::string_view logger_name) : name(logger_name) {}
+
     std::atomic<Level> threshold{Level::info};
     LoggerName name;
+    /// The running pipeline's rules for this logger, worked out once per pipeline
+    /// (Pipeline::rules_for, src/dispatch/pipeline.hpp); 0 until first asked.
+    mutable std::atomic<std::uint64_t> rules_cache{0};
+    /// Records of this logger that rate limits kept back (Metrics::loggers).
+    mutable std::atomic<std::uint64_t> suppressed{0};
 };
 
 struct ContextNode;  // the fields Logger::with attached (src/record/context_node.hpp)
@@ -291,6 +298,10 @@ private:
     }
     /// The record path past the gate: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
+    /// emit() for a rate-limited call site (rate_limit.hpp) that kept `suppressed` records back
+    /// since it last wrote one: the record's first field is "suppressed": that count.
+    void emit_counted(Level level, std::uint64_t suppressed, const Message& message,
+                      std::span<const Field> fields) const noexcept;
 
     Logger(detail::LoggerCore* core, detail::ContextNode* context) noexcept : core_(core), context_(context) {}
     void swap(Logger& other) noexcept {
@@ -322,6 +333,29 @@ struct LoggerAccess {
         logger.log_enabled(level, format, std::forward<Args>(args)...);
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_enabled, , const Logger&, Level, const Message&)
+
+    // The rate-limited call sites' entries (rate_limit.hpp): log_enabled, after `suppressed`
+    // calls the site kept back.
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed, const Message& message,
+                            Fields fields = {}) {
+        logger.emit_counted(level, suppressed, message, std::span<const Field>(fields.begin(), fields.size()));
+    }
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed, const Message& message,
+                            std::span<const Field> fields) {
+        logger.emit_counted(level, suppressed, message, fields);
+    }
+    template <typename... Args>
+        requires detail::format_arguments<Args...>
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed,
+                            detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) {
+        const auto store = fmt::make_format_args(args...);
+        logger.emit_counted(level, suppressed, Message(fmt::string_view(format.format), store, format.where), {});
+    }
+    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_counted, , const Logger&, Level, std::uint64_t, const Message&)
+    /// Counts one call a rate-limited site kept back (Metrics::loggers).
+    static void count_suppressed(const Logger& logger) noexcept {
+        logger.core_->suppressed.fetch_add(1, std::memory_order_relaxed);
+    }
 };
 }  // namespace detail
 #undef FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT

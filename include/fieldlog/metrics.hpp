@@ -20,6 +20,13 @@ struct FIELDLOG_API SinkMetrics {
     SinkCounters counters;  ///< since this sink joined the running configuration
 };
 
+struct FIELDLOG_API LoggerMetrics {
+    std::string name;
+    /// Calls that rate limits kept back: the per-site macros (rate_limit.hpp) and the
+    /// logger's sampler (Config::sampling). Since the logger was first used.
+    std::uint64_t suppressed = 0;
+};
+
 struct FIELDLOG_API AsyncMetrics {
     std::uint64_t accepted_records = 0;
     std::uint64_t accepted_bytes = 0;
@@ -42,6 +49,7 @@ struct FIELDLOG_API Metrics {
     std::uint64_t dropped_after_shutdown = 0;  ///< records logged after shutdown() (dropped)
     AsyncMetrics async{};
     std::vector<SinkMetrics> sinks;      ///< the running sinks
+    std::vector<LoggerMetrics> loggers;  ///< the loggers that rate limits kept records of, by name
 
     [[nodiscard]] std::uint64_t records() const noexcept {
         std::uint64_t total = 0;

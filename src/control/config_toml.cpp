@@ -24,6 +24,7 @@
 #include <toml++/toml.h>
 
 #include "fieldlog/config.hpp"
+#include "dispatch/routing.hpp"
 
 namespace fieldlog {
 namespace {
@@ -223,6 +224,10 @@ public:
     }
     [[noreturn]] void unknown_key(const toml::key& key, std::string_view path,
                                   std::initializer_list<std::string_view> known, std::string_view table_kind) const {
+        unknown_key(key, path, std::span<const std::string_view>(known.begin(), known.size()), table_kind);
+    }
+    [[noreturn]] void unknown_key(const toml::key& key, std::string_view path, std::span<const std::string_view> known,
+                                  std::string_view table_kind) const {
         std::string_view closest;
         std::size_t best = 3;  // suggest only a near miss: at most two edits away
         for (const std::string_view name : known) {
@@ -347,6 +352,49 @@ public:
         }
     }
 
+    /// [sampling.NAME] tables: `first`, `thereafter`, `interval`. A table inside one is a
+    /// dotted child's entry ([sampling.db.pool]), as in [levels]; "*" is every logger.
+    void sampling(const toml::table& table, std::string_view prefix,
+                  std::map<std::string, SamplingConfig, std::less<>>& out) const {
+        for (const auto& [key, node] : table) {
+            const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
+            const std::string at = path("sampling", name);
+            const toml::table* entry = node.as_table();
+            if (entry == nullptr) expected(node, at, "a table of first, thereafter and interval");
+            if (name != "*") {
+                if (const std::string_view problem = detail::LoggerFilter::check(name);
+                    !problem.empty() || name.ends_with(".*")) {
+                    fail(key.source(), at, "is not a logger name (like \"http\" or \"db.pool\", or \"*\" for every logger)");
+                }
+            }
+            SamplingConfig config;
+            bool has_entry = false;
+            for (const auto& [field, value] : *entry) {
+                const std::string field_at = path(at, field.str());
+                if (field == "first") {
+                    config.first = static_cast<std::uint32_t>(integer(value, field_at, 0, UINT32_MAX, "a count of records"));
+                } else if (field == "thereafter") {
+                    config.thereafter = static_cast<std::uint32_t>(
+                        integer(value, field_at, 0, UINT32_MAX, "a count of records (0: none after the first)"));
+                } else if (field == "interval") {
+                    config.interval = duration<std::chrono::nanoseconds>(value, field_at, "1s");
+                    if (config.interval.count() <= 0) expected(value, field_at, "a positive duration like \"1s\"");
+                } else if (value.is_table()) {
+                    continue;  // a child's entry, read below
+                } else {
+                    unknown_key(field, field_at, {"first", "thereafter", "interval"}, "a sampling entry");
+                }
+                has_entry = true;
+            }
+            if (has_entry) out.insert_or_assign(name, config);
+            toml::table children;
+            for (const auto& [field, value] : *entry) {
+                if (value.is_table()) children.insert(field, value);
+            }
+            if (!children.empty()) sampling(children, name, out);
+        }
+    }
+
     void async(const toml::table& table, AsyncConfig& out) const {
         for (const auto& [key, node] : table) {
             const std::string at = path("async", key.str());
@@ -360,6 +408,30 @@ public:
                 unknown_key(key, at, {"enabled", "queue", "overflow"}, "");
             }
         }
+    }
+
+    /// The keys every kind of sink takes.
+    static constexpr std::string_view kEverySinkKeys[] = {"type",      "name", "format", "level",   "caller",
+                                                          "tid",       "timestamp", "color", "logger_width",
+                                                          "loggers",   "exclude"};
+
+    /// A non-empty array of logger patterns ("db", "db.*", "*"), each checked.
+    std::vector<std::string> logger_patterns(const toml::node& node, std::string_view at) const {
+        constexpr std::string_view what = "an array of logger names like [\"audit\", \"payments.*\"]";
+        const toml::array* array = node.as_array();
+        if (array == nullptr) expected(node, at, what);
+        if (array->empty()) fail(node.source(), at, "is empty: name at least one logger (\"*\" is every logger), or leave the key out");
+        std::vector<std::string> patterns;
+        for (std::size_t i = 0; i < array->size(); ++i) {
+            const toml::node& item = *array->get(i);
+            const std::string item_at = fmt::format("{}[{}]", at, i);
+            const std::string_view pattern = text(item, item_at, what);
+            if (const std::string_view problem = detail::LoggerFilter::check(pattern); !problem.empty()) {
+                fail(item.source(), item_at, fmt::format("\"{}\" {}", pattern, problem));
+            }
+            patterns.emplace_back(pattern);
+        }
+        return patterns;
     }
 
     SinkConfig sink(const toml::table& table, std::string_view at) const {
@@ -401,6 +473,10 @@ public:
             } else if (key == "logger_width") {
                 sink.logger_width = static_cast<std::uint8_t>(
                     integer(node, key_path, 0, kWidestLoggerColumn, "a column width from 0 to 64"));
+            } else if (key == "loggers") {
+                sink.loggers = logger_patterns(node, key_path);
+            } else if (key == "exclude") {
+                sink.exclude = logger_patterns(node, key_path);
             } else if (key == "name") {
                 sink.name = std::string(text(node, key_path, "a name like \"audit\""));
                 if (sink.name.empty()) expected(node, key_path, "a name like \"audit\"");
@@ -416,30 +492,26 @@ public:
                 static constexpr std::string_view kinds[] = {"a stdout sink", "a stderr sink", "a file sink",
                                                              "a udp sink", "a journald sink", "a syslog sink",
                                                              "a null sink"};
-                const std::string_view kind_name = kinds[static_cast<int>(kind)];
+                std::vector<std::string_view> known(std::begin(kEverySinkKeys), std::end(kEverySinkKeys));
                 switch (kind) {
                     case Kind::file:
-                        unknown_key(key, key_path,
-                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "path", "max_size", "rotate", "rotate_utc",
-                                     "keep", "max_age", "max_total_bytes", "compress", "compression_level", "buffer",
-                                     "flush_interval", "flush_level", "fsync", "reopen_check"},
-                                    kind_name);
+                        known.insert(known.end(), {"path", "max_size", "rotate", "rotate_utc", "keep", "max_age",
+                                                   "max_total_bytes", "compress", "compression_level", "buffer",
+                                                   "flush_interval", "flush_level", "fsync", "reopen_check"});
+                        break;
                     case Kind::udp:
-                        unknown_key(key, key_path,
-                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "address", "framing", "max_datagram", "oversize",
-                                     "facility", "app_name", "hostname", "resolve_interval"},
-                                    kind_name);
-                    case Kind::journald:
-                        unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width", "socket", "identifier"}, kind_name);
+                        known.insert(known.end(), {"address", "framing", "max_datagram", "oversize", "facility",
+                                                   "app_name", "hostname", "resolve_interval"});
+                        break;
+                    case Kind::journald: known.insert(known.end(), {"socket", "identifier"}); break;
                     case Kind::syslog:
-                        unknown_key(key, key_path,
-                                    {"type", "name", "format", "level", "caller", "tid", "timestamp", "color",
-                                     "logger_width", "address", "transport", "ca_file", "cert_file", "key_file", "verify",
-                                     "server_name", "buffer_bytes", "reconnect_max", "drain_timeout", "facility",
-                                     "app_name", "hostname"},
-                                    kind_name);
-                    default: unknown_key(key, key_path, {"type", "name", "format", "level", "caller", "tid", "timestamp", "color", "logger_width"}, kind_name);
+                        known.insert(known.end(), {"address", "transport", "ca_file", "cert_file", "key_file", "verify",
+                                                   "server_name", "buffer_bytes", "reconnect_max", "drain_timeout",
+                                                   "facility", "app_name", "hostname"});
+                        break;
+                    default: break;
                 }
+                unknown_key(key, key_path, known, kinds[static_cast<int>(kind)]);
             }
         }
         switch (kind) {
@@ -611,6 +683,10 @@ public:
             const std::string_view at = key.str();
             if (key == "level") {
                 config.level = level(node, at);
+            } else if (key == "sampling") {
+                const toml::table* table = node.as_table();
+                if (table == nullptr) expected(node, at, "a table of [sampling.LOGGER] entries");
+                sampling(*table, "", config.sampling);
             } else if (key == "levels") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of logger = \"level\"");
@@ -654,7 +730,7 @@ public:
                 }
             } else {
                 unknown_key(key, at,
-                            {"level", "levels", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
+                            {"level", "levels", "sampling", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
                              "sinks"},
                             "");
             }

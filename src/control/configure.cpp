@@ -188,6 +188,20 @@ bool same_destination(const SinkTarget& a, const SinkTarget& b) {
     return false;
 }
 
+/// The sink's SinkConfig::loggers and exclude, checked.
+LoggerFilter logger_filter(const SinkConfig& sink, std::size_t index) {
+    const auto checked = [&](const std::vector<std::string>& patterns, std::string_view key) {
+        for (std::size_t i = 0; i < patterns.size(); ++i) {
+            if (const std::string_view problem = LoggerFilter::check(patterns[i]); !problem.empty()) {
+                throw ConfigError(sink_location(sink, index) + ": " + std::string(key) + "[" + std::to_string(i) + "] " +
+                                  in_quotes(patterns[i]) + " " + std::string(problem));
+            }
+        }
+        return patterns;
+    };
+    return LoggerFilter{.take = checked(sink.loggers, "loggers"), .exclude = checked(sink.exclude, "exclude")};
+}
+
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
@@ -212,8 +226,16 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
             }
         }
         if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target, names[index]);
-        routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level);
+        routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level,
+                    logger_filter(sink_config, index));
     }
+    for (const auto& [name, sampling] : config.sampling) {
+        if (sampling.interval.count() <= 0) {
+            throw ConfigError("sampling " + in_quotes(name) + ": the interval must be positive");
+        }
+        pipeline->samplers.emplace_back(name, std::make_unique<Sampler>(sampling));
+    }
+    pipeline->seal_rules();
     if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
     return pipeline;
 }

@@ -57,9 +57,11 @@ struct CrashShare {
         routing.sinks[sink]->sink->write_on_crash({g_batch, count});
         count = 0;
     }
-    static void take(void* self, std::uint32_t channel, const RecordView& record) noexcept {
+    static void take(void* self, std::uint32_t channel, LoggerMask admitted, const RecordView& record) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
         if (record.level < share.routing.lowest(share.sink, channel)) return;
+        const LoggerMask filter = share.routing.filter_of(share.sink);
+        if (filter != 0 && (admitted & filter) == 0) return;
         g_batch[share.count++] = record;
         if (share.count == kBatch) share.flush();
     }
@@ -100,6 +102,8 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         if (writer != nullptr) accepted = writer->visit_unwritten(i, accepted, &CrashShare::take, &share);
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;
+        const LoggerMask filter = routing.filter_of(i);
+        if (filter != 0 && (routing.admitted(final_record_logger().text) & filter) == 0) continue;
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             if (Level::fatal < routing.lowest(i, c)) continue;
             g_final_record.clear();

@@ -32,6 +32,13 @@ Metrics metrics() {
     }
     m.context_pool_bytes = detail::pooled_bytes();
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
+    {
+        const std::lock_guard loggers_lock(s.loggers_mutex);  // lock order: configure, then loggers
+        for (const auto& [name, core] : s.loggers) {  // a std::map: by name
+            const std::uint64_t suppressed = core->suppressed.load(std::memory_order_relaxed);
+            if (suppressed != 0) m.loggers.push_back(LoggerMetrics{name, suppressed});
+        }
+    }
     if (const detail::Pipeline* pipeline = detail::g_current_pipeline.load(std::memory_order_acquire)) {
         for (const auto& handle : pipeline->routing.sinks) {
             m.sinks.push_back(SinkMetrics{handle->name, std::string(handle->info.kind), handle->info.target, handle->counters()});
@@ -116,6 +123,11 @@ std::string metrics_text() {
     counter(out, "fieldlog_async_blocked_seconds_total", "Time callers waited for queue space.");
     fmt::format_to(std::back_inserter(out), "fieldlog_async_blocked_seconds_total {}\n",
                    static_cast<double>(m.async.blocked_nanos) / 1e9);
+
+    counter(out, "fieldlog_suppressed_records_total", "Calls that rate limits kept back, by logger.");
+    for (const LoggerMetrics& logger : m.loggers) {
+        line("fieldlog_suppressed_records_total", fmt::format("logger=\"{}\"", label_value(logger.name)), logger.suppressed);
+    }
 
     const struct {
         std::string_view name;

@@ -51,8 +51,7 @@ Logger get(std::string_view name) {
     const std::lock_guard lock(s.loggers_mutex);
     auto it = s.loggers.find(name);
     if (it == s.loggers.end()) {
-        auto core = std::make_unique<detail::LoggerCore>();
-        core->name = detail::LoggerName(name);
+        auto core = std::make_unique<detail::LoggerCore>(name);
         core->threshold.store(detail::level_for(s, name), std::memory_order_relaxed);
         it = s.loggers.emplace(std::string(name), std::move(core)).first;
     }

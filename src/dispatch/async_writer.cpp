@@ -34,7 +34,7 @@ using namespace std::chrono_literals;
 
 constexpr std::uint32_t kPaddingBit = 0x8000'0000u;
 constexpr std::uint64_t kSealedBit = std::uint64_t{1} << 63;  // in head_: nothing more is accepted
-constexpr std::size_t kHeaderSize = 32;
+constexpr std::size_t kHeaderSize = 40;
 constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // sizes must fit below kPaddingBit
 constexpr std::size_t kMaxBatch = 1024;
 // The writer sleeps as soon as it finds the ring empty, at most kIdleSleep; callers never pay
@@ -53,6 +53,7 @@ constexpr std::size_t kOrderKeyAt = 16;
 constexpr std::size_t kNanosAt = 24;
 constexpr std::size_t kChannelAt = 28;
 constexpr std::size_t kLevelAt = 30;
+constexpr std::size_t kAdmittedAt = 32;  // the logger's LoggerMask
 
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
               std::atomic<std::uint32_t>::is_always_lock_free);
@@ -134,7 +135,7 @@ bool AsyncWriter::committed_at(std::uint64_t position) const noexcept {
     return size_word(slot(position)).load(std::memory_order_acquire) != 0;
 }
 
-AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordView& record) noexcept {
+AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept {
     const std::size_t length = record.bytes.size();
     const std::uint64_t need = (kHeaderSize + length + 7) & ~std::uint64_t{7};
     if (need > capacity_ / 2) {
@@ -168,6 +169,7 @@ AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordVi
     put(p + kNanosAt, record.time.nanos);
     put(p + kChannelAt, static_cast<std::uint16_t>(channel));
     put(p + kLevelAt, static_cast<std::uint8_t>(record.level));
+    put(p + kAdmittedAt, admitted);
     std::memcpy(p + kHeaderSize, record.bytes.data(), length);
     size_word(p).store(static_cast<std::uint32_t>(need), std::memory_order_release);
 
@@ -338,6 +340,7 @@ void AsyncWriter::write_batch(std::size_t count) noexcept {
     RecordView* all = views_.data();
     RecordView* chosen = views_.data() + kMaxBatch;
     std::uint16_t channel_of[kMaxBatch];
+    LoggerMask admitted_of[kMaxBatch];
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < count; ++i) {
         const char* p = slot(batch_[i].position);
@@ -346,15 +349,19 @@ void AsyncWriter::write_batch(std::size_t count) noexcept {
                             static_cast<Level>(get<std::uint8_t>(p + kLevelAt)),
                             Timestamp(get<std::int64_t>(p + kSecondsAt), get<std::uint32_t>(p + kNanosAt))};
         channel_of[i] = get<std::uint16_t>(p + kChannelAt);
+        admitted_of[i] = get<LoggerMask>(p + kAdmittedAt);
         bytes += length;
     }
     const RoutingTable& routing = pipeline_.routing;
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
         std::span<const RecordView> share(all, count);
         if (!routing.takes_everything(s)) {
+            const LoggerMask filter = routing.filter_of(s);
             std::size_t n = 0;
             for (std::size_t i = 0; i < count; ++i) {
-                if (all[i].level >= routing.lowest(s, channel_of[i])) chosen[n++] = all[i];
+                if (all[i].level >= routing.lowest(s, channel_of[i]) && (filter == 0 || (admitted_of[i] & filter) != 0)) {
+                    chosen[n++] = all[i];
+                }
             }
             share = std::span<const RecordView>(chosen, n);
         }
@@ -424,7 +431,7 @@ std::uint64_t AsyncWriter::visit_unwritten(std::size_t sink, std::uint64_t end, 
             const RecordView record{{p + kHeaderSize, get<std::uint32_t>(p + kLengthAt)},
                                     static_cast<Level>(get<std::uint8_t>(p + kLevelAt)),
                                     Timestamp(get<std::int64_t>(p + kSecondsAt), get<std::uint32_t>(p + kNanosAt))};
-            visit(context, get<std::uint16_t>(p + kChannelAt), record);
+            visit(context, get<std::uint16_t>(p + kChannelAt), get<LoggerMask>(p + kAdmittedAt), record);
         }
         position += size & ~kPaddingBit;
     }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "dispatch/routing.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/sink.hpp"
@@ -49,7 +50,8 @@ public:
     /// while the writer sleeps. A record larger than half the ring is never queued: with policy
     /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
     /// order holds); with `drop` it is dropped and counted.
-    Enqueued enqueue(std::uint32_t channel, const RecordView& record) noexcept;
+    /// `admitted`: the logger's mask, for the filtered sinks (routing.hpp).
+    Enqueued enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
     /// a sink both pipelines share gets the old pipeline's records first.
@@ -78,11 +80,11 @@ public:
     [[nodiscard]] std::uint64_t released() const noexcept { return tail_.load(std::memory_order_acquire); }
     /// Kernel thread id of the writer thread; 0 when none runs.
     [[nodiscard]] int writer_thread_id() const noexcept { return writer_tid_.load(std::memory_order_acquire); }
-    /// Calls `visit(context, channel, record)` for each committed record below `end` that the
+    /// Calls `visit(context, channel, admitted, record)` for each committed record below `end` that the
     /// writer has not yet handed to sink `sink` (an index into the routing table), in ring
     /// order. A slot reserved but not yet committed is waited for, briefly; one that stays
     /// empty (its thread died) ends the walk. Returns where the walk ended: `end`, or that slot.
-    using Visitor = void (*)(void* context, std::uint32_t channel, const RecordView& record);
+    using Visitor = void (*)(void* context, std::uint32_t channel, LoggerMask admitted, const RecordView& record);
     std::uint64_t visit_unwritten(std::size_t sink, std::uint64_t end, Visitor visit, void* context) const noexcept;
 
 private:

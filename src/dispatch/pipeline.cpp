@@ -10,29 +10,66 @@ namespace fieldlog::detail {
 
 namespace {
 
-/// Writes `record` to each route of `channel` that takes its level, under each sink's mutex.
+/// Writes `record` to each route of `channel` that takes it, under each sink's mutex.
 /// Inlined into dispatch(): out of line, its register saves cost a record ~15 instructions.
-[[gnu::always_inline]] inline void write_to_sinks(const Channel& channel, const RecordView& record,
+[[gnu::always_inline]] inline void write_to_sinks(const Channel& channel, const RecordView& record, LoggerMask admitted,
                                                   bool flush_each_record) noexcept {
     for (const Route& route : channel.routes) {
-        if (record.level < route.level) continue;
+        if (record.level < route.level && !route.takes(record.level, admitted)) continue;
         const std::lock_guard lock(route.sink->mutex());
         deliver(*route.sink, record);
         if (flush_each_record) [[unlikely]] flush_sink(*route.sink);
     }
 }
 
+/// The cache word: the pipeline's generation, then 1 + the sampler's index (0: none), then the mask.
+constexpr unsigned kSamplerShift = 24;
+static_assert(kMaxFilteredSinks <= kSamplerShift);
+
+std::atomic<std::uint32_t> g_generations{0};
+
 }  // namespace
 
-void Pipeline::dispatch(const Channel& channel, const RecordView& record) const noexcept {
+void Pipeline::seal_rules() {
+    generation = g_generations.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (samplers.size() > 255) throw ConfigError("sampling: at most 255 entries");
+    gate = routing.filters.empty() && samplers.empty() ? routing.min_level : Level::off;
+}
+
+Pipeline::LoggerRules Pipeline::rules_for(const LoggerCore& logger) const noexcept {
+    std::uint64_t cached = logger.rules_cache.load(std::memory_order_relaxed);
+    if (cached >> 32 != generation) {
+        // Racing threads work out the same word: whichever store lands, it is right.
+        const std::string_view name = logger.name.text;
+        std::uint64_t sampler = 0;
+        std::size_t best = 0;
+        for (std::size_t i = 0; i < samplers.size(); ++i) {  // the longest name covering this logger
+            const std::string& covered = samplers[i].first;
+            const bool covers = covered == "*" || name == covered ||
+                                (name.starts_with(covered) && name.size() > covered.size() && name[covered.size()] == '.');
+            if (covers && covered.size() + 1 > best) {
+                sampler = i + 1;
+                best = covered.size() + 1;
+            }
+        }
+        const LoggerMask mask = routing.admitted(name) & ((LoggerMask{1} << kSamplerShift) - 1);
+        cached = std::uint64_t{generation} << 32 | sampler << kSamplerShift | mask;
+        logger.rules_cache.store(cached, std::memory_order_relaxed);
+    }
+    const auto sampler = static_cast<std::size_t>(cached >> kSamplerShift & 0xFF);
+    return {static_cast<LoggerMask>(cached) | ~((LoggerMask{1} << kSamplerShift) - 1),
+            sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
+}
+
+void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
     if (writer) {
         const auto index = static_cast<std::uint32_t>(&channel - routing.channels.data());
-        if (writer->enqueue(index, record) != AsyncWriter::Enqueued::too_large) return;
+        if (writer->enqueue(index, record, admitted) != AsyncWriter::Enqueued::too_large) return;
         writer->drain();  // too large for the queue: written here, after this thread's earlier records
     } else if (!open.load(std::memory_order_acquire)) [[unlikely]] {
         wait_until_open();
     }
-    write_to_sinks(channel, record, flush_each_record);
+    write_to_sinks(channel, record, admitted, flush_each_record);
 }
 
 void Pipeline::wait_until_open() const noexcept {

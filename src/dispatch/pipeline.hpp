@@ -6,9 +6,13 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatch/async_writer.hpp"
 #include "dispatch/routing.hpp"
+#include "dispatch/sampler.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/sink.hpp"
 
@@ -16,6 +20,14 @@ namespace fieldlog::detail {
 
 struct Pipeline {
     RoutingTable routing;
+    /// The record path's first gate: routing.min_level, or `off` when some logger has rules of
+    /// its own (a filtered sink, a sampler), so that every record asks rules_for() past it.
+    Level gate = Level::off;
+    /// Config::sampling: the logger name each sampler covers (with its dotted children).
+    std::vector<std::pair<std::string, std::unique_ptr<Sampler>>> samplers;
+    /// Names this pipeline among all of the process: a logger's cached rules hold for the
+    /// pipeline of their generation only.
+    std::uint32_t generation = 0;
     ClockFn clock = nullptr;
     /// The pipeline after normal exit: each record is flushed as soon as it is written, since
     /// nothing may flush it later.
@@ -28,8 +40,20 @@ struct Pipeline {
     /// Declared last, so it stops before the sinks it writes to go away.
     std::unique_ptr<AsyncWriter> writer;
 
-    /// Hands one encoded record of `channel` to its sinks, or to the writer's queue.
-    void dispatch(const Channel& channel, const RecordView& record) const noexcept;
+    /// What this pipeline does with a logger's records, past the level gates.
+    struct LoggerRules {
+        LoggerMask admitted = kEveryLogger;  ///< the filtered sinks that take it
+        Sampler* sampler = nullptr;
+    };
+    /// Cached in `logger` (one word: generation, sampler, mask) for this pipeline; cold the
+    /// first time a logger asks.
+    [[nodiscard]] LoggerRules rules_for(const LoggerCore& logger) const noexcept;
+    /// Works out the generation and `gate` from the routes and samplers (configure()).
+    void seal_rules();
+
+    /// Hands one encoded record of `channel` to its sinks (those of them that take loggers of
+    /// mask `admitted`), or to the writer's queue.
+    void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
     /// Waits until the writer (if any) has written every record queued so far, then flushes
     /// every sink.
     void flush() const noexcept;

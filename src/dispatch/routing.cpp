@@ -44,15 +44,75 @@ std::uint32_t intern_options(const EncoderOptions& options) {
     return static_cast<std::uint32_t>(known.size() - 1);
 }
 
-void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level) {
-    if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
+namespace {
+
+/// True when `pattern` (checked by LoggerFilter::check) names `logger`.
+bool matches(std::string_view pattern, std::string_view logger) noexcept {
+    if (pattern == "*") return true;
+    if (pattern.ends_with(".*")) {
+        const std::string_view parent = pattern.substr(0, pattern.size() - 1);  // keeps the dot
+        return logger.size() > parent.size() && logger.starts_with(parent);
+    }
+    return logger.starts_with(pattern) && (logger.size() == pattern.size() || logger[pattern.size()] == '.');
+}
+
+bool any_matches(const std::vector<std::string>& patterns, std::string_view logger) noexcept {
+    return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return matches(p, logger); });
+}
+
+}  // namespace
+
+bool LoggerFilter::admits(std::string_view logger) const noexcept {
+    return (take.empty() || any_matches(take, logger)) && !any_matches(exclude, logger);
+}
+
+std::string_view LoggerFilter::check(std::string_view pattern) noexcept {
+    if (pattern.empty()) return "is empty (\"*\" takes every logger)";
+    if (pattern == "*") return {};
+    const std::string_view name = pattern.ends_with(".*") ? pattern.substr(0, pattern.size() - 2) : pattern;
+    if (name.empty() || name.front() == '.' || name.back() == '.' || name.find("..") != std::string_view::npos) {
+        return "is not a dotted logger name (like \"db\", \"db.pool\" or \"db.*\")";
+    }
+    if (name.find('*') != std::string_view::npos) return "has a '*' other than a final \".*\" or a lone \"*\"";
+    return {};
+}
+
+bool Channel::takes(Level level, LoggerMask admitted) const noexcept {
+    return std::any_of(routes.begin(), routes.end(), [&](const Route& route) {
+        return level >= route.level || route.takes(level, admitted);
+    });
+}
+
+void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
+                       const LoggerFilter& filter) {
+    LoggerMask bit = 0;
+    if (!filter.take.empty() || !filter.exclude.empty()) {
+        if (filters.size() == kMaxFilteredSinks) {
+            throw ConfigError("at most " + std::to_string(kMaxFilteredSinks) + " sinks may name loggers or exclude them");
+        }
+        bit = LoggerMask{1} << filters.size();
+        filters.push_back(filter);
+    }
+    if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) {
+        sinks.push_back(handle);
+        sink_filter_.push_back(bit);
+    }
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) { return c.options == options; });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});
         channel = channels.end() - 1;
     }
-    channel->routes.push_back(Route{handle->sink.get(), level});
-    channel->min_level = std::min(channel->min_level, level);
+    if (bit == 0) {
+        channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level});
+    } else {
+        channel->routes.push_back(Route{.sink = handle->sink.get(), .level = Level::off, .filtered_level = level, .filter = bit});
+    }
+    // With a filtered route the channel's gate is `off`: every record asks takes().
+    channel->filtered = channel->filtered || bit != 0;
+    channel->min_level = Level::off;
+    if (!channel->filtered) {
+        for (const Route& route : channel->routes) channel->min_level = std::min(channel->min_level, route.level);
+    }
     min_level = std::min(min_level, level);
 
     lowest_.assign(sinks.size() * channels.size(), Level::off);
@@ -62,16 +122,25 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
                 std::find_if(sinks.begin(), sinks.end(), [&](const auto& h) { return h->sink.get() == route.sink; }) -
                 sinks.begin());
             Level& lowest_level = lowest_[s * channels.size() + c];
-            lowest_level = std::min(lowest_level, route.level);
+            lowest_level = std::min(lowest_level, route.filter != 0 ? route.filtered_level : route.level);
         }
     }
 }
 
 bool RoutingTable::takes_everything(std::size_t sink) const noexcept {
+    if (sink_filter_[sink] != 0) return false;
     for (std::size_t c = 0; c < channels.size(); ++c) {
         if (lowest(sink, c) != Level::trace) return false;
     }
     return true;
+}
+
+LoggerMask RoutingTable::admitted(std::string_view logger) const noexcept {
+    LoggerMask mask = kEveryLogger;
+    for (std::size_t i = 0; i < filters.size(); ++i) {
+        if (!filters[i].admits(logger)) mask &= ~(LoggerMask{1} << i);
+    }
+    return mask;
 }
 
 }  // namespace fieldlog::detail

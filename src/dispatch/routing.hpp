@@ -1,13 +1,21 @@
 // Which sinks get which records: the running sinks, grouped into channels (one per distinct
 // encoder: format + options, so a record is encoded once per format in use), each channel with
-// its routes (sink, lowest level). Built once by configure() through add(); then read, never
-// changed, by sync dispatch (a channel's routes), the async writer (per sink, the lowest level
-// it takes of each channel) and the crash path (both): the one place routes are worked out.
+// its routes (sink, lowest level, which loggers). Built once by configure() through add(); then
+// read, never changed, by sync dispatch (a channel's routes), the async writer (per sink, the
+// lowest level it takes of each channel) and the crash path (both): the one place routes are
+// worked out.
+//
+// Logger rules (SinkConfig::loggers / exclude) are decided once per logger and table, not per
+// record: each filtered sink owns one bit of a LoggerMask, and a logger's mask (the filtered
+// sinks that take it) is cached in its LoggerCore (Pipeline::rules_for). A table without rules
+// never asks: its gates are the plain levels.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/ticker.hpp"
@@ -46,9 +54,33 @@ private:
     const SinkCounters at_start_;
 };
 
+/// Bit i: the i-th filtered sink of a routing table takes the logger.
+using LoggerMask = std::uint32_t;
+inline constexpr LoggerMask kEveryLogger = ~LoggerMask{0};
+inline constexpr std::size_t kMaxFilteredSinks = 24;  // the cache word keeps 24 bits (pipeline.hpp)
+
+/// Which loggers one sink takes (README: Routing by logger). A pattern "a.b" names that logger
+/// and every logger below it ("a.b.c"); "a.b.*" only those below; "*" every logger, the root too.
+struct LoggerFilter {
+    std::vector<std::string> take;     ///< empty: every logger
+    std::vector<std::string> exclude;  ///< wins over take
+
+    [[nodiscard]] bool admits(std::string_view logger) const noexcept;
+    /// Empty when `pattern` is well formed, else what is wrong with it.
+    [[nodiscard]] static std::string_view check(std::string_view pattern) noexcept;
+};
+
 struct Route {
     Sink* sink;
-    Level level;  ///< records below it do not go to this sink
+    /// The gate: records below it skip the route without a look. For a filtered route it is
+    /// `off`, and a record asks takes() instead.
+    Level level;
+    Level filtered_level = Level::off;  ///< a filtered route's level
+    LoggerMask filter = 0;              ///< a filtered route's bit; 0: every logger
+
+    [[nodiscard]] bool takes(Level record, LoggerMask admitted) const noexcept {
+        return (admitted & filter) != 0 && record >= filtered_level;
+    }
 };
 
 struct Channel {
@@ -56,8 +88,14 @@ struct Channel {
     /// The same for equal options in every pipeline (intern_options): context nodes cache their
     /// encodings under it, so a configure() that keeps the options keeps the caches.
     std::uint32_t options_id = 0;
-    Level min_level = Level::off;  ///< lowest level any of its sinks takes
+    /// The gate, like Route::level: the lowest level any of its sinks takes, or `off` when a
+    /// route is filtered (records ask takes()).
+    Level min_level = Level::off;
+    bool filtered = false;  ///< some route takes only some loggers
     std::vector<Route> routes;
+
+    /// True when some route takes a record at `level` of a logger with mask `admitted`.
+    [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept;
 };
 
 /// A small number naming `options`: equal options, equal number, for the life of the process.
@@ -68,19 +106,29 @@ struct RoutingTable {
     std::vector<std::shared_ptr<SinkHandle>> sinks;  ///< each running sink once
     std::vector<Channel> channels;
     Level min_level = Level::off;  ///< lowest level any sink takes
+    std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
-    /// Routes records of `options`' encoding at `level` and above to `handle` (cold: configure()).
-    void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level);
+    /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
+    /// `filter` admits (cold: configure()). Throws ConfigError past kMaxFilteredSinks.
+    void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
+             const LoggerFilter& filter);
 
     /// The lowest level sink `sink` (an index into `sinks`) takes of channel `channel`; off: none.
     [[nodiscard]] Level lowest(std::size_t sink, std::size_t channel) const noexcept {
         return lowest_[sink * channels.size() + channel];
     }
-    /// True when sink `sink` takes every record of every channel.
+    /// The bit sink `sink` takes loggers by; 0: it takes every logger.
+    [[nodiscard]] LoggerMask filter_of(std::size_t sink) const noexcept { return sink_filter_[sink]; }
+    /// True when sink `sink` takes every record of every channel and logger.
     [[nodiscard]] bool takes_everything(std::size_t sink) const noexcept;
 
+    /// The filtered sinks that take `logger` (every bit set when none is filtered). The record
+    /// path asks Pipeline::rules_for, which caches this per logger.
+    [[nodiscard]] LoggerMask admitted(std::string_view logger) const noexcept;
+
 private:
-    std::vector<Level> lowest_;  // sinks × channels
+    std::vector<Level> lowest_;           // sinks × channels
+    std::vector<LoggerMask> sink_filter_;  // per sink
 };
 
 }  // namespace fieldlog::detail

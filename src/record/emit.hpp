@@ -17,7 +17,7 @@ struct ThreadContext;
 
 /// Encodes and dispatches one record through `pipeline` (nothing when null or below its
 /// level). MUST: the calling thread owns `context` and has marked it busy.
-void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger,
+void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger,
                   ContextNode* bound, Level level, const Message& message,
                   std::span<const Field> fields) noexcept;
 

@@ -3,6 +3,9 @@
 // other than each sink's own.
 #include "fieldlog/logger.hpp"
 
+#include <time.h>
+
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
@@ -17,10 +20,54 @@ namespace fieldlog {
 namespace detail {
 namespace {
 
+/// `fields` after a first field "suppressed": `count`, in this thread's counted_fields; `fields`
+/// itself when that cannot be made (memory ran out). Adds to the count when `fields` is that
+/// list already (a rate-limited call site, then the logger's sampler).
+std::span<const Field> with_suppressed(ThreadContext& context, std::uint64_t count, std::span<const Field> fields) noexcept {
+    std::vector<Field>& counted = context.counted_fields;
+    try {
+        if (!counted.empty() && fields.data() == counted.data()) {
+            context.counted_suppressed += count;
+            counted.front() = Field{"suppressed", context.counted_suppressed};
+            return counted;
+        }
+        counted.assign(1, Field{"suppressed", count});
+        counted.insert(counted.end(), fields.begin(), fields.end());
+    } catch (...) {
+        counted.clear();
+        return fields;
+    }
+    context.counted_suppressed = count;
+    return counted;
+}
+
+std::int64_t monotonic_nanos() noexcept {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+/// The rules a pipeline has for `logger` (routing.hpp, sampler.hpp): sets `admitted` to the
+/// filtered sinks that take it, and returns false when its sampler keeps the record back
+/// (`fields` then gains the count of records kept back before it). Cold: only a pipeline with
+/// logger rules asks.
+[[gnu::noinline]] bool apply_logger_rules(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger,
+                                          Level level, const Message& message, std::span<const Field>& fields,
+                                          LoggerMask& admitted) noexcept {
+    const Pipeline::LoggerRules rules = pipeline.rules_for(logger);
+    admitted = rules.admitted;
+    if (rules.sampler == nullptr) return true;
+    const std::vector<Field>& counted = context.counted_fields;
+    const std::uint64_t carried = !counted.empty() && fields.data() == counted.data() ? context.counted_suppressed : 0;
+    const Sampler::Decision decision = rules.sampler->decide(logger, level, message.text(), monotonic_nanos(), carried);
+    if (decision.write && decision.suppressed != 0) fields = with_suppressed(context, decision.suppressed, fields);
+    return decision.write;
+}
+
 /// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
 /// instructions a record.
 [[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
-                                                       const LoggerName& logger, ContextNode* bound, Level level,
+                                                       const LoggerCore& logger, ContextNode* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
     if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
         ThreadCounters::bump(context.counters.after_shutdown);
@@ -29,18 +76,23 @@ namespace {
     // A value past `fatal` (a cast integer) is written as fatal: not lost, and no table below is
     // indexed past its end.
     if (level > Level::fatal) [[unlikely]] level = Level::fatal;
-    if (level < pipeline->routing.min_level) return;
+    LoggerMask admitted = kEveryLogger;
+    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or a logger with rules
+        if (level < pipeline->routing.min_level || !apply_logger_rules(context, *pipeline, logger, level, message, fields, admitted)) {
+            return;
+        }
+    }
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
     for (const Channel& channel : pipeline->routing.channels) {
-        if (level < channel.min_level) continue;
+        if (level < channel.min_level && (!channel.filtered || !channel.takes(level, admitted))) continue;
         const ContextEncoding encoding{channel.options, channel.options_id};
         try {
             const RecordInput record{now,
                                      level,
-                                     logger,
+                                     logger.name,
                                      message,
                                      context_encoding(context.home, bound, encoding, buffer, context.scratch),
                                      context_encoding(context.home, context.home->top, encoding, buffer, context.scratch),
@@ -53,7 +105,7 @@ namespace {
         }
         const std::span<const char> line = buffer.span();
         ThreadCounters::bump(context.counters.encoded_bytes, line.size());
-        pipeline->dispatch(channel, RecordView{line, level, now});
+        pipeline->dispatch(channel, RecordView{line, level, now}, admitted);
         oversized = buffer.shrink() || oversized;
     }
     if (oversized) ThreadCounters::bump(context.counters.oversized);
@@ -61,7 +113,7 @@ namespace {
 
 }  // namespace
 
-void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerName& logger, ContextNode* bound,
+void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger, ContextNode* bound,
                   Level level, const Message& message, std::span<const Field> fields) noexcept {
     encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
 }
@@ -69,7 +121,7 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
 /// main thread after main returned, a thread's own thread_local destructors) or could not be
 /// made: one shared context, one record at a time. Cold; never on a thread with a context.
-[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerName& logger, ContextNode* bound, Level level,
+[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerCore& logger, ContextNode* bound, Level level,
                                                       const Message& message, std::span<const Field> fields) noexcept {
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.
@@ -105,7 +157,7 @@ void release_context(ContextNode* node) noexcept {
 void Logger::emit(Level level, const Message& message, std::span<const Field> fields) const noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
     if (context == nullptr) [[unlikely]] {
-        detail::emit_without_context(core_->name, context_, level, message, fields);
+        detail::emit_without_context(*core_, context_, level, message, fields);
         return;
     }
     if (context->busy) {
@@ -114,10 +166,17 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     }
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
     context->busy = true;
-    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), core_->name, context_, level, message,
-                                fields);
+    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
     detail::release_pipeline(*context);
     context->busy = false;
+}
+
+void Logger::emit_counted(Level level, std::uint64_t suppressed, const Message& message,
+                          std::span<const Field> fields) const noexcept {
+    detail::ThreadContext* context = detail::this_thread_context();
+    // Busy: emit() drops the record (nested); its counted_fields may be the record in progress.
+    if (suppressed != 0 && context != nullptr && !context->busy) fields = detail::with_suppressed(*context, suppressed, fields);
+    emit(level, message, fields);
 }
 
 Logger Logger::with(std::span<const Field> fields) const {

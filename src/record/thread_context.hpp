@@ -8,8 +8,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "base/buffer.hpp"
+#include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
 #include "record/record_clock.hpp"
 #include "record/context_pool.hpp"
@@ -50,6 +52,10 @@ struct ThreadContext {
     RecordClock clock;
     /// This thread's context pool and open scopes; outlives the thread (context_pool.hpp).
     ContextHome* home;
+    /// A rate-limited record's fields after its "suppressed" count (logger.cpp); reused, so
+    /// it allocates only when a record has more fields than any before it on this thread.
+    std::vector<Field> counted_fields;
+    std::uint64_t counted_suppressed = 0;  ///< the count counted_fields begins with
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.
