@@ -29,7 +29,9 @@ using namespace fieldlog_bench;
 
 enum class System { fieldlog, spdlog };
 enum class Workload { static_msg, fields_10, ctx_10, disabled };
-enum class Output { null, file };
+/// null_routed: the null sink with a routing rule (it excludes a logger the benchmark does not
+/// use), to price the rules for a logger they do not name.
+enum class Output { null, null_routed, file };
 
 /// One directory under the system temp dir for both systems' files (same file system),
 /// removed at exit.
@@ -78,8 +80,9 @@ void setup(const benchmark::State& /*state*/) {
     }
     if constexpr (S == System::fieldlog) {
         fieldlog::SinkConfig sink;
-        if constexpr (O == Output::null) {
+        if constexpr (O == Output::null || O == Output::null_routed) {
             sink.target = std::shared_ptr<fieldlog::Sink>(std::make_shared<fieldlog::NullSink>());
+            if (O == Output::null_routed) sink.exclude = {"audit"};
         } else {
             fieldlog::FileSinkOptions file;  // the defaults: 64 KiB buffer, flushed at error and every second
             file.path = f.file.string();
@@ -165,7 +168,14 @@ constexpr const char* name_of(Workload w) {
     }
     return "?";
 }
-constexpr const char* name_of(Output o) { return o == Output::null ? "null" : "file"; }
+constexpr const char* name_of(Output o) {
+    switch (o) {
+        case Output::null: return "null";
+        case Output::null_routed: return "null_routed";
+        case Output::file: return "file";
+    }
+    return "?";
+}
 
 template <System S, Workload W, Output O>
 benchmark::internal::Benchmark* add() {
@@ -186,6 +196,7 @@ void add_pair(int threads = 1) {
 
 const bool registered = [] {
     add_pair<Workload::static_msg, Output::null>();
+    add<System::fieldlog, Workload::static_msg, Output::null_routed>();  // spdlog has no routing
     add_pair<Workload::fields_10, Output::null>();
     add_pair<Workload::ctx_10, Output::null>();
     add_pair<Workload::disabled, Output::null>();

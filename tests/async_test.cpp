@@ -344,7 +344,7 @@ TEST_CASE("Records of one batch are written in timestamp order, and a thread's o
 TEST_CASE("The writer hands each sink whole batches, not one record at a time", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<GateSink>();
-    fieldlog::configure(async_config(sink, 256 * 1024));
+    fieldlog::configure(async_config(sink, 1024 * 1024));  // the writer takes up to a quarter at one look
     const fieldlog::Logger log = fieldlog::get("batch");
     log.info("first");
     sink->wait_until_entered();

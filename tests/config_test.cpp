@@ -273,7 +273,7 @@ address = "127.0.0.1:514"
          "app.toml:4: sinks[0].verify: expected true or false, got \"yes\""},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nframing = \"json\"",
          "app.toml:4: sinks[0].framing: unknown key for a syslog sink (known keys: type name format level caller tid timestamp "
-         "color logger_width address transport ca_file cert_file key_file verify server_name buffer_bytes reconnect_max drain_timeout facility app_name "
+         "color logger_width loggers exclude address transport ca_file cert_file key_file verify server_name buffer_bytes reconnect_max drain_timeout facility app_name "
          "hostname)"},
     };
     for (const auto& [text, message] : cases) {
@@ -433,7 +433,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels format timestamp timezone duration caller tid async sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels sampling format timestamp timezone duration caller tid async sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",
@@ -465,7 +465,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"kafka\"",
          "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog or null, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
-         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type name format level caller tid timestamp color logger_width)"},
+         "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
@@ -514,7 +514,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"udp\"\nresolve_interval = \"1500ms\"",
          "app.toml:3: sinks[0].resolve_interval: expected a duration in whole seconds like \"60s\", got \"1500ms\""},
         {"[[sinks]]\ntype = \"udp\"\npath = \"x\"",
-         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type name format level caller tid timestamp color logger_width address framing "
+         "app.toml:3: sinks[0].path: unknown key for a udp sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude address framing "
          "max_datagram oversize facility app_name hostname resolve_interval)"},
         {"[[sinks]]\ntype = \"journald\"\nsocket = \"\"",
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got \"\""},
@@ -529,7 +529,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"stdout\"\nname = \"\"", "app.toml:3: sinks[0].name: expected a name like \"audit\", got \"\""},
         {"[[sinks]]\ntype = \"null\"\nname = 3", "app.toml:3: sinks[0].name: expected a name like \"audit\", got 3"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
-         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type name format level caller tid timestamp color logger_width socket "
+         "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude socket "
          "identifier)"},
     };
     for (const Case& c : cases) {
@@ -809,7 +809,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
 
     write_file(path, "level = \"info\"\n" + file_sink("three.log") + "paint = true\n");
     CHECK(error_of([] { fieldlog::reload(); }) ==
-          path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type name format level caller tid timestamp color logger_width path max_size "
+          path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
                  "flush_level fsync reopen_check)");
     log.info("hidden too");

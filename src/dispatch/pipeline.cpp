@@ -22,10 +22,6 @@ namespace {
     }
 }
 
-/// The cache word: the pipeline's generation, then 1 + the sampler's index (0: none), then the mask.
-constexpr unsigned kSamplerShift = 24;
-static_assert(kMaxFilteredSinks <= kSamplerShift);
-
 std::atomic<std::uint32_t> g_generations{0};
 
 }  // namespace
@@ -36,29 +32,24 @@ void Pipeline::seal_rules() {
     gate = routing.filters.empty() && samplers.empty() ? routing.min_level : Level::off;
 }
 
-Pipeline::LoggerRules Pipeline::rules_for(const LoggerCore& logger) const noexcept {
-    std::uint64_t cached = logger.rules_cache.load(std::memory_order_relaxed);
-    if (cached >> 32 != generation) {
-        // Racing threads work out the same word: whichever store lands, it is right.
-        const std::string_view name = logger.name.text;
-        std::uint64_t sampler = 0;
-        std::size_t best = 0;
-        for (std::size_t i = 0; i < samplers.size(); ++i) {  // the longest name covering this logger
-            const std::string& covered = samplers[i].first;
-            const bool covers = covered == "*" || name == covered ||
-                                (name.starts_with(covered) && name.size() > covered.size() && name[covered.size()] == '.');
-            if (covers && covered.size() + 1 > best) {
-                sampler = i + 1;
-                best = covered.size() + 1;
-            }
+std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept {
+    const std::string_view name = logger.name.text;
+    std::uint64_t sampler = 0;
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < samplers.size(); ++i) {  // the longest name covering this logger
+        const std::string& covered = samplers[i].first;
+        const bool covers = covered == "*" || name == covered ||
+                            (name.starts_with(covered) && name.size() > covered.size() && name[covered.size()] == '.');
+        if (covers && covered.size() + 1 > best) {
+            sampler = i + 1;
+            best = covered.size() + 1;
         }
-        const LoggerMask mask = routing.admitted(name) & ((LoggerMask{1} << kSamplerShift) - 1);
-        cached = std::uint64_t{generation} << 32 | sampler << kSamplerShift | mask;
-        logger.rules_cache.store(cached, std::memory_order_relaxed);
     }
-    const auto sampler = static_cast<std::size_t>(cached >> kSamplerShift & 0xFF);
-    return {static_cast<LoggerMask>(cached) | ~((LoggerMask{1} << kSamplerShift) - 1),
-            sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
+    const LoggerMask mask = routing.admitted(name) & ((LoggerMask{1} << kSamplerShift) - 1);
+    const std::uint64_t word = std::uint64_t{generation} << 32 | sampler << kSamplerShift | mask;
+    // Racing threads work out the same word: whichever store lands, it is right.
+    logger.rules_cache.store(word, std::memory_order_relaxed);
+    return word;
 }
 
 void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {

@@ -45,11 +45,21 @@ struct Pipeline {
         LoggerMask admitted = kEveryLogger;  ///< the filtered sinks that take it
         Sampler* sampler = nullptr;
     };
-    /// Cached in `logger` (one word: generation, sampler, mask) for this pipeline; cold the
-    /// first time a logger asks.
-    [[nodiscard]] LoggerRules rules_for(const LoggerCore& logger) const noexcept;
+    /// Cached in `logger` (one word: generation, 1 + the sampler's index or 0, mask) for this
+    /// pipeline; worked out (cold) the first time a logger asks.
+    [[nodiscard]] LoggerRules rules_for(const LoggerCore& logger) const noexcept {
+        std::uint64_t cached = logger.rules_cache.load(std::memory_order_relaxed);
+        if (cached >> 32 != generation) [[unlikely]] cached = work_out_rules(logger);
+        const auto sampler = static_cast<std::size_t>(cached >> kSamplerShift & 0xFF);
+        return {static_cast<LoggerMask>(cached) | ~((LoggerMask{1} << kSamplerShift) - 1),
+                sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
+    }
     /// Works out the generation and `gate` from the routes and samplers (configure()).
     void seal_rules();
+
+    static constexpr unsigned kSamplerShift = kMaxFilteredSinks;
+    /// rules_for's cache word for `logger`, worked out and stored.
+    [[gnu::cold]] std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
 
     /// Hands one encoded record of `channel` to its sinks (those of them that take loggers of
     /// mask `admitted`), or to the writer's queue.

@@ -77,12 +77,6 @@ std::string_view LoggerFilter::check(std::string_view pattern) noexcept {
     return {};
 }
 
-bool Channel::takes(Level level, LoggerMask admitted) const noexcept {
-    return std::any_of(routes.begin(), routes.end(), [&](const Route& route) {
-        return level >= route.level || route.takes(level, admitted);
-    });
-}
-
 void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
                        const LoggerFilter& filter) {
     LoggerMask bit = 0;
@@ -109,10 +103,8 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
     }
     // With a filtered route the channel's gate is `off`: every record asks takes().
     channel->filtered = channel->filtered || bit != 0;
-    channel->min_level = Level::off;
-    if (!channel->filtered) {
-        for (const Route& route : channel->routes) channel->min_level = std::min(channel->min_level, route.level);
-    }
+    if (bit == 0) channel->unfiltered_level = std::min(channel->unfiltered_level, level);
+    channel->min_level = channel->filtered ? Level::off : channel->unfiltered_level;
     min_level = std::min(min_level, level);
 
     lowest_.assign(sinks.size() * channels.size(), Level::off);

@@ -94,8 +94,16 @@ struct Channel {
     bool filtered = false;  ///< some route takes only some loggers
     std::vector<Route> routes;
 
+    Level unfiltered_level = Level::off;  ///< lowest level its routes without rules take
+
     /// True when some route takes a record at `level` of a logger with mask `admitted`.
-    [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept;
+    [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept {
+        if (level >= unfiltered_level) return true;
+        for (const Route& route : routes) {
+            if (route.takes(level, admitted)) return true;
+        }
+        return false;
+    }
 };
 
 /// A small number naming `options`: equal options, equal number, for the life of the process.

@@ -47,19 +47,13 @@ std::int64_t monotonic_nanos() noexcept {
     return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
-/// The rules a pipeline has for `logger` (routing.hpp, sampler.hpp): sets `admitted` to the
-/// filtered sinks that take it, and returns false when its sampler keeps the record back
-/// (`fields` then gains the count of records kept back before it). Cold: only a pipeline with
-/// logger rules asks.
-[[gnu::noinline]] bool apply_logger_rules(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger,
-                                          Level level, const Message& message, std::span<const Field>& fields,
-                                          LoggerMask& admitted) noexcept {
-    const Pipeline::LoggerRules rules = pipeline.rules_for(logger);
-    admitted = rules.admitted;
-    if (rules.sampler == nullptr) return true;
+/// The decision of `logger`'s sampler on this record: false when it keeps the record back;
+/// else `fields` may gain the count of records kept back before it.
+[[gnu::noinline]] bool sample(ThreadContext& context, Sampler& sampler, const LoggerCore& logger, Level level,
+                              const Message& message, std::span<const Field>& fields) noexcept {
     const std::vector<Field>& counted = context.counted_fields;
     const std::uint64_t carried = !counted.empty() && fields.data() == counted.data() ? context.counted_suppressed : 0;
-    const Sampler::Decision decision = rules.sampler->decide(logger, level, message.text(), monotonic_nanos(), carried);
+    const Sampler::Decision decision = sampler.decide(logger, level, message.text(), monotonic_nanos(), carried);
     if (decision.write && decision.suppressed != 0) fields = with_suppressed(context, decision.suppressed, fields);
     return decision.write;
 }
@@ -77,10 +71,11 @@ std::int64_t monotonic_nanos() noexcept {
     // indexed past its end.
     if (level > Level::fatal) [[unlikely]] level = Level::fatal;
     LoggerMask admitted = kEveryLogger;
-    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or a logger with rules
-        if (level < pipeline->routing.min_level || !apply_logger_rules(context, *pipeline, logger, level, message, fields, admitted)) {
-            return;
-        }
+    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or loggers have rules
+        if (level < pipeline->routing.min_level) return;
+        const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
+        admitted = rules.admitted;
+        if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
     }
     const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
