@@ -5,11 +5,16 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <stdexcept>
 
 namespace fieldlog::detail {
 namespace {
+
+/// The shortest wait for a TLS 1.3 server's verdict on our certificate (see await_verdict).
+constexpr std::chrono::milliseconds kLeastVerdictWindow{50};
 
 bool is_ip_literal(const std::string& host) {
     unsigned char buffer[sizeof(in6_addr)];
@@ -70,6 +75,8 @@ TlsStream::TlsStream(const TlsCredentials& credentials, const TlsSettings& setti
     gnutls_transport_set_push_function(session_, &TlsStream::push);
     gnutls_transport_set_pull_function(session_, &TlsStream::pull);
     gnutls_transport_set_pull_timeout_function(session_, &TlsStream::pull_timeout);
+    gnutls_handshake_set_hook_function(session_, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
+                                       &TlsStream::on_ticket);
 }
 
 TlsStream::~TlsStream() {
@@ -96,14 +103,25 @@ int TlsStream::pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexce
     return ::poll(&watched, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : static_cast<int>(ms));
 }
 
+int TlsStream::on_ticket(gnutls_session_t session, unsigned, unsigned, unsigned incoming, const gnutls_datum_t*) noexcept {
+    if (incoming != 0) static_cast<TlsStream*>(gnutls_transport_get_ptr(session))->ticket_received_ = true;
+    return 0;
+}
+
 std::string TlsStream::handshake(int timeout_ms) noexcept {
     if (session_ == nullptr) return gnutls_strerror(last_error_);
     gnutls_handshake_set_timeout(session_, static_cast<unsigned>(timeout_ms));
+    const auto start = std::chrono::steady_clock::now();
     int rc;
     do {
         rc = gnutls_handshake(session_);
     } while (rc < 0 && gnutls_error_is_fatal(rc) == 0);
-    if (rc >= 0) return {};
+    if (rc >= 0) {
+        // The verdict follows our last flight by about one round trip; the handshake took at
+        // least one.
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        return await_verdict(std::min(std::max(4 * took, kLeastVerdictWindow), std::chrono::milliseconds(timeout_ms)));
+    }
     last_error_ = rc;
     if (rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
         gnutls_datum_t text{};
@@ -115,6 +133,31 @@ std::string TlsStream::handshake(int timeout_ms) noexcept {
         }
     }
     return gnutls_strerror(rc);
+}
+
+std::string TlsStream::await_verdict(std::chrono::milliseconds window) noexcept {
+    if (gnutls_protocol_get_version(session_) != GNUTLS_TLS1_3 ||
+        gnutls_certificate_client_get_request_status(session_) == 0) {
+        return {};
+    }
+    const auto deadline = std::chrono::steady_clock::now() + window;
+    for (;;) {
+        if (ticket_received_) return {};
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        pollfd watched{fd_, POLLIN, 0};
+        if (left.count() <= 0 || ::poll(&watched, 1, static_cast<int>(left.count())) <= 0) return {};
+        char scratch[256];
+        const ssize_t got = gnutls_record_recv(session_, scratch, sizeof scratch);
+        if (got > 0) return {};  // it speaks to us: it took the session
+        if (got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED) continue;
+        if (got < 0 && gnutls_error_is_fatal(static_cast<int>(got)) == 0) continue;
+        last_error_ = got == 0 ? GNUTLS_E_PREMATURE_TERMINATION : static_cast<int>(got);
+        if (got == GNUTLS_E_FATAL_ALERT_RECEIVED) {
+            return std::string("the receiver refused the session after the handshake: ") +
+                   gnutls_alert_get_name(gnutls_alert_get(session_));
+        }
+        return std::string("the receiver closed the session after the handshake: ") + gnutls_strerror(last_error_);
+    }
 }
 
 int TlsStream::send(const char* data, std::size_t size, std::size_t& done) noexcept {

@@ -6,6 +6,7 @@
 
 #include <gnutls/gnutls.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,7 +47,8 @@ public:
     TlsStream(const TlsStream&) = delete;
     TlsStream& operator=(const TlsStream&) = delete;
 
-    /// Runs the handshake, verification included; "" or why it failed.
+    /// Runs the handshake, verification included, and the server's verdict on our certificate
+    /// (await_verdict); "" or why it failed.
     std::string handshake(int timeout_ms) noexcept;
     /// Sends `data[done, size)` as records, advancing `done`; 1 all sent, 0 the send timed out
     /// (call again with the same arguments), -1 the connection is gone.
@@ -60,14 +62,25 @@ public:
     [[nodiscard]] const char* error_text() const noexcept { return gnutls_strerror(last_error_); }
 
 private:
+    /// TLS 1.3 lets a client finish its handshake before the server has checked the client's
+    /// certificate; a server that refuses it answers with an alert and discards what we sent
+    /// meanwhile, although its TCP acknowledges those bytes. So when the server asked for a
+    /// certificate, wait for its verdict before any record goes out: a session ticket or other
+    /// data (accepted), an alert or a close (refused: why), or nothing within `window` from a
+    /// server that sends no tickets (taken as accepted).
+    std::string await_verdict(std::chrono::milliseconds window) noexcept;
+
     static ssize_t push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept;
     static ssize_t pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept;
     static int pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept;
+    static int on_ticket(gnutls_session_t session, unsigned type, unsigned when, unsigned incoming,
+                         const gnutls_datum_t* message) noexcept;
 
     gnutls_session_t session_ = nullptr;
     int fd_;
     std::uint64_t& pushed_;
     int last_error_ = 0;
+    bool ticket_received_ = false;  ///< the server sent a session ticket: it accepted the session
 };
 
 }  // namespace fieldlog::detail
