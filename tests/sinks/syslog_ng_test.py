@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""The syslog sink against a real syslog-ng (Debian's syslog-ng-core), over TCP and TLS.
+
+syslog-ng-core conflicts with rsyslog in apt, so .ci/syslog-ng unpacks the package into a
+directory of its own (FIELDLOG_SYSLOG_NG_ROOT, default /opt/fieldlog-test-peers/syslog-ng), and
+this script runs it as a plain process (`--foreground --no-caps`) with its own configuration,
+persist file, pid file and control socket. Its sources are syslog() drivers on loopback ports
+(RFC 6587 octet counting, the RFC 5424 header parsed), each writing to a file of its own with
+flow control (syslog-ng stops reading rather than drop).
+
+  fields    Records of every field kind over TCP, and over TLS to a source that requires a
+            client certificate signed by the test's CA (peer-verify(required-trusted)).
+            For each record, syslog-ng writes its parse of the header (APP-NAME, HOSTNAME,
+            PROCID, MSGID, SD, facility, severity, timestamp) and $MSG with $(format-json);
+            each must be what the sink sent, in order.
+            Then the same TLS source with no client certificate, and with one from another CA;
+            and a wrong server_name, and a ca_file the server's certificate does not chain to.
+            Each must deliver nothing, the sink must say why on stderr and hold every record,
+            not free it as delivered (so closing counts it dropped), and no log call may wait.
+  restarts  Numbered records over TCP without pause while syslog-ng is stopped by SIGTERM and
+            started again RESTARTS times: the accounting of syslog_stream_test.py (drops exact
+            and named, nothing cut, losses and repeats each in at most one run per stop).
+
+usage: syslog_ng_test.py SINK_HELPER fields|restarts      exit 0 pass, 1 fail, 77 skipped
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from syslog_stream_test import BUFFER_BYTES, RESTARTS, count_lines, fail, free_tcp_port, wait_until
+
+ROOT = os.environ.get("FIELDLOG_SYSLOG_NG_ROOT", "/opt/fieldlog-test-peers/syslog-ng")
+RECORDS = 300
+SEVERITY = {"debug": "7", "info": "6", "warn": "4", "error": "3"}
+# Every field of the header as syslog-ng parsed it, and the message, as one JSON object a line.
+PARSED = ("$(format-json --pair app=$PROGRAM --pair host=$HOST --pair pid=$PID --pair msgid=$MSGID "
+          "--pair sdata=$SDATA --pair facility=$FACILITY_NUM --pair severity=$LEVEL_NUM --pair ts=$S_ISODATE "
+          "--pair msg=$MSG)\\n")
+
+
+def module_directory():
+    """syslog-ng's modules, in a directory named for its version; "" when there are none."""
+    return (glob.glob(os.path.join(ROOT, "usr/lib/syslog-ng/[0-9]*")) or [""])[0]
+
+
+class SyslogNg:
+    """One syslog-ng configuration in `directory`, started and stopped as often as asked."""
+
+    def __init__(self, directory, sources):
+        self.directory = directory
+        self.binary = os.path.join(ROOT, "usr/sbin/syslog-ng")
+        self.modules = module_directory()
+        self.pidfile = os.path.join(directory, "syslog-ng.pid")
+        self.config = os.path.join(directory, "syslog-ng.conf")
+        self.process = None
+        with open(self.config, "w") as out:
+            out.write("@version: 3.38\n"
+                      'options { keep-hostname(yes); stats-freq(0); frac-digits(6); time-zone("+00:00");\n'
+                      "          log-msg-size(65536); };\n")
+            for name, (driver, output, template) in sources.items():
+                out.write(f"source s_{name} {{ {driver}; }};\n"
+                          f'destination d_{name} {{ file("{output}" template("{template}")); }};\n'
+                          f"log {{ source(s_{name}); destination(d_{name}); flags(flow-control); }};\n")
+
+    def start(self):
+        if os.path.exists(self.pidfile):
+            os.unlink(self.pidfile)
+        environment = dict(os.environ, LD_LIBRARY_PATH=os.path.join(ROOT, "usr/lib/syslog-ng"))
+        self.process = subprocess.Popen(
+            [self.binary, f"--module-path={self.modules}", "--foreground", "--no-caps", "-f", self.config,
+             "-R", os.path.join(self.directory, "syslog-ng.persist"), "-p", self.pidfile,
+             "-c", os.path.join(self.directory, "syslog-ng.ctl")],
+            env=environment, stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.directory, "syslog-ng.err"), "a"))
+        # The pid file is written once the sources listen.
+        if not wait_until(lambda: os.path.exists(self.pidfile) or self.process.poll() is not None, 10):
+            raise RuntimeError("syslog-ng did not start")
+        if self.process.poll() is not None:
+            with open(os.path.join(self.directory, "syslog-ng.err")) as errors:
+                raise RuntimeError("syslog-ng failed: " + errors.read()[-2000:])
+
+    def stop(self, stop_signal=signal.SIGTERM):
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(stop_signal)
+            self.process.wait(timeout=30)
+
+
+def make_certificates(directory):
+    """The test's CA, a server certificate for localhost / 127.0.0.1 and a client certificate
+    signed by it, and a client certificate from another CA (EC keys: quick to make)."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    files = {}
+    for ca in ("ca", "other-ca"):
+        openssl("req", "-x509", *key, "-days", "2", "-subj", f"/CN=fieldlog test {ca}", "-keyout", f"{ca}-key.pem",
+                "-out", f"{ca}.pem")
+        files[ca] = os.path.join(directory, f"{ca}.pem")
+    for name, ca, common_name, extension in (
+            ("server", "ca", "localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+            ("client", "ca", "fieldlog client", "extendedKeyUsage=clientAuth"),
+            ("stranger", "other-ca", "fieldlog client", "extendedKeyUsage=clientAuth")):
+        with open(os.path.join(directory, f"{name}.ext"), "w") as ext:
+            ext.write(extension + "\n")
+        openssl("req", *key, "-subj", f"/CN={common_name}", "-keyout", f"{name}-key.pem", "-out", f"{name}.csr")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}-key.pem",
+                "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")
+        files[name] = os.path.join(directory, f"{name}.pem")
+        files[f"{name}-key"] = os.path.join(directory, f"{name}-key.pem")
+    return files
+
+
+def run_records(helper, port, expected, settings):
+    """Runs the helper's syslog-records mode; returns (its pid, its counters, its stderr)."""
+    process = subprocess.Popen([helper, "syslog-records", f"127.0.0.1:{port}", str(RECORDS), expected, *settings],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate(timeout=60)
+    if process.returncode != 0:
+        raise RuntimeError(f"the helper failed ({process.returncode}): {err}")
+    words = out.split()
+    return process.pid, dict(zip(words[0::2], (int(n) for n in words[1::2]))), err
+
+
+def frame_bytes(line, pid):
+    """The size of the octet-counted frame the sink makes of one JSON line (syslog_header.hpp)."""
+    level = json.loads(line)["level"]
+    head = f"<{16 * 8 + int(SEVERITY[level])}>1 2026-01-01T00:00:00.000000Z "  # the timestamp's width
+    message = len(head) + len(f"fieldlog-host fieldlog-test {pid} - - ") + len(line.encode())
+    return len(str(message)) + 1 + message
+
+
+def check_fields(parsed_path, expected_path, pid):
+    """syslog-ng's parse of every record against the line the sink was given; "" or what differs."""
+    with open(expected_path, "rb") as data:
+        expected = [line.decode() for line in data.read().splitlines()]
+    with open(parsed_path, "rb") as data:
+        parsed = [json.loads(line) for line in data.read().splitlines()]
+    if len(expected) != RECORDS or len(parsed) != RECORDS:
+        return f"{len(parsed)} records arrived, {len(expected)} written, {RECORDS} logged"
+    for number, (line, got) in enumerate(zip(expected, parsed)):
+        record = json.loads(line)
+        want = {"app": "fieldlog-test", "host": "fieldlog-host", "pid": str(pid), "msgid": "", "sdata": "",
+                "facility": "16", "severity": SEVERITY[record["level"]],
+                "ts": record["ts"][:26] + "+00:00",  # the header's six digits, floored, in UTC
+                "msg": line}
+        if got != want or record["seq"] != number:
+            differs = {key: (got.get(key), value) for key, value in want.items() if got.get(key) != value}
+            return f"record {number}: (syslog-ng's, ours) {differs}"
+    return ""
+
+
+def fields(helper, directory):
+    certs = make_certificates(directory)
+    tcp_port, tls_port = free_tcp_port(), free_tcp_port()
+    tls = (f'tls(key-file("{certs["server-key"]}") cert-file("{certs["server"]}") ca-file("{certs["ca"]}") '
+           "peer-verify(required-trusted))")
+    outputs = {name: os.path.join(directory, f"{name}.jsonl") for name in ("tcp", "tls")}
+    daemon = SyslogNg(directory, {
+        "tcp": (f'syslog(ip("127.0.0.1") port({tcp_port}) transport("tcp"))', outputs["tcp"], PARSED),
+        "tls": (f'syslog(ip("127.0.0.1") port({tls_port}) transport("tls") {tls})', outputs["tls"], PARSED)})
+    trusted = ["transport=tls", f"ca={certs['ca']}", "server_name=localhost"]
+    client = [f"cert={certs['client']}", f"key={certs['client-key']}"]
+    daemon.start()
+    try:
+        for name, port, settings in (("tcp", tcp_port, []), ("tls", tls_port, trusted + client)):
+            expected = os.path.join(directory, f"{name}.expected")
+            pid, counters, _ = run_records(helper, port, expected, settings)
+            if counters["unacknowledged_bytes"] != 0 or counters["dropped"] != 0 or counters["connects"] != 1:
+                return fail(f"{name}: {counters}")
+            # Acknowledged by syslog-ng's kernel: wait until it wrote them all.
+            if not wait_until(lambda: count_lines(outputs[name]) >= RECORDS, 10):
+                return fail(f"{name}: {count_lines(outputs[name])} of {RECORDS} records reached syslog-ng's file")
+            if problem := check_fields(outputs[name], expected, pid):
+                return fail(f"{name}: {problem}")
+            print(f"{name}: {RECORDS} records, every header field and message exact")
+
+        refusals = (
+            ("no client certificate", trusted, "Certificate is required"),
+            ("a client certificate from another CA", trusted + [f"cert={certs['stranger']}",
+                                                                f"key={certs['stranger-key']}"], "CA is unknown"),
+            ("a wrong server_name", ["transport=tls", f"ca={certs['ca']}", "server_name=elsewhere.example"] + client,
+             "does not match"),
+            ("an untrusted server certificate", ["transport=tls", f"ca={certs['other-ca']}",
+                                                 "server_name=localhost"] + client, "issuer is unknown"))
+        for number, (case, settings, reason) in enumerate(refusals):
+            expected = os.path.join(directory, f"refused-{number}.expected")
+            pid, counters, err = run_records(helper, tls_port, expected, settings)
+            with open(expected) as data:
+                held = sum(frame_bytes(line.rstrip("\n"), pid) for line in data)
+            if counters["connects"] != 0 or counters["errors"] < 3:
+                return fail(f"{case}: the sink connected or did not retry: {counters}")
+            if counters["unacknowledged_bytes"] != held or counters["dropped"] != 0:
+                return fail(f"{case}: {counters['unacknowledged_bytes']} bytes held of the {held} it was given, "
+                            f"{counters['dropped']} dropped before closing")
+            if reason not in err or "TLS handshake" not in err:
+                return fail(f"{case}: stderr does not say '{reason}': {err!r}")
+            if counters["longest_call_us"] > 250_000 or counters["close_ms"] > 2000:
+                return fail(f"{case}: a log call took {counters['longest_call_us']} µs, closing "
+                            f"{counters['close_ms']} ms")
+            print(f"{case}: refused, all {RECORDS} records held (none freed as delivered), longest log call "
+                  f"{counters['longest_call_us']} µs; stderr: {err.strip().splitlines()[0]}")
+        if count_lines(outputs["tls"]) != RECORDS:
+            return fail(f"a refused session delivered records: {count_lines(outputs['tls'])} lines")
+    finally:
+        daemon.stop()
+    print("PASS")
+    return 0
+
+
+def restarts(helper, directory):
+    port = free_tcp_port()
+    bodies = os.path.join(directory, "bodies.log")
+    daemon = SyslogNg(directory, {"tcp": (f'syslog(ip("127.0.0.1") port({port}) transport("tcp"))', bodies,
+                                          "$MSG\\n")})
+    dropped_path = os.path.join(directory, "dropped.txt")
+    daemon.start()
+    sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", "tcp", "-", str(BUFFER_BYTES),
+                               dropped_path], stdout=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    try:
+        if sender.stdout.readline().strip() != "ready":
+            return fail("the sender did not start")
+        for restart in range(RESTARTS + 1):
+            before = count_lines(bodies)
+            if not wait_until(lambda: count_lines(bodies) > before + 1000, 20):
+                return fail(f"restart {restart}: no records reached syslog-ng ({count_lines(bodies)} lines)")
+            if restart < RESTARTS:
+                daemon.stop()
+                daemon.start()
+        sender.send_signal(signal.SIGTERM)
+        summary = sender.stdout.read().split()
+        if sender.wait(timeout=60) != 0 or len(summary) != 12:
+            return fail(f"the sender failed: {summary}")
+        counters = dict(zip(summary[0::2], (int(n) for n in summary[1::2])))
+        if counters["unacknowledged_bytes"] != 0:
+            return fail(f"the receiver never acknowledged the whole buffer: {counters}")
+        # Everything acknowledged is in syslog-ng's hands: wait until the file stops growing.
+        last = -1
+        while count_lines(bodies) != last:
+            last = count_lines(bodies)
+            time.sleep(0.2)
+    finally:
+        if sender.poll() is None:
+            sender.kill()
+            sender.wait()
+        daemon.stop()
+    elapsed = time.monotonic() - started
+
+    seen, twice, duplicates, malformed = set(), set(), 0, 0
+    with open(bodies, "rb") as data:
+        for line in data.read().splitlines():
+            try:
+                seq = json.loads(line)["seq"]
+            except (ValueError, KeyError):
+                malformed += 1
+                continue
+            if seq in seen:
+                duplicates += 1
+                twice.add(seq)
+            seen.add(seq)
+    sent = counters["records"]
+    with open(dropped_path) as data:
+        named_dropped = {int(line) for line in data}
+    # A run of lost records may be interleaved with dropped ones (the receiver was down); it
+    # ends at the next record that arrived.
+    lost = lost_runs = twice_runs = 0
+    in_lost = in_twice = False
+    for seq in range(sent):
+        if seq in twice:
+            twice_runs += 0 if in_twice else 1
+            in_twice, in_lost = True, False
+        elif seq in seen:
+            in_twice = in_lost = False
+        elif seq not in named_dropped:
+            lost += 1
+            lost_runs += 0 if in_lost else 1
+            in_lost, in_twice = True, False
+    figures = (f"syslog-ng, tcp, {RESTARTS} restarts by SIGTERM in {elapsed:.1f} s: sent {sent}, delivered "
+               f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost in the receiver {lost} "
+               f"(in {lost_runs} runs), twice {duplicates} (in {twice_runs} runs), cut or merged lines {malformed}, "
+               f"connects {counters['connects']}, resent {counters['resent']}")
+    print(figures)
+    if malformed:
+        return fail(f"{malformed} lines are not one whole record")
+    if seen and max(seen) >= sent:
+        return fail("more records arrived than were sent")
+    if len(named_dropped) != counters["dropped"]:
+        return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
+    if seen & named_dropped:
+        return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
+    if counters["connects"] < RESTARTS + 1:
+        return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
+    if lost_runs > RESTARTS:
+        return fail(f"records lost in {lost_runs} places, more than the {RESTARTS} stops")
+    if twice_runs > RESTARTS or duplicates != len(twice):
+        return fail(f"records twice in {twice_runs} places ({duplicates} copies of {len(twice)}), "
+                    "more than once per stop")
+    print("PASS: " + figures)
+    return 0
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in ("fields", "restarts"):
+        print(__doc__)
+        return 2
+    if not (os.access(os.path.join(ROOT, "usr/sbin/syslog-ng"), os.X_OK) and module_directory()):
+        print(f"SKIP: syslog-ng is not unpacked in {ROOT} (bash .ci/syslog-ng)")
+        return 77
+    if sys.argv[2] == "fields" and not shutil.which("openssl"):
+        print("SKIP: openssl is not installed (apt-get install openssl)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="fieldlog-syslog-ng-") as directory:
+        return (fields if sys.argv[2] == "fields" else restarts)(sys.argv[1], directory)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
