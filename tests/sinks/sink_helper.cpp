@@ -12,10 +12,10 @@
 //                                             numbered records over TCP or TLS until SIGTERM,
 //                                             the numbers of those dropped to DROPPED, then
 //                                             prints the sink's counters
-//   sink_helper syslog-throughput ADDRESS FILE COUNT
-//                                             COUNT records through the syslog sink (until the
-//                                             receiver acknowledged them all), then the file
-//                                             sink; prints records/s of each
+//   sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]
+//                                             COUNT records through the syslog sink (TLS with
+//                                             CA_FILE; until the receiver acknowledged them
+//                                             all), then the file sink; prints records/s
 //   sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls ca=F cert=F key=F
 //                              server_name=N]
 //                                             COUNT records of every field kind through the
@@ -48,7 +48,7 @@ int usage() {
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
                  "       sink_helper compressing-logger PATH\n"
                  "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED\n"
-                 "       sink_helper syslog-throughput ADDRESS FILE COUNT\n"
+                 "       sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]\n"
                  "       sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls ca=F cert=F key=F "
                  "server_name=N]\n");
     return 2;
@@ -222,9 +222,10 @@ int syslog_stream(const std::string& address, const std::string& transport, cons
     return 0;
 }
 
-/// Records per second through one sink: COUNT records logged, then (syslog) until the receiver
-/// acknowledged them all or (file) until shutdown() flushed them.
-int syslog_throughput(const std::string& address, const std::string& path, long count) {
+/// Records per second through one sink: COUNT records logged (the callers' rate), then
+/// (syslog, over TLS with a CA_FILE) until the receiver acknowledged them all or (file) until
+/// shutdown() flushed them.
+int syslog_throughput(const std::string& address, const std::string& path, long count, const std::string& ca_file) {
     using Clock = std::chrono::steady_clock;
     const auto log_all = [count] {
         const fieldlog::Logger log = fieldlog::get("throughput");
@@ -232,11 +233,18 @@ int syslog_throughput(const std::string& address, const std::string& path, long 
             log.info("record", {{"seq", seq}, {"pad", "0123456789abcdef0123456789abcdef0123456789abcdef"}});
         }
     };
-    auto sink = std::make_shared<fieldlog::SyslogSink>(
-        fieldlog::SyslogSinkOptions{.address = address, .buffer_bytes = 256u << 20, .app_name = "fieldlog-test"});
+    const bool tls = !ca_file.empty();
+    auto sink = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
+        .address = address,
+        .transport = tls ? fieldlog::SyslogTransport::tls : fieldlog::SyslogTransport::tcp,
+        .ca_file = ca_file,
+        .server_name = tls ? "localhost" : "",
+        .buffer_bytes = 256u << 20,
+        .app_name = "fieldlog-test"});
     fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info, .sinks = {fieldlog::SinkConfig{.target = sink}}});
     const Clock::time_point syslog_start = Clock::now();
     log_all();
+    const double logged_seconds = std::chrono::duration<double>(Clock::now() - syslog_start).count();
     while (sink->stats().buffered_bytes > 0 && Clock::now() - syslog_start < std::chrono::seconds(60)) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
@@ -249,8 +257,9 @@ int syslog_throughput(const std::string& address, const std::string& path, long 
     log_all();
     fieldlog::shutdown();
     const double file_seconds = std::chrono::duration<double>(Clock::now() - file_start).count();
-    std::printf("syslog %.0f records/s (dropped %llu, unacknowledged bytes %llu); file %.0f records/s\n",
-                static_cast<double>(count) / syslog_seconds,
+    std::printf("syslog (%s) %.0f records/s logged, %.0f records/s acknowledged (dropped %llu, unacknowledged "
+                "bytes %llu); file %.0f records/s\n",
+                tls ? "tls" : "tcp", static_cast<double>(count) / logged_seconds, static_cast<double>(count) / syslog_seconds,
                 static_cast<unsigned long long>(sink->counters().dropped),
                 static_cast<unsigned long long>(sink->stats().buffered_bytes), static_cast<double>(count) / file_seconds);
     return 0;
@@ -344,7 +353,9 @@ int main(int argc, char** argv) {
     if (mode == "syslog-stream" && argc == 7) {
         return syslog_stream(argv[2], argv[3], argv[4], static_cast<std::size_t>(std::atol(argv[5])), argv[6]);
     }
-    if (mode == "syslog-throughput" && argc == 5) return syslog_throughput(argv[2], argv[3], std::atol(argv[4]));
+    if (mode == "syslog-throughput" && (argc == 5 || argc == 6)) {
+        return syslog_throughput(argv[2], argv[3], std::atol(argv[4]), argc == 6 ? argv[5] : "");
+    }
     if (mode == "syslog-records" && argc >= 5) {
         return syslog_records(argv[2], std::atol(argv[3]), argv[4], std::vector<std::string>(argv + 5, argv + argc));
     }

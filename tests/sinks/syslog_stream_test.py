@@ -18,11 +18,11 @@ the daemon, but its reset overtook the acknowledgement, so they were sent again)
 form at most one run per stop; both are counted and printed.
 
 With `throughput` instead of a stop signal it measures instead (by hand, not in CTest):
-records per second through the syslog sink to the same rsyslog, until rsyslog's TCP
-acknowledged them all, and through the file sink, in one run of the helper.
+records per second through the syslog sink to the same rsyslog (TCP or TLS), logged and until
+rsyslog's TCP acknowledged them all, and through the file sink, in one run of the helper.
 
 usage: syslog_stream_test.py SINK_HELPER [tcp|tls] [term|kill]    exit 0 pass, 1 fail, 77 skipped
-       syslog_stream_test.py SINK_HELPER tcp throughput [COUNT]
+       syslog_stream_test.py SINK_HELPER [tcp|tls] throughput [COUNT]
 """
 import json
 import os
@@ -129,7 +129,7 @@ def main():
                 if not wait_until(lambda: os.path.exists(pidfile), 10):
                     return fail("rsyslogd did not start")
                 run = subprocess.run([helper, "syslog-throughput", f"127.0.0.1:{port}",
-                                      os.path.join(directory, "file.log"), count],
+                                      os.path.join(directory, "file.log"), count, *certificates[:1]],
                                      capture_output=True, text=True, timeout=300)
                 print(run.stdout.strip())
                 return run.returncode
