@@ -34,10 +34,9 @@ import tempfile
 import time
 
 from syslog_stream_test import BUFFER_BYTES, RESTARTS, count_lines, fail, free_tcp_port, wait_until
+from syslog_tls_cases import RECORDS, SEVERITY, check_refusals, make_certificates, run_records
 
 ROOT = os.environ.get("FIELDLOG_SYSLOG_NG_ROOT", "/opt/fieldlog-test-peers/syslog-ng")
-RECORDS = 300
-SEVERITY = {"debug": "7", "info": "6", "warn": "4", "error": "3"}
 # Every field of the header as syslog-ng parsed it, and the message, as one JSON object a line.
 PARSED = ("$(format-json --pair app=$PROGRAM --pair host=$HOST --pair pid=$PID --pair msgid=$MSGID "
           "--pair sdata=$SDATA --pair facility=$FACILITY_NUM --pair severity=$LEVEL_NUM --pair ts=$S_ISODATE "
@@ -90,51 +89,6 @@ class SyslogNg:
             self.process.wait(timeout=30)
 
 
-def make_certificates(directory):
-    """The test's CA, a server certificate for localhost / 127.0.0.1 and a client certificate
-    signed by it, and a client certificate from another CA (EC keys: quick to make)."""
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    files = {}
-    for ca in ("ca", "other-ca"):
-        openssl("req", "-x509", *key, "-days", "2", "-subj", f"/CN=fieldlog test {ca}", "-keyout", f"{ca}-key.pem",
-                "-out", f"{ca}.pem")
-        files[ca] = os.path.join(directory, f"{ca}.pem")
-    for name, ca, common_name, extension in (
-            ("server", "ca", "localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
-            ("client", "ca", "fieldlog client", "extendedKeyUsage=clientAuth"),
-            ("stranger", "other-ca", "fieldlog client", "extendedKeyUsage=clientAuth")):
-        with open(os.path.join(directory, f"{name}.ext"), "w") as ext:
-            ext.write(extension + "\n")
-        openssl("req", *key, "-subj", f"/CN={common_name}", "-keyout", f"{name}-key.pem", "-out", f"{name}.csr")
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}-key.pem",
-                "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")
-        files[name] = os.path.join(directory, f"{name}.pem")
-        files[f"{name}-key"] = os.path.join(directory, f"{name}-key.pem")
-    return files
-
-
-def run_records(helper, port, expected, settings):
-    """Runs the helper's syslog-records mode; returns (its pid, its counters, its stderr)."""
-    process = subprocess.Popen([helper, "syslog-records", f"127.0.0.1:{port}", str(RECORDS), expected, *settings],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = process.communicate(timeout=60)
-    if process.returncode != 0:
-        raise RuntimeError(f"the helper failed ({process.returncode}): {err}")
-    words = out.split()
-    return process.pid, dict(zip(words[0::2], (int(n) for n in words[1::2]))), err
-
-
-def frame_bytes(line, pid):
-    """The size of the octet-counted frame the sink makes of one JSON line (syslog_header.hpp)."""
-    level = json.loads(line)["level"]
-    head = f"<{16 * 8 + int(SEVERITY[level])}>1 2026-01-01T00:00:00.000000Z "  # the timestamp's width
-    message = len(head) + len(f"fieldlog-host fieldlog-test {pid} - - ") + len(line.encode())
-    return len(str(message)) + 1 + message
-
-
 def check_fields(parsed_path, expected_path, pid):
     """syslog-ng's parse of every record against the line the sink was given; "" or what differs."""
     with open(expected_path, "rb") as data:
@@ -180,31 +134,10 @@ def fields(helper, directory):
                 return fail(f"{name}: {problem}")
             print(f"{name}: {RECORDS} records, every header field and message exact")
 
-        refusals = (
-            ("no client certificate", trusted, "Certificate is required"),
-            ("a client certificate from another CA", trusted + [f"cert={certs['stranger']}",
-                                                                f"key={certs['stranger-key']}"], "CA is unknown"),
-            ("a wrong server_name", ["transport=tls", f"ca={certs['ca']}", "server_name=elsewhere.example"] + client,
-             "does not match"),
-            ("an untrusted server certificate", ["transport=tls", f"ca={certs['other-ca']}",
-                                                 "server_name=localhost"] + client, "issuer is unknown"))
-        for number, (case, settings, reason) in enumerate(refusals):
-            expected = os.path.join(directory, f"refused-{number}.expected")
-            pid, counters, err = run_records(helper, tls_port, expected, settings)
-            with open(expected) as data:
-                held = sum(frame_bytes(line.rstrip("\n"), pid) for line in data)
-            if counters["connects"] != 0 or counters["errors"] < 3:
-                return fail(f"{case}: the sink connected or did not retry: {counters}")
-            if counters["unacknowledged_bytes"] != held or counters["dropped"] != 0:
-                return fail(f"{case}: {counters['unacknowledged_bytes']} bytes held of the {held} it was given, "
-                            f"{counters['dropped']} dropped before closing")
-            if reason not in err or "TLS handshake" not in err:
-                return fail(f"{case}: stderr does not say '{reason}': {err!r}")
-            if counters["longest_call_us"] > 250_000 or counters["close_ms"] > 2000:
-                return fail(f"{case}: a log call took {counters['longest_call_us']} µs, closing "
-                            f"{counters['close_ms']} ms")
-            print(f"{case}: refused, all {RECORDS} records held (none freed as delivered), longest log call "
-                  f"{counters['longest_call_us']} µs; stderr: {err.strip().splitlines()[0]}")
+        reasons = {"no client certificate": "refused the session after the handshake: Certificate is required",
+                   "a client certificate from another CA": "refused the session after the handshake: CA is unknown"}
+        if problem := check_refusals(helper, tls_port, certs, directory, reasons):
+            return fail(problem)
         if count_lines(outputs["tls"]) != RECORDS:
             return fail(f"a refused session delivered records: {count_lines(outputs['tls'])} lines")
     finally:
