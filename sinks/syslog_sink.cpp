@@ -251,8 +251,9 @@ void SyslogSink::State::run() noexcept {
         if (past_deadline()) break;
         if (fd < 0) {
             if (connect_once()) continue;
+            // The attempt may have outlasted the drain deadline: wait 0 then, not poll()'s forever.
             const auto left = std::chrono::duration_cast<milliseconds>(drain_deadline - Clock::now());
-            wait(static_cast<int>(std::min(backoff, left).count()));
+            wait(static_cast<int>(std::clamp(left, milliseconds(0), backoff).count()));
             backoff = std::min(backoff * 2, std::max(options.reconnect_max, kFirstBackoff));
             continue;
         }

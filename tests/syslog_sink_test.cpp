@@ -306,6 +306,32 @@ TEST_CASE("syslog: closing a sink whose receiver is gone waits drain_timeout, no
     CHECK(waited < 2s);
 }
 
+TEST_CASE("syslog: closing a TLS sink whose receiver never answers the handshake ends with the handshake's timeout",
+          "[syslog][concurrent]") {
+    // A listener that never accepts: the kernel completes the TCP connection, nobody answers
+    // the ClientHello, and the attempt outlasts drain_timeout.
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    REQUIRE(::listen(listener, 4) == 0);
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+    auto sink = std::make_unique<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
+        .address = "127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
+        .transport = fieldlog::SyslogTransport::tls,
+        .verify = false,
+        .drain_timeout = 100ms});
+    const NumberedRecord record(0);
+    fieldlog_test::deliver(*sink, record.view);
+    const auto started = std::chrono::steady_clock::now();
+    sink.reset();
+    const auto waited = std::chrono::steady_clock::now() - started;
+    CHECK(waited < 10s);  // the handshake gives up after 5 s; the close follows at once
+    ::close(listener);
+}
+
 TEST_CASE("syslog: bad options are refused when the sink is made", "[syslog]") {
     CHECK_THROWS_WITH(fieldlog::SyslogSink({.address = "127.0.0.1"}), Catch::Contains("has no :port"));
     CHECK_THROWS_WITH(fieldlog::SyslogSink({.address = "127.0.0.1:1", .buffer_bytes = 100}),
