@@ -43,7 +43,12 @@ def run_records(helper, port, expected, settings):
     """Runs the helper's syslog-records mode; returns (its pid, its counters, its stderr)."""
     process = subprocess.Popen([helper, "syslog-records", f"127.0.0.1:{port}", str(RECORDS), expected, *settings],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = process.communicate(timeout=60)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()  # a close that hangs: fail, and leave no process behind
+        process.wait()
+        raise
     if process.returncode != 0:
         raise RuntimeError(f"the helper failed ({process.returncode}): {err}")
     words = out.split()
