@@ -1,9 +1,9 @@
 // The syslog sink. The caller's write() copies one octet-counted RFC 5424 frame into a ring
 // and returns; the sink's own thread connects, sends, and frees frames once the receiver's TCP
 // has acknowledged every byte of them (SIOCOUTQ: bytes the kernel still holds, sent or not).
-// After a broken connection it sends again from the first frame not wholly acknowledged. The
-// ring's two positions are all the threads share: `head` (the caller's) and `released` (the
-// sink thread's).
+// After a broken connection it sends again from the first frame not wholly acknowledged. Over
+// RELP the receiver's `rsp` to each frame takes SIOCOUTQ's place. The ring's two positions are
+// all the threads share: `head` (the caller's) and `released` (the sink thread's).
 #include "fieldlog/sinks/syslog_sink.hpp"
 
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "address.hpp"
+#include "relp_frame.hpp"
 #include "sink_io.hpp"
 #include "syslog_header.hpp"
 #include "tls_stream.hpp"
@@ -45,10 +46,20 @@ constexpr std::size_t kTcpChunk = 256 * 1024;   // bytes per sendmsg
 constexpr std::size_t kTlsChunk = 8 * 1024;     // whole frames per TLS record: well under its 16 KiB
 constexpr std::size_t kMarks = 4096;            // TLS chunks in flight
 constexpr std::size_t kSmallestBuffer = 4096;
+constexpr std::size_t kRelpWindow = 128;        // RELP frames sent without their rsp (librelp's default)
+constexpr std::size_t kRelpStaging = 64 * 1024; // RELP frames copied together into one send
+constexpr std::size_t kRelpReceive = 16 * 1024; // the longest answer taken (an open's rsp with its offers)
+constexpr std::string_view kRelpOffers = "relp_version=0\nrelp_software=fieldlog\ncommands=syslog";
 
 /// Where a TLS chunk ends, in the connection's byte stream and in the ring.
 struct Mark {
     std::uint64_t stream_end = 0;
+    std::uint64_t ring_end = 0;
+};
+
+/// A RELP frame sent and not yet answered: its transaction number and where it ends in the ring.
+struct InFlight {
+    std::uint32_t txnr = 0;
     std::uint64_t ring_end = 0;
 };
 
@@ -79,6 +90,8 @@ struct SyslogSink::State {
 
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::uint64_t> resent{0};
+    std::atomic<std::uint64_t> unanswered{0};  ///< RELP: in_flight_count, for stats()
+    std::atomic<std::uint64_t> refused{0};
     detail::ErrorReporter errors;
 
     // The sink thread's alone.
@@ -94,6 +107,18 @@ struct SyslogSink::State {
     Clock::time_point drain_deadline = Clock::time_point::max();
     std::array<char, kTlsChunk> scratch{};  ///< a TLS chunk that wraps around the ring's end
 
+    // RELP, the sink thread's alone: the window of frames awaiting their rsp (answered in the
+    // order sent), the next transaction number, what arrived and is not parsed yet.
+    const bool relp = options.transport == SyslogTransport::relp;
+    std::array<InFlight, kRelpWindow> in_flight{};
+    std::size_t first_in_flight = 0;
+    std::size_t in_flight_count = 0;
+    std::uint32_t next_txnr = 1;
+    bool relp_session_open = false;
+    std::array<char, kRelpReceive> received{};
+    std::size_t received_size = 0;
+    std::array<char, kRelpStaging> staging{};
+
     std::thread thread;  // last: started when everything above is ready
 
     void write(const RecordView& record) noexcept;
@@ -105,6 +130,14 @@ struct SyslogSink::State {
     bool send_tcp(std::uint64_t until) noexcept;
     bool send_tls(std::uint64_t until) noexcept;
     bool send_tls_piece(const char* data, std::size_t size) noexcept;
+    bool open_relp_session() noexcept;
+    bool send_relp(std::uint64_t until) noexcept;
+    bool send_relp_command(std::string_view command, std::string_view data) noexcept;
+    bool send_all(const char* data, std::size_t size) noexcept;
+    bool receive_relp() noexcept;
+    bool take_relp_frame(const detail::RelpFrame& frame) noexcept;
+    void close_relp_session() noexcept;
+    [[nodiscard]] int time_left_ms() const noexcept;
     bool wait(int timeout_ms) noexcept;
     bool input_ok() noexcept;
     void update_acked() noexcept;
@@ -149,7 +182,7 @@ SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
         throw std::invalid_argument("buffer_bytes " + std::to_string(options.buffer_bytes) + " is under " +
                                     std::to_string(kSmallestBuffer));
     }
-    if (options.transport == SyslogTransport::tcp &&
+    if (options.transport != SyslogTransport::tls &&
         (!options.ca_file.empty() || !options.cert_file.empty() || !options.key_file.empty())) {
         throw std::invalid_argument("ca_file, cert_file and key_file are for transport tls");
     }
@@ -260,6 +293,9 @@ void SyslogSink::State::run() noexcept {
         if (!step()) disconnect();
     }
     if (fd >= 0) {
+        if (relp && released.load(std::memory_order_relaxed) == head.load(std::memory_order_acquire)) {
+            close_relp_session();
+        }
         update_acked();
         disconnect();
     }
@@ -328,6 +364,12 @@ bool SyslogSink::State::connect_once() noexcept {
     sent = ring_base;
     first_mark = 0;
     mark_count = 0;
+    if (relp && !open_relp_session()) {
+        owner.count_error();
+        ::close(fd);
+        fd = -1;
+        return false;
+    }
     connects.fetch_add(1, std::memory_order_relaxed);
     return true;
 }
@@ -335,6 +377,19 @@ bool SyslogSink::State::connect_once() noexcept {
 /// One step on a live connection: send what there is, else wait for acknowledgements or new
 /// frames. False when the connection is gone.
 bool SyslogSink::State::step() noexcept {
+    if (relp) {
+        const std::uint64_t until = head.load(std::memory_order_acquire);
+        if (sent < until && in_flight_count < kRelpWindow) return send_relp(until);
+        // Wait for an answer, or (room in the window) for a new frame.
+        sleeping.store(true, std::memory_order_seq_cst);
+        if (head.load(std::memory_order_seq_cst) != sent && in_flight_count < kRelpWindow) {
+            sleeping.store(false, std::memory_order_relaxed);
+            return true;
+        }
+        const bool alive = wait(time_left_ms());
+        sleeping.store(false, std::memory_order_relaxed);
+        return alive;
+    }
     update_acked();
     const std::uint64_t until = head.load(std::memory_order_acquire);
     if (sent < until && mark_count < kMarks) return credentials ? send_tls(until) : send_tcp(until);
@@ -414,6 +469,204 @@ bool SyslogSink::State::send_tls_piece(const char* data, std::size_t size) noexc
     }
 }
 
+// --- RELP: the receiver's rsp frees each frame ------------------------------------------------
+
+/// Sends `open` with our offers and waits (up to the connect timeout) for its rsp, which must
+/// be 200 and offer the syslog command.
+bool SyslogSink::State::open_relp_session() noexcept {
+    in_flight_count = 0;
+    first_in_flight = 0;
+    unanswered.store(0, std::memory_order_relaxed);
+    received_size = 0;
+    relp_session_open = false;
+    next_txnr = 1;
+    if (!send_relp_command("open", kRelpOffers)) return false;
+    const Clock::time_point give_up = Clock::now() + kConnectTimeout;
+    while (!relp_session_open) {
+        const auto left = std::chrono::duration_cast<milliseconds>(give_up - Clock::now()).count();
+        pollfd readable{fd, POLLIN | POLLRDHUP, 0};
+        if (left <= 0 || ::poll(&readable, 1, static_cast<int>(left)) <= 0) {
+            report("RELP open", "no answer from the receiver");
+            return false;
+        }
+        if (!receive_relp()) return false;
+    }
+    return true;
+}
+
+/// Sends one command of our own (open, close) with the next transaction number.
+bool SyslogSink::State::send_relp_command(std::string_view command, std::string_view data) noexcept {
+    char frame[detail::kRelpHeaderCapacity + 128];
+    char* end = detail::append_relp_header(frame, next_txnr, command);
+    end = std::to_chars(end, frame + sizeof frame, data.size()).ptr;
+    if (!data.empty()) *end++ = ' ';
+    std::memcpy(end, data.data(), data.size());
+    end += data.size();
+    *end++ = '\n';
+    next_txnr = detail::next_relp_txnr(next_txnr);
+    return send_all(frame, static_cast<std::size_t>(end - frame));
+}
+
+/// Sends the frames from `sent` on as `TXNR syslog LEN MSG LF` while the window has room,
+/// copied together into `staging`; a frame larger than `staging` goes in pieces.
+bool SyslogSink::State::send_relp(std::uint64_t until) noexcept {
+    std::size_t staged = 0;
+    while (sent < until && in_flight_count < kRelpWindow) {
+        const std::uint64_t end = frame_end(sent);
+        const auto frame_size = static_cast<std::size_t>(end - sent);
+        char header[detail::kRelpHeaderCapacity];
+        const auto header_size =
+            static_cast<std::size_t>(detail::append_relp_header(header, next_txnr, "syslog") - header);
+        const std::size_t whole = header_size + frame_size + 1;
+        const std::size_t offset = static_cast<std::size_t>(sent % capacity);
+        const std::size_t first = std::min(frame_size, capacity - offset);
+        if (staged + whole > staging.size()) {
+            if (staged > 0) break;  // send what is staged; the next step goes on from here
+            if (!send_all(header, header_size) || !send_all(ring.get() + offset, first) ||
+                !send_all(ring.get(), frame_size - first) || !send_all("\n", 1)) {
+                return false;
+            }
+        } else {
+            char* out = staging.data() + staged;
+            std::memcpy(out, header, header_size);
+            std::memcpy(out + header_size, ring.get() + offset, first);
+            std::memcpy(out + header_size + first, ring.get(), frame_size - first);
+            out[whole - 1] = '\n';
+            staged += whole;
+        }
+        in_flight[(first_in_flight + in_flight_count) % kRelpWindow] = InFlight{next_txnr, end};
+        ++in_flight_count;
+        next_txnr = detail::next_relp_txnr(next_txnr);
+        sent = end;
+    }
+    unanswered.store(in_flight_count, std::memory_order_relaxed);
+    return staged == 0 || send_all(staging.data(), staged);
+}
+
+/// Sends all of `data`; while the receiver is slow, takes its answers meanwhile (so a window
+/// of them cannot stall both sides). False when the connection is gone or the drain deadline
+/// passed.
+bool SyslogSink::State::send_all(const char* data, std::size_t size) noexcept {
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::send(fd, data + done, size - done, MSG_NOSIGNAL);
+        if (n > 0) {
+            done += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) && !past_deadline()) {
+            if (!receive_relp()) return false;
+            continue;
+        }
+        owner.count_error();
+        report("send", n < 0 ? errno : EIO);
+        return false;
+    }
+    return true;
+}
+
+/// Reads what the receiver sent and takes every whole frame of it; false when it closed the
+/// connection or the session (serverclose), or sent what is not RELP.
+bool SyslogSink::State::receive_relp() noexcept {
+    for (;;) {
+        if (received_size == received.size()) {
+            report("receive", "a RELP answer longer than the receive buffer");
+            return false;
+        }
+        const ssize_t got = ::recv(fd, received.data() + received_size, received.size() - received_size, MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        if (got <= 0) {
+            if (got == 0) {
+                report("receive", "the receiver closed the connection");
+            } else {
+                report("receive", errno);
+            }
+            return false;
+        }
+        received_size += static_cast<std::size_t>(got);
+        std::size_t at = 0;
+        for (;;) {
+            detail::RelpFrame frame;
+            const detail::RelpParse parsed =
+                detail::parse_relp_frame(std::string_view(received.data() + at, received_size - at), frame);
+            if (parsed.malformed) {
+                owner.count_error();
+                report("receive", "the receiver's answer is not a RELP frame");
+                return false;
+            }
+            if (parsed.size == 0) break;
+            if (!take_relp_frame(frame)) return false;
+            at += parsed.size;
+        }
+        std::memmove(received.data(), received.data() + at, received_size - at);
+        received_size -= at;
+    }
+}
+
+/// One frame from the receiver: the rsp to our oldest command, or the serverclose hint.
+bool SyslogSink::State::take_relp_frame(const detail::RelpFrame& frame) noexcept {
+    if (frame.txnr == 0 && frame.command == "serverclose") {
+        report("receive", "the receiver closed the RELP session (serverclose)");
+        return false;
+    }
+    const int status = frame.command == "rsp" ? detail::relp_status(frame.data) : -1;
+    if (!relp_session_open) {
+        // The one answer awaited before the session is open: the rsp to open, transaction 1.
+        if (frame.txnr != 1 || status == -1) {
+            report("RELP open", "the receiver's answer is not a rsp to open");
+            return false;
+        }
+        if (status != 200) {
+            report("RELP open refused", detail::relp_status_text(frame.data));
+            return false;
+        }
+        if (!detail::relp_offers_command(frame.data, "syslog")) {
+            report("RELP open", "the receiver does not offer the syslog command");
+            return false;
+        }
+        relp_session_open = true;
+        return true;
+    }
+    if (in_flight_count == 0 && drain_deadline != Clock::time_point::max()) return true;  // the rsp to close
+    const InFlight oldest = in_flight[first_in_flight];
+    if (status == -1 || in_flight_count == 0 || frame.txnr != oldest.txnr) {
+        owner.count_error();
+        report("receive", "a RELP answer out of order or not a rsp");
+        return false;
+    }
+    if (status != 200) {
+        owner.count_dropped();
+        owner.count_error();
+        refused.fetch_add(1, std::memory_order_relaxed);
+        report("syslog command refused", detail::relp_status_text(frame.data));
+    }
+    first_in_flight = (first_in_flight + 1) % kRelpWindow;
+    --in_flight_count;
+    unanswered.store(in_flight_count, std::memory_order_relaxed);
+    released.store(oldest.ring_end, std::memory_order_release);
+    backoff = kFirstBackoff;  // the receiver takes records: a later break starts over quickly
+    return true;
+}
+
+/// Every frame answered: sends close and waits (until the drain deadline) for its rsp or for
+/// the receiver to close the connection, so it ends the session as one it finished.
+void SyslogSink::State::close_relp_session() noexcept {
+    if (!send_relp_command("close", {})) return;
+    while (!past_deadline()) {
+        pollfd readable{fd, POLLIN | POLLRDHUP, 0};
+        if (::poll(&readable, 1, time_left_ms()) <= 0) return;
+        const std::size_t before = received_size;
+        if (!receive_relp() || received_size == before) return;
+    }
+}
+
+int SyslogSink::State::time_left_ms() const noexcept {
+    if (drain_deadline == Clock::time_point::max()) return -1;
+    const auto left = std::chrono::duration_cast<milliseconds>(drain_deadline - Clock::now()).count();
+    return static_cast<int>(std::max<std::int64_t>(left, 0));
+}
+
 /// Waits up to `timeout_ms` (-1: no limit) for a wake-up or for the receiver to say something;
 /// false when the connection (if any) is gone.
 bool SyslogSink::State::wait(int timeout_ms) noexcept {
@@ -430,6 +683,7 @@ bool SyslogSink::State::wait(int timeout_ms) noexcept {
 
 /// Reads what the receiver sent; false when it closed the connection.
 bool SyslogSink::State::input_ok() noexcept {
+    if (relp) return receive_relp();
     if (session) {
         if (session->drain_input()) return true;
         report("receive", session->error_text());
@@ -451,6 +705,7 @@ bool SyslogSink::State::input_ok() noexcept {
 }
 
 void SyslogSink::State::update_acked() noexcept {
+    if (relp) return;  // freed by the receiver's rsp instead
     int unacknowledged = 0;
     if (::ioctl(fd, SIOCOUTQ, &unacknowledged) != 0) return;
     const std::uint64_t acked = pushed - static_cast<std::uint64_t>(unacknowledged);
@@ -482,6 +737,9 @@ void SyslogSink::State::disconnect() noexcept {
     resent.fetch_add(frames_between(from, sent), std::memory_order_relaxed);
     sent = from;
     mark_count = 0;
+    in_flight_count = 0;
+    first_in_flight = 0;
+    unanswered.store(0, std::memory_order_relaxed);
     session.reset();
     ::close(fd);
     fd = -1;
@@ -504,7 +762,9 @@ SyslogSinkStats SyslogSink::stats() const noexcept {
     const std::uint64_t released = s.released.load(std::memory_order_acquire);  // first: it never passes head
     return {.connects = s.connects.load(std::memory_order_relaxed),
             .resent_records = s.resent.load(std::memory_order_relaxed),
-            .buffered_bytes = s.head.load(std::memory_order_acquire) - released};
+            .buffered_bytes = s.head.load(std::memory_order_acquire) - released,
+            .unacknowledged_records = s.unanswered.load(std::memory_order_relaxed),
+            .refused_records = s.refused.load(std::memory_order_relaxed)};
 }
 
 const SyslogSinkOptions& SyslogSink::options() const noexcept { return state_->options; }

@@ -260,7 +260,7 @@ address = "127.0.0.1:514"
     const std::pair<std::string, std::string> cases[] = {
         {"[[sinks]]\ntype = \"syslog\"", "app.toml:1: sinks[0]: missing key \"address\" (a syslog sink connects to \"host:port\")"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"udp\"",
-         "app.toml:4: sinks[0].transport: expected tcp or tls, got \"udp\""},
+         "app.toml:4: sinks[0].transport: expected tcp, tls or relp, got \"udp\""},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\nca_file = \"" + missing + "\"",
          "app.toml:5: sinks[0].ca_file: cannot read \"" + missing + "\": No such file or directory"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nca_file = \"" + ca + "\"",

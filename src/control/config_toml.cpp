@@ -648,7 +648,8 @@ public:
             syslog.address = std::string(text(node, at, "an address like \"127.0.0.1:6514\""));
             if (syslog.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:6514\"");
         } else if (key == "transport") {
-            syslog.transport = choose<SyslogTransport>(node, at, {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}});
+            syslog.transport = choose<SyslogTransport>(
+                node, at, {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}, {"relp", SyslogTransport::relp}});
         } else if (key == "ca_file") {
             readable_file(syslog.ca_file);
         } else if (key == "cert_file") {

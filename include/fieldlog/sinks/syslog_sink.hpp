@@ -1,5 +1,5 @@
-// The syslog sink: RFC 5424 messages over TCP (RFC 6587 octet counting) or TLS (RFC 5425) to a
-// syslog daemon, through a bounded buffer that outlives a receiver restart. It sits at the end
+// The syslog sink: RFC 5424 messages over TCP (RFC 6587 octet counting), TLS (RFC 5425) or
+// RELP (rsyslog's imrelp) to a syslog daemon, through a bounded buffer that outlives a receiver restart. It sits at the end
 // of the record path: the caller copies its record into the buffer; a thread of the sink's own
 // does every network call.
 #pragma once
@@ -19,6 +19,7 @@ namespace fieldlog {
 enum class SyslogTransport : std::uint8_t {
     tcp,  ///< RFC 6587 octet counting: "LEN SP MSG"
     tls,  ///< the same frames inside TLS (RFC 5425), GnuTLS
+    relp, ///< RELP over TCP: each message a `syslog` command the receiver answers with `rsp 200`
 };
 
 struct FIELDLOG_API SyslogSinkOptions {
@@ -44,6 +45,8 @@ struct FIELDLOG_API SyslogSinkStats {
     std::uint64_t connects = 0;        ///< connections made (TLS: handshakes completed)
     std::uint64_t resent_records = 0;  ///< records sent again on a new connection
     std::uint64_t buffered_bytes = 0;  ///< bytes in the buffer now, not yet acknowledged
+    std::uint64_t unacknowledged_records = 0;  ///< RELP: records sent on this connection, no `rsp` yet
+    std::uint64_t refused_records = 0;  ///< RELP: records the receiver answered with an error (dropped)
 };
 
 /// Sends each record as one RFC 5424 message `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - - LINE`
@@ -60,7 +63,13 @@ struct FIELDLOG_API SyslogSinkStats {
 ///   frame not wholly acknowledged: a frame is never sent again after the receiver's kernel
 ///   acknowledged it all.
 /// - What that guarantees, and what it cannot (bytes a receiver's kernel acknowledged but the
-///   daemon never read): README, "syslog over TCP and TLS".
+///   daemon never read): README, "syslog over TCP, TLS and RELP".
+/// - RELP: the connection opens with `open` (the receiver must offer the `syslog` command);
+///   each frame is sent as `TXNR syslog LEN MSG`, at most 128 of them without their `rsp`,
+///   and leaves the ring only when its `rsp` arrives: `200` frees it, any other status
+///   drops it (counted dropped and refused, reported). After a broken connection or a
+///   `serverclose`, every frame without its `rsp` is sent again on a new session. Closing
+///   sends `close` once the ring is all acknowledged.
 /// - TLS: GnuTLS, the system's default priorities; with `verify` the receiver's certificate
 ///   must chain to ca_file (or the system store) and match server_name (or the host).
 /// - Closing the sink (shutdown(), a new configuration without it) waits up to drain_timeout
