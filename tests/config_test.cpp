@@ -282,6 +282,25 @@ address = "127.0.0.1:514"
     }
 }
 
+TEST_CASE("a syslog sink over RELP: transport = \"relp\"; TLS keys, a bad port or an unknown service are refused, naming the key",
+          "[config][syslog]") {
+    const CleanEnv clean;
+    const Config config = Config::parse("[[sinks]]\ntype = \"syslog\"\naddress = \"127.0.0.1:2514\"\ntransport = \"relp\"\n");
+    REQUIRE(config.sinks.size() == 1);
+    CHECK(std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target).transport == fieldlog::SyslogTransport::relp);
+    CHECK(parse_error("[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"relp\"\nverify = false") ==
+          "app.toml:5: sinks[0].verify: only for transport = \"tls\"");
+    const auto relp_at = [](const std::string& address) {
+        return Config::parse("[[sinks]]\ntype = \"syslog\"\ntransport = \"relp\"\naddress = \"" + address + "\"\n", "app.toml");
+    };
+    CHECK(error_of([&] { fieldlog::configure(relp_at("127.0.0.1:99999")); }) ==
+          "app.toml:4: sinks[0].address: address '127.0.0.1:99999': port 99999 is not in 1-65535");
+    CHECK_THAT(error_of([&] { fieldlog::configure(relp_at("127.0.0.1:no-such-service")); }),
+               Catch::StartsWith("app.toml:4: sinks[0].address: cannot resolve '127.0.0.1:no-such-service': "));
+    CHECK(parse_error("[[sinks]]\ntype = \"syslog\"\ntransport = \"relp\"\naddress = \"localhost\"") ==
+          "app.toml:4: sinks[0].address: expected an address like \"127.0.0.1:6514\", got \"localhost\"");
+}
+
 TEST_CASE("no sinks means one stdout sink, so a sink added in code is the only one", "[config]") {
     const auto running_kinds = [] {
         std::vector<std::string> kinds;
