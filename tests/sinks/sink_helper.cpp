@@ -9,7 +9,7 @@
 //   sink_helper compressing-logger PATH       fills PATH past 16 MiB, rotates it once with
 //                                             gzip, prints "rotated" and waits to be killed
 //   sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED
-//                                             numbered records over TCP or TLS until SIGTERM,
+//                                             numbered records over TCP, TLS or RELP until SIGTERM,
 //                                             the numbers of those dropped to DROPPED, then
 //                                             prints the sink's counters
 //   sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]
@@ -163,7 +163,7 @@ int compressing_logger(const std::string& path) {
     for (;;) ::pause();
 }
 
-/// Logs numbered records to a syslog sink over TCP or TLS, in bursts of 64 with a pause of
+/// Logs numbered records to a syslog sink over TCP, TLS or RELP, in bursts of 64 with a pause of
 /// 200 µs between them, until SIGTERM. Logging is synchronous, so the sink's drop counter tells
 /// at once whether this record was dropped: their numbers go to DROPPED, one a line. Then waits
 /// (up to 10 s) until the receiver acknowledged the whole buffer and prints the sink's counters.
@@ -177,7 +177,9 @@ int syslog_stream(const std::string& address, const std::string& transport, cons
     const bool tls = transport == "tls";
     auto sink = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
         .address = address,
-        .transport = tls ? fieldlog::SyslogTransport::tls : fieldlog::SyslogTransport::tcp,
+        .transport = tls                  ? fieldlog::SyslogTransport::tls
+                     : transport == "relp" ? fieldlog::SyslogTransport::relp
+                                           : fieldlog::SyslogTransport::tcp,
         .ca_file = tls ? ca_file : "",
         .server_name = tls ? "localhost" : "",
         .buffer_bytes = buffer_bytes,

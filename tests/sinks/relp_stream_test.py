@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The syslog sink over RELP against Debian's real rsyslogd (imrelp), restarted under load.
+
+Starts rsyslogd in the foreground with imrelp on a loopback port, writing `%msg%` of every
+message to one file through a Direct ruleset queue: imrelp hands each message to omfile on its
+own thread and sends the `rsp` after omfile wrote it, so an `rsp 200` means "in the file". A
+helper process logs numbered records through the syslog sink (transport relp) without pause;
+meanwhile the receiver is stopped (SIGTERM or SIGKILL) and started again RESTARTS times, each
+time after new records reached the file (a wait for that condition, no fixed sleeps). The
+helper writes the numbers of the records its sink dropped (a full buffer); at the end it waits
+until the receiver answered its whole buffer and prints its counters.
+
+Checked: every line is one whole JSON record; the sink's drop count equals the records it
+named as dropped, and none of those arrived; no other record is lost. SIGTERM: no record
+twice (librelp answers each frame as it hands it on, and ends its sessions between frames).
+SIGKILL: a record arrives twice only when the daemon wrote it and died before its `rsp` left,
+so copies form at most one run per stop, each no longer than the RELP window (128 records).
+
+usage: relp_stream_test.py SINK_HELPER [term|kill]    exit 0 pass, 1 fail, 77 skipped
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from syslog_stream_test import count_lines, fail, free_tcp_port, wait_until
+
+RESTARTS = 10
+BUFFER_BYTES = 256 * 1024
+RELP_WINDOW = 128  # frames the sink sends without their rsp (sinks/syslog_sink.cpp)
+IMRELP = "/usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so"
+
+
+def rsyslog_config(directory, port, bodies):
+    return f"""global(workDirectory="{directory}" maxMessageSize="64k")
+module(load="imrelp")
+template(name="body" type="string" string="%msg%\\n")
+ruleset(name="fieldlog" queue.type="Direct") {{
+    action(type="omfile" file="{bodies}" template="body")
+}}
+input(type="imrelp" address="127.0.0.1" port="{port}" ruleset="fieldlog")
+"""
+
+
+def runs(numbers, sent, skip):
+    """How many maximal runs of consecutive record numbers `numbers` forms, looking through
+    the numbers in `skip` (records dropped while the receiver was down lie between them)."""
+    count = 0
+    inside = False
+    for seq in range(sent):
+        if seq in numbers:
+            count += 0 if inside else 1
+            inside = True
+        elif seq not in skip:
+            inside = False
+    return count
+
+
+def main():
+    helper = sys.argv[1]
+    stop_signal = signal.SIGKILL if len(sys.argv) > 2 and sys.argv[2] == "kill" else signal.SIGTERM
+    rsyslogd = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
+    if not os.access(rsyslogd, os.X_OK):
+        print("SKIP: rsyslogd is not installed (apt-get install rsyslog)")
+        return 77
+    if not os.path.exists(IMRELP):
+        print("SKIP: rsyslog's RELP input is not installed (apt-get install rsyslog-relp)")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="fieldlog-relp-") as directory:
+        port = free_tcp_port()
+        bodies = os.path.join(directory, "bodies.log")
+        config = os.path.join(directory, "rsyslog.conf")
+        with open(config, "w") as out:
+            out.write(rsyslog_config(directory, port, bodies))
+        pidfile = os.path.join(directory, "rsyslogd.pid")
+
+        def start_receiver():
+            return subprocess.Popen([rsyslogd, "-n", "-f", config, "-i", pidfile],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        daemon = start_receiver()
+        dropped_path = os.path.join(directory, "dropped.txt")
+        sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", "relp", "-", str(BUFFER_BYTES),
+                                   dropped_path],
+                                  stdout=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        try:
+            if sender.stdout.readline().strip() != "ready":
+                return fail("the sender did not start")
+            for restart in range(RESTARTS):
+                before = count_lines(bodies)
+                if not wait_until(lambda: count_lines(bodies) > before + 1000, 20):
+                    return fail(f"restart {restart}: no records reached rsyslog ({count_lines(bodies)} lines)")
+                daemon.send_signal(stop_signal)
+                daemon.wait(timeout=30)
+                if os.path.exists(pidfile):
+                    os.unlink(pidfile)
+                daemon = start_receiver()
+            before = count_lines(bodies)
+            if not wait_until(lambda: count_lines(bodies) > before + 1000, 20):
+                return fail("no records after the last restart")
+            sender.send_signal(signal.SIGTERM)
+            summary = sender.stdout.read().split()
+            if sender.wait(timeout=60) != 0 or len(summary) != 12:
+                return fail(f"the sender failed: {summary}")
+            counters = dict(zip(summary[0::2], (int(n) for n in summary[1::2])))
+            if counters["unacknowledged_bytes"] != 0:
+                return fail(f"the receiver never answered the whole buffer: {counters}")
+            # Every record answered is in the file already (the rsp follows omfile's write).
+        finally:
+            if sender.poll() is None:
+                sender.kill()
+                sender.wait()
+            daemon.terminate()
+            daemon.wait(timeout=30)
+        elapsed = time.monotonic() - started
+
+        seen = set()
+        twice = set()
+        copies = 0
+        malformed = 0
+        with open(bodies, "rb") as data:
+            for line in data.read().splitlines():
+                try:
+                    seq = json.loads(line)["seq"]
+                except (ValueError, KeyError):
+                    malformed += 1
+                    continue
+                if seq in seen:
+                    copies += 1
+                    twice.add(seq)
+                seen.add(seq)
+        sent = counters["records"]
+        with open(dropped_path) as data:
+            named_dropped = {int(line) for line in data}
+        lost = {seq for seq in range(sent) if seq not in seen and seq not in named_dropped}
+        lost_runs = runs(lost, sent, named_dropped)
+        twice_runs = runs(twice, sent, named_dropped)
+        stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
+        figures = (f"relp, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: sent {sent}, delivered "
+                   f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost {len(lost)} "
+                   f"(in {lost_runs} runs), twice {copies} (in {twice_runs} runs), cut or merged lines {malformed}, "
+                   f"connects {counters['connects']}, resent {counters['resent']}, errors {counters['errors']}")
+        print(figures)
+        if malformed:
+            return fail(f"{malformed} lines are not one whole record")
+        if seen and max(seen) >= sent:
+            return fail("more records arrived than were sent")
+        if len(named_dropped) != counters["dropped"]:
+            return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
+        if seen & named_dropped:
+            return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
+        if counters["connects"] < RESTARTS + 1:
+            return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
+        if lost:
+            return fail(f"{len(lost)} records answered or never sent are missing, first {min(lost)}")
+        if stop_signal == signal.SIGTERM and copies:
+            return fail(f"{copies} records twice after SIGTERM, which answers every frame it wrote")
+        if copies != len(twice):
+            return fail(f"a record arrived three times or more ({copies} copies of {len(twice)})")
+        if twice_runs > RESTARTS or copies > RESTARTS * RELP_WINDOW:
+            return fail(f"records twice in {twice_runs} places ({copies}), more than one window per stop")
+        print("PASS: " + figures)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
