@@ -125,6 +125,7 @@ struct SyslogSink::State {
     void wake() noexcept;
 
     void run() noexcept;
+    void note_closing() noexcept;
     bool connect_once() noexcept;
     bool step() noexcept;
     bool send_tcp(std::uint64_t until) noexcept;
@@ -272,11 +273,15 @@ std::uint64_t SyslogSink::State::frames_between(std::uint64_t from, std::uint64_
     return count;
 }
 
+void SyslogSink::State::note_closing() noexcept {
+    if (closing.load(std::memory_order_acquire) && drain_deadline == Clock::time_point::max()) {
+        drain_deadline = Clock::now() + options.drain_timeout;
+    }
+}
+
 void SyslogSink::State::run() noexcept {
     for (;;) {
-        if (closing.load(std::memory_order_acquire) && drain_deadline == Clock::time_point::max()) {
-            drain_deadline = Clock::now() + options.drain_timeout;
-        }
+        note_closing();
         if (released.load(std::memory_order_relaxed) == head.load(std::memory_order_acquire) &&
             drain_deadline != Clock::time_point::max()) {
             break;
@@ -483,13 +488,18 @@ bool SyslogSink::State::open_relp_session() noexcept {
     if (!send_relp_command("open", kRelpOffers)) return false;
     const Clock::time_point give_up = Clock::now() + kConnectTimeout;
     while (!relp_session_open) {
-        const auto left = std::chrono::duration_cast<milliseconds>(give_up - Clock::now()).count();
-        pollfd readable{fd, POLLIN | POLLRDHUP, 0};
-        if (left <= 0 || ::poll(&readable, 1, static_cast<int>(left)) <= 0) {
+        note_closing();  // closing the sink cuts the wait to its drain deadline
+        const auto left = std::chrono::duration_cast<milliseconds>(std::min(give_up, drain_deadline) - Clock::now()).count();
+        pollfd watched[2] = {{fd, POLLIN | POLLRDHUP, 0}, {wake_fd, POLLIN, 0}};
+        if (left <= 0 || ::poll(watched, 2, static_cast<int>(left)) <= 0) {
             report("RELP open", "no answer from the receiver");
             return false;
         }
-        if (!receive_relp()) return false;
+        if ((watched[1].revents & POLLIN) != 0) {
+            std::uint64_t count = 0;
+            [[maybe_unused]] const ssize_t rc = ::read(wake_fd, &count, sizeof count);
+        }
+        if (watched[0].revents != 0 && !receive_relp()) return false;
     }
     return true;
 }

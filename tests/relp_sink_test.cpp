@@ -31,6 +31,7 @@ namespace {
 /// How the receiver answers.
 struct RelpPolicy {
     bool refuse_open = false;      ///< answer open with "500" until accept_opens()
+    bool ignore_open = false;      ///< never answer open
     int refuse_seq = -1;           ///< answer the syslog command of this record with "500"
     std::size_t close_after = 0;   ///< first connection: once this many syslog commands arrived,
     std::size_t answer_first = 0;  ///< answer only this many of them, then serverclose and close
@@ -138,7 +139,7 @@ private:
                 expected = txnr + 1;
                 if (command == "open") {
                     ++opens;
-                    answer(connection, txnr,
+                    if (!policy_.ignore_open) answer(connection, txnr,
                            refuse_open_ ? "500 not today" : "200 OK\nrelp_version=0\nrelp_software=test\ncommands=syslog");
                 } else if (command == "syslog") {
                     const std::size_t dashes = data.find(" - - ");
@@ -282,6 +283,20 @@ TEST_CASE("relp: a serverclose in the middle of the window: what was answered is
     CHECK(receiver.bodies[0] == numbered(0, 100));
     CHECK(receiver.bodies[1] == numbered(40, 100));
     CHECK(receiver.bad_txnrs == 0);  // the new session numbers from 1 again
+}
+
+TEST_CASE("relp: closing a sink whose receiver never answers open waits drain_timeout, no longer", "[syslog][relp][concurrent]") {
+    RelpReceiver receiver({.ignore_open = true});
+    fieldlog::SyslogSinkOptions options = relp_to(receiver);
+    options.drain_timeout = 100ms;
+    auto sink = std::make_unique<fieldlog::SyslogSink>(options);
+    deliver_numbered(*sink, 0, 10);
+    REQUIRE(receiver.wait_until([](const RelpReceiver& r) { return r.opens >= 1; }));
+    const auto started = std::chrono::steady_clock::now();
+    sink.reset();  // the open's own timeout is 5 s
+    const auto waited = std::chrono::steady_clock::now() - started;
+    CHECK(waited >= 100ms);
+    CHECK(waited < 2s);
 }
 
 TEST_CASE("relp: bad options are refused when the sink is made", "[syslog][relp]") {
