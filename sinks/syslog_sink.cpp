@@ -489,7 +489,8 @@ bool SyslogSink::State::open_relp_session() noexcept {
     const Clock::time_point give_up = Clock::now() + kConnectTimeout;
     while (!relp_session_open) {
         note_closing();  // closing the sink cuts the wait to its drain deadline
-        const auto left = std::chrono::duration_cast<milliseconds>(std::min(give_up, drain_deadline) - Clock::now()).count();
+        const auto until = std::min(give_up, drain_deadline);
+        const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
         pollfd watched[2] = {{fd, POLLIN | POLLRDHUP, 0}, {wake_fd, POLLIN, 0}};
         if (left <= 0 || ::poll(watched, 2, static_cast<int>(left)) <= 0) {
             report("RELP open", "no answer from the receiver");

@@ -2,7 +2,8 @@
 // `syslog` command, numbered from 2 after `open`, freed by its `rsp 200`; a receiver that
 // refuses `open` gets nothing and the ring keeps the records; a `rsp 500` drops that record,
 // counted; a `serverclose` in the middle of the window has every unanswered record sent again,
-// once, and none that was answered; closing the sink sends `close`. The same against real
+// once, and none that was answered; closing the sink sends `close`, and waits no longer than
+// drain_timeout for an `open` never answered. The same against real
 // rsyslog imrelp, restarted under load: tests/sinks/relp_stream_test.py.
 #include <catch2/catch.hpp>
 
@@ -119,7 +120,8 @@ private:
             for (;;) {
                 // TXNR SP COMMAND SP DATALEN [SP DATA] LF
                 const std::size_t first_space = pending.find(' ');
-                const std::size_t second_space = first_space == std::string::npos ? first_space : pending.find(' ', first_space + 1);
+                const std::size_t second_space =
+                    first_space == std::string::npos ? first_space : pending.find(' ', first_space + 1);
                 if (second_space == std::string::npos) break;
                 std::size_t length_end = second_space + 1;
                 while (length_end < pending.size() && pending[length_end] >= '0' && pending[length_end] <= '9') ++length_end;
@@ -185,7 +187,9 @@ private:
 struct NumberedRecord {
     std::string line;
     fieldlog::RecordView view;
-    explicit NumberedRecord(int seq) : line("{\"seq\":" + std::to_string(seq) + "}\n"), view{{line.data(), line.size()}, fieldlog::Level::info, fieldlog_test::fixed_clock()} {}
+    explicit NumberedRecord(int seq)
+        : line("{\"seq\":" + std::to_string(seq) + "}\n"),
+          view{{line.data(), line.size()}, fieldlog::Level::info, fieldlog_test::fixed_clock()} {}
 };
 
 void deliver_numbered(fieldlog::SyslogSink& sink, int from, int to) {
@@ -256,7 +260,8 @@ TEST_CASE("relp: a receiver that refuses open gets no record; the ring keeps the
     for (std::size_t i = 0; i + 1 < receiver.bodies.size(); ++i) CHECK(receiver.bodies[i].empty());
 }
 
-TEST_CASE("relp: a record answered rsp 500 is dropped, counted and refused; the others arrive once", "[syslog][relp][concurrent]") {
+TEST_CASE("relp: a record answered rsp 500 is dropped, counted and refused; the others arrive once",
+          "[syslog][relp][concurrent]") {
     RelpReceiver receiver({.refuse_seq = 5});
     fieldlog::SyslogSink sink(relp_to(receiver));
     deliver_numbered(sink, 0, 10);
@@ -285,7 +290,8 @@ TEST_CASE("relp: a serverclose in the middle of the window: what was answered is
     CHECK(receiver.bad_txnrs == 0);  // the new session numbers from 1 again
 }
 
-TEST_CASE("relp: closing a sink whose receiver never answers open waits drain_timeout, no longer", "[syslog][relp][concurrent]") {
+TEST_CASE("relp: closing a sink whose receiver never answers open waits drain_timeout, no longer",
+          "[syslog][relp][concurrent]") {
     RelpReceiver receiver({.ignore_open = true});
     fieldlog::SyslogSinkOptions options = relp_to(receiver);
     options.drain_timeout = 100ms;
