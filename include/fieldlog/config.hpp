@@ -134,6 +134,10 @@ struct FIELDLOG_API Config {
     Caller caller = Caller::off;  ///< for every sink that does not say otherwise
     bool tid = false;             ///< the kernel thread id ("tid") on every record; per sink likewise
     AsyncConfig async{};
+    /// The OpenTelemetry resource every otel sink writes (TOML `[resource]`): service.name
+    /// first, the others in this order; keys unique and not empty. Without `service.name` they write
+    /// `"service.name":"unknown_service:<program>"`, as the OpenTelemetry SDKs do.
+    std::vector<ResourceAttribute> resource{};
     /// Where records go. Empty (the default) means one stdout sink, so `sinks.push_back(file)`
     /// gives the file alone. To discard every record, give one NullSink.
     std::vector<SinkConfig> sinks{};

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/timestamp.hpp"
@@ -17,14 +20,18 @@ enum class Format : std::uint8_t {
     json,     ///< one JSON object per line (default)
     logfmt,   ///< key=value pairs, quoted where needed
     console,  ///< aligned and human-readable; coloured on a terminal
+    /// One JSON object per line in the OpenTelemetry logs data model's names: the record's
+    /// fields under `attributes`, the trace context top-level (README: "OpenTelemetry records")
+    otel,
 };
-inline constexpr int format_count = 3;
+inline constexpr int format_count = 4;
 
 constexpr std::string_view to_string(Format f) noexcept {
     switch (f) {
         case Format::json: return "json";
         case Format::logfmt: return "logfmt";
         case Format::console: return "console";
+        case Format::otel: return "otel";
     }
     return "invalid";
 }
@@ -32,6 +39,7 @@ constexpr std::optional<Format> parse_format(std::string_view name) noexcept {
     if (name == "json") return Format::json;
     if (name == "logfmt") return Format::logfmt;
     if (name == "console") return Format::console;
+    if (name == "otel") return Format::otel;
     return std::nullopt;
 }
 
@@ -52,6 +60,15 @@ enum CallFact : std::uint8_t {
     thread_id_fact = 4,  ///< the kernel's thread id (gettid(2)): "tid":4711
 };
 
+/// One OpenTelemetry resource attribute, like `service.name = "checkout"`: what the otel
+/// format writes under `resource` on every record.
+struct FIELDLOG_API ResourceAttribute {
+    std::string key;
+    std::variant<std::string, std::int64_t, double, bool> value;
+
+    friend bool operator==(const ResourceAttribute&, const ResourceAttribute&) = default;
+};
+
 /// The console format's logger column, in code points, unless a sink sets its own.
 inline constexpr std::uint8_t default_logger_width = 12;
 
@@ -67,8 +84,11 @@ struct FIELDLOG_API EncoderOptions {
     /// What a record says about its call, after the message: CallFact bits (one byte, so that
     /// a record with none of them pays one test).
     std::uint8_t call_facts = 0;
+    /// Otel only: the resource's attributes, in order (empty in the other formats, so that
+    /// their channels do not differ by it).
+    std::vector<ResourceAttribute> resource{};
 
-    friend constexpr bool operator==(const EncoderOptions&, const EncoderOptions&) = default;
+    friend bool operator==(const EncoderOptions&, const EncoderOptions&) = default;
 };
 
 }  // namespace fieldlog

@@ -1,6 +1,8 @@
 // configure(), flush(), shutdown(): build a new Pipeline from a Config, publish it with one
 // atomic exchange, wait until no thread still reads the old one, then close the sinks the new
 // one did not keep. Records in flight finish on the pipeline they started with.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -101,6 +103,29 @@ bool wants_colour(ColourMode mode, bool terminal) {
     return terminal;
 }
 
+/// Config::resource as the otel sinks write it: checked, service.name first, the SDKs' default
+/// (`unknown_service:` and the program's name) when it has none.
+std::vector<ResourceAttribute> otel_resource(const Config& config) {
+    const std::string where = config.source.empty() ? std::string("resource") : config.source + ": resource";
+    bool named = false;
+    for (std::size_t i = 0; i < config.resource.size(); ++i) {
+        const std::string& key = config.resource[i].key;
+        if (key.empty()) throw ConfigError(where + ": an attribute with an empty key");
+        for (std::size_t j = 0; j < i; ++j) {
+            if (config.resource[j].key == key) throw ConfigError(where + ".\"" + key + "\": given twice");
+        }
+        named = named || key == "service.name";
+    }
+    std::vector<ResourceAttribute> resource = config.resource;
+    std::stable_partition(resource.begin(), resource.end(),
+                          [](const ResourceAttribute& attribute) { return attribute.key == "service.name"; });
+    if (!named) {
+        resource.insert(resource.begin(),
+                        ResourceAttribute{"service.name", std::string("unknown_service:") + program_invocation_short_name});
+    }
+    return resource;
+}
+
 /// The encoder options of one sink. Options only the console format reads keep their defaults
 /// in the others, so sinks of one format that differ in them alone share one channel.
 EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, const SinkHandle& handle,
@@ -117,6 +142,7 @@ EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, 
         options.colour = wants_colour(sink_config.colour, handle.info.terminal);
         options.logger_width = sink_config.logger_width;
     }
+    if (options.format == Format::otel) options.resource = otel_resource(config);
     return options;
 }
 

@@ -5,6 +5,7 @@
 #include "encode/console_style.hpp"
 #include "encode/json_encoder.hpp"
 #include "encode/logfmt_encoder.hpp"
+#include "encode/otel_encoder.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -21,6 +22,7 @@ void fields_with(Encoder encoder, Buffer& out, const Segment& parent, std::span<
 
 std::uint8_t member_key_offset(const EncoderOptions& options) noexcept {
     if (options.format == Format::json) return JsonEncoder::kKeyOffset;
+    if (options.format == Format::otel) return OtelEncoder::kKeyOffset;
     return console_key_offset(options.format == Format::console && options.colour);
 }
 
@@ -29,6 +31,7 @@ void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, 
         case Format::json: JsonEncoder(out, scratch, options).record(record); break;
         case Format::logfmt: LogfmtEncoder(out, scratch, options).record(record); break;
         case Format::console: ConsoleEncoder(out, scratch, options).record(record); break;
+        case Format::otel: OtelEncoder(out, scratch, options).record(record); break;
     }
 }
 
@@ -38,6 +41,7 @@ void encode_fields(const EncoderOptions& options, Buffer& out, Buffer& scratch, 
         case Format::json: fields_with(JsonEncoder(out, scratch, options), out, parent, fields, run); break;
         case Format::logfmt: fields_with(LogfmtEncoder(out, scratch, options), out, parent, fields, run); break;
         case Format::console: fields_with(ConsoleEncoder(out, scratch, options), out, parent, fields, run); break;
+        case Format::otel: fields_with(OtelEncoder(out, scratch, options), out, parent, fields, run); break;
     }
 }
 

@@ -38,6 +38,14 @@ public:
     /// kept in), keys made unique; members() then describes the run.
     void fields(const Segment& parent, std::span<const Field> fields);
     [[nodiscard]] const MemberIndex& members() const noexcept { return members_; }
+    /// The record's top level, for an encoder that writes a record's fields as one object of
+    /// its own (otel's attributes) and its other members itself.
+    [[nodiscard]] MemberIndex& index() noexcept { return members_; }
+    /// Appends `,"key":value` for each of a record's call fields after the members written so
+    /// far, keys made unique with them: what record() writes after the bound and scope fields.
+    void top_fields(std::span<const Field> fields) {
+        if (!fields.empty()) write_fields(fields, false);
+    }
     /// Makes the next value() or begin_*() a whole JSON value with no key (console and logfmt
     /// write nested containers through this).
     void expect_value() noexcept { after_key_ = true; }

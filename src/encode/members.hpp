@@ -58,13 +58,13 @@ struct EncodedContext {
 };
 
 /// A cheap fingerprint of a key's bytes: equal keys have equal tags.
-inline std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
+constexpr std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
     if (n == 0) return 0;
     const auto byte = [&](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])); };
     return (static_cast<std::uint64_t>(n) << 24) | (byte(0) << 16) | (byte(n / 2) << 8) | byte(n - 1);
 }
 /// The bit a tag sets in an object's 64-bit key mask.
-inline std::uint64_t key_bit(std::uint64_t tag) noexcept {
+constexpr std::uint64_t key_bit(std::uint64_t tag) noexcept {
     return std::uint64_t{1} << ((tag * 0x9E3779B97F4A7C15ULL) >> 58);
 }
 

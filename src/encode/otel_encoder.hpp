@@ -1,0 +1,46 @@
+// The otel encoder: one JSON object per line in the names of the OpenTelemetry logs data model
+// (timestamp, observed_timestamp, severity_text, severity_number, body, trace_id, span_id,
+// trace_flags, attributes, resource, instrumentation_scope). The record's fields, bound, scope
+// and call, are the members of `attributes`, written by the JSON encoder under the JSON
+// format's rules (duplicate keys, reserved keys, escaping); the trace context a scope holds is
+// lifted out of them to the top level.
+#pragma once
+
+#include <span>
+
+#include "base/buffer.hpp"
+#include "encode/json_encoder.hpp"
+#include "encode/members.hpp"
+#include "encode/record_input.hpp"
+#include "fieldlog/encoder.hpp"
+#include "fieldlog/field.hpp"
+
+namespace fieldlog::detail {
+
+class OtelEncoder final {
+public:
+    /// Bytes between a member's start and its key: bound and scope fields are JSON members.
+    static constexpr std::uint8_t kKeyOffset = JsonEncoder::kKeyOffset;
+
+    OtelEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
+        : out_(out), scratch_(scratch), options_(options), attributes_(out, scratch, options) {}
+
+    /// Appends one whole record, ending in '\n'.
+    void record(const RecordInput& record);
+    /// Bound and scope fields, kept as JSON members (they become attributes).
+    void fields(const Segment& parent, std::span<const Field> fields) { attributes_.fields(parent, fields); }
+    [[nodiscard]] const MemberIndex& members() const noexcept { return attributes_.members(); }
+
+private:
+    /// The call's facts the options ask for, as attributes with the semantic conventions' keys.
+    void write_call_facts(const SourceLocation& where);
+    /// `,"resource":{…}` from the options.
+    void write_resource();
+
+    Buffer& out_;
+    Buffer& scratch_;
+    const EncoderOptions& options_;
+    JsonEncoder attributes_;
+};
+
+}  // namespace fieldlog::detail

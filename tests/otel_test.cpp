@@ -1,0 +1,238 @@
+// The otel format: exact golden lines in the OpenTelemetry logs data model's names (times as
+// OTLP/JSON's nanosecond strings, the spec's severity numbers, the logger as the
+// instrumentation scope, the resource from the configuration); fields under `attributes` with
+// the JSON format's rules (duplicate and reserved keys, escaping, NaN, exceptions, a 1 MiB
+// value); a TraceContext scope's ids at the top level, any other field of those names left
+// under attributes; call facts by the semantic conventions.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+using fieldlog::Format;
+using fieldlog_test::jsonl_errors;
+
+namespace {
+
+const std::string kNanos = "1796027891123456789";  // fieldlog_test::fixed_clock()
+const std::string kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// One MemorySink in the otel format at level trace, on the fixed clock, with `resource`.
+std::shared_ptr<fieldlog::MemorySink> capture_otel(std::vector<fieldlog::ResourceAttribute> resource = {
+                                                       {"service.name", std::string("checkout")}},
+                                                   fieldlog::Caller caller = fieldlog::Caller::off, bool tid = false) {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .format = Format::otel,
+                         .caller = caller,
+                         .tid = tid,
+                         .resource = std::move(resource),
+                         .sinks = {{.target = sink}},
+                         .clock = &fieldlog_test::fixed_clock});
+    return sink;
+}
+
+/// The otel line of a record at the fixed clock, resource {"service.name":"checkout"}.
+std::string otel_line(std::string_view level, int number, std::string_view body, std::string_view attributes,
+                      std::string_view top = "", std::string_view logger = "svc") {
+    return R"({"timestamp":")" + kNanos + R"(","observed_timestamp":")" + kNanos + R"(","severity_text":")" +
+           std::string(level) + R"(","severity_number":)" + std::to_string(number) + R"(,"body":")" +
+           std::string(body) + '"' + std::string(top) + R"(,"attributes":{)" + std::string(attributes) +
+           R"(},"resource":{"service.name":"checkout"},"instrumentation_scope":{"name":")" + std::string(logger) +
+           R"("}})";
+}
+
+/// The single line `sink` holds.
+std::string only_line(const fieldlog::MemorySink& sink) {
+    const std::vector<std::string> lines = sink.lines();
+    REQUIRE(lines.size() == 1);
+    return lines[0];
+}
+
+}  // namespace
+
+TEST_CASE("an otel record names its members as the OpenTelemetry logs data model does", "[otel]") {
+    auto sink = capture_otel({{"service.name", std::string("checkout")},
+                              {"service.version", std::string("1.4.2")},
+                              {"service.instance.id", std::int64_t{7}},
+                              {"sampling.ratio", 0.25},
+                              {"canary", true}});
+    const auto log = fieldlog::get("http").with({{"region", "eu"}});
+    log.info("request done", {{"status", 200}, {"path", "/a b"}});
+    CHECK(only_line(*sink) ==
+          R"({"timestamp":")" + kNanos + R"(","observed_timestamp":")" + kNanos +
+              R"(","severity_text":"info","severity_number":9,"body":"request done",)"
+              R"("attributes":{"region":"eu","status":200,"path":"/a b"},)"
+              R"("resource":{"service.name":"checkout","service.version":"1.4.2","service.instance.id":7,)"
+              R"("sampling.ratio":0.25,"canary":true},"instrumentation_scope":{"name":"http"}})");
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("otel severity numbers are the first of each level's range in the data model", "[otel]") {
+    auto sink = capture_otel();
+    const auto log = fieldlog::get("svc");
+    log.trace("m");
+    log.debug("m");
+    log.info("m");
+    log.warn("m");
+    log.error("m");
+    log.fatal("m");
+    const std::vector<std::string> expected = {otel_line("trace", 1, "m", ""),  otel_line("debug", 5, "m", ""),
+                                               otel_line("info", 9, "m", ""),   otel_line("warn", 13, "m", ""),
+                                               otel_line("error", 17, "m", ""), otel_line("fatal", 21, "m", "")};
+    CHECK(sink->lines() == expected);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a TraceContext scope's ids are top-level otel members, its other fields attributes", "[otel][trace]") {
+    auto sink = capture_otel();
+    const auto log = fieldlog::get("svc");
+    const std::string top = R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","trace_flags":"01")";
+    {
+        const fieldlog::Scope trace{fieldlog::TraceContext::parse(kTraceparent)};
+        log.info("one");
+        const fieldlog::Scope request{{"request_id", "r1"}};
+        log.info("two", {{"n", 1}});
+    }
+    log.info("three");
+    const std::vector<std::string> expected = {otel_line("info", 9, "one", "", top),
+                                               otel_line("info", 9, "two", R"("request_id":"r1","n":1)", top),
+                                               otel_line("info", 9, "three", "")};
+    CHECK(sink->lines() == expected);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("trace_id, span_id and trace_flags that no TraceContext scope holds stay attributes", "[otel][trace]") {
+    auto sink = capture_otel();
+    const std::string_view id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    SECTION("from with() and the call") {
+        fieldlog::get("svc").with({{"trace_id", id}}).info("m", {{"span_id", "00f067aa0ba902b7"}});
+        CHECK(only_line(*sink) ==
+              otel_line("info", 9, "m", R"("trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7")"));
+    }
+    SECTION("in a scope, not of the W3C form") {
+        const fieldlog::Scope scope{{"trace_id", "4BF92F3577B34DA6A3CE929D0E0E4736"},
+                                    {"span_id", "0000000000000000"},
+                                    {"trace_flags", 1}};
+        fieldlog::get("svc").info("m");
+        CHECK(only_line(*sink) == otel_line("info", 9, "m",
+                                            R"("trace_id":"4BF92F3577B34DA6A3CE929D0E0E4736",)"
+                                            R"("span_id":"0000000000000000","trace_flags":1)"));
+    }
+    SECTION("a scope inside a trace scope that gives trace_id another value") {
+        const fieldlog::Scope trace{fieldlog::TraceContext::parse(kTraceparent)};
+        const fieldlog::Scope other{{"trace_id", "mine"}};
+        fieldlog::get("svc").info("m");
+        CHECK(only_line(*sink) ==
+              otel_line("info", 9, "m", R"("trace_id":"mine")", R"(,"span_id":"00f067aa0ba902b7","trace_flags":"01")"));
+    }
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("otel attributes keep the JSON format's duplicate-key and reserved-key rules", "[otel]") {
+    auto sink = capture_otel();
+    const fieldlog::Scope trace{fieldlog::TraceContext::parse(kTraceparent)};
+    const fieldlog::Scope scope{{"user", "scope"}, {"region", "scope"}};
+    const auto log = fieldlog::get("svc").with({{"region", "bound"}, {"version", 3}});
+    log.info("m", {{"user", "call"}, {"msg", "mine"}, {"level", 1}, {"attributes", 2}, {"a", 1}, {"a", 2}});
+    CHECK(only_line(*sink) ==
+          otel_line("info", 9, "m",
+                    R"("version":3,"region":"scope","user":"call","fields.msg":"mine","fields.level":1,"attributes":2,"a":2)",
+                    R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","trace_flags":"01")"));
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("otel lines stay valid JSON: invalid UTF-8, control characters, NaN, exceptions, a 1 MiB value", "[otel]") {
+    auto sink = capture_otel();
+    const auto log = fieldlog::get("svc");
+    log.info("bad \xC3\x28 utf-8 \"quoted\"\n", {{"bytes\xFF", "x\xE2\x82"}});
+    log.info("floats", {{"nan", std::nan("")}, {"inf", HUGE_VAL}, {"ninf", -HUGE_VAL}});
+    log.error("failed", {{"error", std::runtime_error("disk full")}});
+    const std::string huge(1 << 20, 'x');
+    log.info("huge", {{"blob", huge}});
+    log.info("fmt {} of {}", 1, 2);
+    const std::vector<std::string> lines = sink->lines();
+    REQUIRE(lines.size() == 5);
+    CHECK(jsonl_errors(lines).empty());
+    CHECK(lines[0] == otel_line("info", 9, "bad \xEF\xBF\xBD( utf-8 \\\"quoted\\\"\\n",
+                                 "\"bytes\xEF\xBF\xBD\":\"x\xEF\xBF\xBD\""));
+    CHECK(lines[1] == otel_line("info", 9, "floats", R"("nan":"NaN","inf":"+Inf","ninf":"-Inf")"));
+    CHECK(lines[2] == otel_line("error", 17, "failed", R"("error":{"type":"std::runtime_error","what":"disk full"})"));
+    CHECK(lines[3] == otel_line("info", 9, "huge", R"("blob":")" + huge + '"'));
+    CHECK(lines[4] == otel_line("info", 9, "fmt 1 of 2", ""));
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("otel call facts are attributes named by the semantic conventions", "[otel]") {
+    auto sink = capture_otel({{"service.name", std::string("checkout")}}, fieldlog::Caller::with_function, true);
+    const auto log = fieldlog::get("svc");
+    const int line = __LINE__ + 1;
+    log.info("m");
+    log.info("m", {{"code.lineno", "mine"}});
+    const std::vector<std::string> lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(jsonl_errors(lines).empty());
+    const std::string facts = R"(,"attributes":{"code.filepath":"tests/otel_test.cpp","code.lineno":)" +
+                              std::to_string(line) + R"(,"code.function":")";
+    CHECK(lines[0].find(facts) != std::string::npos);
+    CHECK(lines[0].find(R"(,"thread.id":)" + std::to_string(::gettid()) + R"(},"resource")") != std::string::npos);
+    // A field of the same key replaces the fact, as any later key replaces an earlier one.
+    CHECK(lines[1].find(R"(,"attributes":{"code.filepath":"tests/otel_test.cpp","code.function":")") != std::string::npos);
+    CHECK(lines[1].find(R"(,"code.lineno":"mine"},"resource")") != std::string::npos);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("an otel resource without service.name gets the SDKs' unknown_service:<program>", "[otel]") {
+    auto sink = capture_otel({{"deployment.environment", std::string("test")}});
+    fieldlog::get("svc").info("m");
+    CHECK(only_line(*sink).find(R"(,"resource":{"service.name":"unknown_service:)" +
+                                std::string(program_invocation_short_name) +
+                                R"(","deployment.environment":"test"},)") != std::string::npos);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("an otel resource writes service.name first, the others in their order", "[otel]") {
+    auto sink = capture_otel({{"b", std::int64_t{2}}, {"service.name", std::string("checkout")}, {"a", std::int64_t{1}}});
+    fieldlog::get("svc").info("m");
+    CHECK(only_line(*sink).find(R"(,"resource":{"service.name":"checkout","b":2,"a":1},)") != std::string::npos);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a resource with an empty or repeated key is a ConfigError and changes nothing", "[otel][config]") {
+    auto sink = capture_otel();
+    const auto refused = [&](std::vector<fieldlog::ResourceAttribute> resource) {
+        fieldlog::configure({.format = Format::otel, .resource = std::move(resource),
+                             .sinks = {{.target = std::make_shared<fieldlog::NullSink>()}}});
+    };
+    CHECK_THROWS_WITH(refused({{"a", std::string("1")}, {"a", std::int64_t{2}}}), "resource.\"a\": given twice");
+    CHECK_THROWS_WITH(refused({{"", std::string("1")}}), "resource: an attribute with an empty key");
+    fieldlog::get("svc").info("still here");
+    CHECK(only_line(*sink) == otel_line("info", 9, "still here", ""));
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("an otel sink beside a json sink: each gets its own line of the one record", "[otel]") {
+    auto json = std::make_shared<fieldlog::MemorySink>();
+    auto otel = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = fieldlog::Level::trace,
+                         .resource = {{"service.name", std::string("checkout")}},
+                         .sinks = {{.target = json}, {.target = otel, .format = Format::otel}},
+                         .clock = &fieldlog_test::fixed_clock});
+    const fieldlog::Scope trace{fieldlog::TraceContext::parse(kTraceparent)};
+    fieldlog::get("svc").with({{"k", "v"}}).info("m", {{"n", 1}});
+    CHECK(json->lines() == std::vector<std::string>{fieldlog_test::info_line(
+                               "m", R"(,"k":"v","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736",)"
+                                    R"("span_id":"00f067aa0ba902b7","trace_flags":"01","n":1)")});
+    CHECK(otel->lines() ==
+          std::vector<std::string>{otel_line("info", 9, "m", R"("k":"v","n":1)",
+                                             R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736",)"
+                                             R"("span_id":"00f067aa0ba902b7","trace_flags":"01")")});
+    fieldlog_test::release_sinks();
+}
