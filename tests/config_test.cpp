@@ -452,7 +452,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels sampling format timestamp timezone duration caller tid async sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels sampling format timestamp timezone duration caller tid async resource sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",
@@ -462,7 +462,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
          "app.toml:2: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[levels]\n\ndb.pool = 4",
          "app.toml:3: levels.db.pool: expected trace, debug, info, warn, error, fatal or off, got 4"},
-        {"format = \"xml\"", "app.toml:1: format: expected json, logfmt or console, got \"xml\""},
+        {"format = \"xml\"", "app.toml:1: format: expected json, logfmt, console or otel, got \"xml\""},
         {"timestamp = \"iso8601\"",
          "app.toml:1: timestamp: expected rfc3339nano, rfc3339nano-trimmed, rfc3339micro, rfc3339milli, rfc3339, "
          "unix_nanos, unix_seconds_float or short, got \"iso8601\""},
@@ -488,7 +488,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
          "app.toml:3: sinks[0].level: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"[[sinks]]\ntype = \"stderr\"\nformat = \"yaml\"",
-         "app.toml:3: sinks[0].format: expected json, logfmt or console, got \"yaml\""},
+         "app.toml:3: sinks[0].format: expected json, logfmt, console or otel, got \"yaml\""},
         {"[[sinks]]\ntype = \"file\"", "app.toml:1: sinks[0]: missing key \"path\" (a file sink writes to a file)"},
         {"[[sinks]]\ntype = \"file\"\npath = \"\"", "app.toml:3: sinks[0].path: expected a file path, got \"\""},
         {"[[sinks]]\ntype = \"file\"\npath = 5", "app.toml:3: sinks[0].path: expected a file path, got 5"},
@@ -725,7 +725,7 @@ TEST_CASE("a bad environment variable is rejected with its name and key", "[conf
          "FIELDLOG_LEVEL: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"loud\""},
         {"FIELDLOG_LEVEL", "info,db=", "FIELDLOG_LEVEL: levels.db: expected trace, debug, info, warn, error, fatal or off, got \"\""},
         {"FIELDLOG_LEVEL", "=debug", "FIELDLOG_LEVEL: \"=debug\": expected a logger name before '='"},
-        {"FIELDLOG_FORMAT", "xml", "FIELDLOG_FORMAT: format: expected json, logfmt or console, got \"xml\""},
+        {"FIELDLOG_FORMAT", "xml", "FIELDLOG_FORMAT: format: expected json, logfmt, console or otel, got \"xml\""},
         {"FIELDLOG_CONFIG", "/nonexistent/fieldlog.toml",
          "/nonexistent/fieldlog.toml: cannot read the configuration file: No such file or directory"},
     };

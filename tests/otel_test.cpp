@@ -3,7 +3,7 @@
 // instrumentation scope, the resource from the configuration); fields under `attributes` with
 // the JSON format's rules (duplicate and reserved keys, escaping, NaN, exceptions, a 1 MiB
 // value); a TraceContext scope's ids at the top level, any other field of those names left
-// under attributes; call facts by the semantic conventions.
+// under attributes; call facts by the semantic conventions; [resource] in TOML.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -235,4 +235,45 @@ TEST_CASE("an otel sink beside a json sink: each gets its own line of the one re
                                              R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736",)"
                                              R"("span_id":"00f067aa0ba902b7","trace_flags":"01")")});
     fieldlog_test::release_sinks();
+}
+
+TEST_CASE("TOML: format = \"otel\" and [resource] with quoted and dotted keys", "[otel][config]") {
+    const fieldlog::Config config = fieldlog::Config::parse(R"(
+[resource]
+"service.name" = "checkout"
+service.version = "1.4.2"
+deployment.environment = "prod"
+process.pid = 42
+sampling = 0.5
+canary = false
+
+[[sinks]]
+type = "stdout"
+format = "otel"
+)",
+                                                            "app.toml");
+    REQUIRE(config.sinks.size() == 1);
+    CHECK(config.sinks[0].format == Format::otel);
+    // In key order: toml++ keeps a table's keys sorted (configure() puts service.name first).
+    const std::vector<fieldlog::ResourceAttribute> expected = {
+        {"canary", false}, {"deployment.environment", std::string("prod")}, {"process.pid", std::int64_t{42}},
+        {"sampling", 0.5}, {"service.version", std::string("1.4.2")}, {"service.name", std::string("checkout")}};
+    CHECK(config.resource == expected);
+    const fieldlog_test::ScopedEnv format("FIELDLOG_FORMAT", "otel");
+    CHECK(fieldlog::Config::parse("", "app.toml").apply_env().format == Format::otel);
+}
+
+TEST_CASE("TOML: a bad [resource] is refused naming the file, line and key", "[otel][config]") {
+    const auto error_of = [](std::string_view text) -> std::string {
+        try {
+            (void)fieldlog::Config::parse(text, "app.toml");
+        } catch (const fieldlog::ConfigError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK(error_of("resource = 1") == "app.toml:1: resource: expected a table ([resource]) of attribute = value, got 1");
+    CHECK(error_of("[resource]\nhosts = [\"a\"]").rfind("app.toml:2: resource.hosts: expected a string, integer, float or boolean", 0) == 0);
+    CHECK(error_of("[resource]\n\"service.name\" = \"a\"\nservice.name = \"b\"") ==
+          "app.toml:2: resource.service.name: given twice (a quoted and a dotted key name one attribute)");
 }

@@ -45,7 +45,7 @@ Config& Config::apply_env() {
     if (const char* value = env("FIELDLOG_FORMAT")) {
         const auto parsed = parse_format(trim(value));
         if (!parsed) {
-            throw ConfigError(fmt::format("FIELDLOG_FORMAT: format: expected json, logfmt or console, got \"{}\"", value));
+            throw ConfigError(fmt::format("FIELDLOG_FORMAT: format: expected json, logfmt, console or otel, got \"{}\"", value));
         }
         format = *parsed;  // the default of every sink; a sink with a format of its own keeps it
     }

@@ -297,7 +297,9 @@ public:
     }
 
     Format format(const toml::node& node, std::string_view key) const {
-        return choose<Format>(node, key, {{"json", Format::json}, {"logfmt", Format::logfmt}, {"console", Format::console}});
+        return choose<Format>(node, key,
+                              {{"json", Format::json}, {"logfmt", Format::logfmt}, {"console", Format::console},
+                               {"otel", Format::otel}});
     }
 
     bool boolean(const toml::node& node, std::string_view key) const {
@@ -392,6 +394,33 @@ public:
                 if (value.is_table()) children.insert(field, value);
             }
             if (!children.empty()) sampling(children, name, out);
+        }
+    }
+
+    /// [resource]: attribute = string, integer, float or boolean; `prefix` is the key of an
+    /// enclosing dotted key, so `service.name = "x"` and `"service.name" = "x"` say the same.
+    void resource(const toml::table& table, std::string_view prefix, std::vector<ResourceAttribute>& out) const {
+        for (const auto& [key, node] : table) {
+            const std::string name = path(prefix, key.str());
+            const std::string at = path("resource", name);
+            if (const toml::table* nested = node.as_table()) {
+                resource(*nested, name, out);
+                continue;
+            }
+            for (const ResourceAttribute& earlier : out) {
+                if (earlier.key == name) fail(node.source(), at, "given twice (a quoted and a dotted key name one attribute)");
+            }
+            if (const auto* s = node.as_string()) {
+                out.push_back({name, s->get()});
+            } else if (const auto* i = node.as_integer()) {
+                out.push_back({name, i->get()});
+            } else if (const auto* f = node.as_floating_point()) {
+                out.push_back({name, f->get()});
+            } else if (const auto* b = node.as_boolean()) {
+                out.push_back({name, b->get()});
+            } else {
+                expected(node, at, "a string, integer, float or boolean");
+            }
         }
     }
 
@@ -711,6 +740,10 @@ public:
                 config.duration = choose<DurationFormat>(node, at,
                                          {{"string", DurationFormat::string}, {"string-ascii", DurationFormat::string_ascii},
                                           {"nanos", DurationFormat::nanos}, {"seconds", DurationFormat::seconds}});
+            } else if (key == "resource") {
+                const toml::table* table = node.as_table();
+                if (table == nullptr) expected(node, at, "a table ([resource]) of attribute = value");
+                resource(*table, "", config.resource);
             } else if (key == "async") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table ([async])");
@@ -732,7 +765,7 @@ public:
             } else {
                 unknown_key(key, at,
                             {"level", "levels", "sampling", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
-                             "sinks"},
+                             "resource", "sinks"},
                             "");
             }
         }
