@@ -63,6 +63,8 @@ TEST_CASE("an otel record names its members as the OpenTelemetry logs data model
                               {"service.version", std::string("1.4.2")},
                               {"service.instance.id", std::int64_t{7}},
                               {"sampling.ratio", 0.25},
+                              {"weight", 1.0},
+                              {"nan", std::nan("")},
                               {"canary", true}});
     const auto log = fieldlog::get("http").with({{"region", "eu"}});
     log.info("request done", {{"status", 200}, {"path", "/a b"}});
@@ -71,7 +73,7 @@ TEST_CASE("an otel record names its members as the OpenTelemetry logs data model
               R"(","severity_text":"info","severity_number":9,"body":"request done",)"
               R"("attributes":{"region":"eu","status":200,"path":"/a b"},)"
               R"("resource":{"service.name":"checkout","service.version":"1.4.2","service.instance.id":7,)"
-              R"("sampling.ratio":0.25,"canary":true},"instrumentation_scope":{"name":"http"}})");
+              R"("sampling.ratio":0.25,"weight":1.0,"nan":"NaN","canary":true},"instrumentation_scope":{"name":"http"}})");
     fieldlog_test::release_sinks();
 }
 

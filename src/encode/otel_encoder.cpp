@@ -196,7 +196,12 @@ void OtelEncoder::write_resource() {
                 } else if constexpr (std::is_same_v<T, bool>) {
                     out_.append(value ? "true" : "false");
                 } else if constexpr (std::is_same_v<T, double>) {
+                    // A float keeps a fraction (1.0, not 1), so a reader that types values by
+                    // their text (the Go SDK's INT64 or FLOAT64) takes it as a float.
+                    const std::size_t start = out_.size();
                     append_float_value(out_, value, "\"");
+                    const std::string_view text(out_.data() + start, out_.size() - start);
+                    if (text.find_first_not_of("-0123456789") == std::string_view::npos) out_.append(".0");
                 } else {
                     append_int(out_, value);
                 }
