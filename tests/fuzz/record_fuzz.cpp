@@ -2,13 +2,15 @@
 // or fmt), bound fields of a child (and grandchild) logger, up to two nested scopes and the
 // call's fields, of every value kind, nested, with repeated and reserved keys, and user types
 // that stream random (even unbalanced) begin/end/key/value calls. One record is logged to a
-// json, a logfmt and a console sink (without colour, whatever the environment says).
+// json, a logfmt, a console (without colour, whatever the environment says) and an otel sink.
 // Invariants: each sink got exactly one record ending in '\n', on one line but for the
 // console's further lines, which start with the indent; the JSON line passes a strict RFC 8259
 // check with no repeated member name at any depth, and the logfmt line tokenizes with no
 // repeated key; no record carries a raw C0 control but those line breaks, and the console
 // record no DEL or C1 control either; the record logged again (also after a record of another
-// logger) gives the same JSON line but for ts;
+// logger) gives the same JSON line but for ts; the otel line has the data model's members in
+// order, its body and scope name are the JSON line's msg and logger, and its attributes are the
+// JSON line's members after msg (unless a scope's trace context was lifted out of them);
 // the message and the string fields decode to the input with U+FFFD by maximal subpart, under
 // the duplicate-key rule (the last of a repeated key wins, reserved keys get "fields.").
 // Seeds: tests/fuzz/corpus/record/.
@@ -176,14 +178,15 @@ using namespace record_fuzz;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const auto sinks = [] {
-        std::array<std::shared_ptr<LastRecord>, 3> made{std::make_shared<LastRecord>(), std::make_shared<LastRecord>(),
-                                                         std::make_shared<LastRecord>()};
+        std::array<std::shared_ptr<LastRecord>, 4> made{std::make_shared<LastRecord>(), std::make_shared<LastRecord>(),
+                                                         std::make_shared<LastRecord>(), std::make_shared<LastRecord>()};
         fieldlog::configure({.level = fieldlog::Level::trace,
                              .sinks = {{.target = made[0], .format = fieldlog::Format::json},
                                        {.target = made[1], .format = fieldlog::Format::logfmt},
                                        {.target = made[2],
                                         .format = fieldlog::Format::console,
-                                        .colour = fieldlog::ColourMode::never}}});
+                                        .colour = fieldlog::ColourMode::never},
+                                       {.target = made[3], .format = fieldlog::Format::otel}}});
         return made;
     }();
     // The last name's JSON form is too long to be made once: it is escaped on every record.
@@ -266,6 +269,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 fuzz::fail("a string field does not round-trip", json_line);
             }
         }
+    }
+
+    // otel: the same record in the data model's names, its attributes the JSON line's members.
+    const std::string_view otel_line = std::string_view(sinks[3]->last).substr(0, sinks[3]->last.size() - 1);
+    const auto otel = fuzz::JsonParser(otel_line).top_object();
+    static constexpr std::string_view kOtelHead[] = {"timestamp", "observed_timestamp", "severity_text", "severity_number", "body"};
+    static constexpr std::string_view kOtelTail[] = {"attributes", "resource", "instrumentation_scope"};
+    if (otel.size() < std::size(kOtelHead) + std::size(kOtelTail)) fuzz::fail("otel line lacks members", otel_line);
+    const std::size_t lifted = otel.size() - std::size(kOtelHead) - std::size(kOtelTail);
+    for (std::size_t i = 0; i < std::size(kOtelHead); ++i) {
+        if (otel[i].key != kOtelHead[i]) fuzz::fail("otel line does not start with the data model's members", otel_line);
+    }
+    for (std::size_t i = 0; i < lifted; ++i) {
+        const std::string& key = otel[std::size(kOtelHead) + i].key;
+        if (key != "trace_id" && key != "span_id" && key != "trace_flags") fuzz::fail("otel top-level member out of place", otel_line);
+    }
+    for (std::size_t i = 0; i < std::size(kOtelTail); ++i) {
+        if (otel[std::size(kOtelHead) + lifted + i].key != kOtelTail[i]) fuzz::fail("otel line does not end in attributes, resource, scope", otel_line);
+    }
+    if (otel[0].raw_value != otel[1].raw_value || otel[2].string_value != "info" || otel[3].raw_value != "9") {
+        fuzz::fail("otel timestamps or severity differ from the record's", otel_line);
+    }
+    if (otel[4].string_value != expected_message) fuzz::fail("otel body does not round-trip", otel_line);
+    if (otel.back().raw_value != "{\"name\":" + members[2].raw_value + "}") fuzz::fail("otel scope name is not the logger", otel_line);
+    if (lifted == 0) {
+        const std::string head = "{\"ts\":" + members[0].raw_value + ",\"level\":" + members[1].raw_value +
+                                 ",\"logger\":" + members[2].raw_value + ",\"msg\":" + members[3].raw_value;
+        if (json_line.substr(0, head.size()) != head) fuzz::fail("JSON line head is not its members", json_line);
+        const std::string_view rest = json_line.substr(head.size(), json_line.size() - head.size() - 1);
+        const std::string attributes = rest.empty() ? "{}" : "{" + std::string(rest.substr(1)) + "}";
+        if (otel[otel.size() - 3].raw_value != attributes) fuzz::fail("otel attributes are not the JSON line's members", otel_line);
     }
 
     const std::string_view logfmt_line = std::string_view(sinks[1]->last).substr(0, sinks[1]->last.size() - 1);
