@@ -1,5 +1,6 @@
 // The hot path never touches the heap: after one warm-up call per thread, 100,000 records with
-// every field kind through the file, stdout and null sinks on 2 threads allocate nothing.
+// every field kind through the file, stdout and null sinks on 2 threads allocate nothing; nor
+// do otel records.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -114,6 +115,29 @@ TEST_CASE("logging every field kind to file, stdout and null sinks allocates not
     CHECK(during.load() == 0);
     fieldlog_test::release_sinks();
     CHECK(fieldlog_test::read_lines(dir.file("alloc.log")).size() == 2u * (kThreads * (kRecords + 1)));
+}
+
+TEST_CASE("otel records with a trace scope, call facts and a resource allocate nothing", "[alloc][otel]") {
+    const fieldlog_test::TempDir dir;
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .format = fieldlog::Format::otel,
+                         .caller = fieldlog::Caller::with_function,
+                         .tid = true,
+                         .resource = {{"service.name", std::string("checkout")}, {"service.instance.id", std::int64_t{7}}},
+                         .sinks = {{.target = fieldlog::FileSinkOptions{.path = dir.file("otel.log")}}}});
+    const fieldlog::Logger log = fieldlog::get("alloc").with({{"service", "checkout"}, {"version", 3}});
+    const Inputs inputs;
+    constexpr int kRecords = 20'000;
+    const fieldlog::Scope trace{fieldlog::TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")};
+    const fieldlog::Scope request{{"request_id", "r1"}};
+    log_every_kind(log, inputs, -1);  // warm-up: thread context, the scope's otel encoding
+    const std::uint64_t before = fieldlog_test::allocations();
+    for (int i = 0; i < kRecords; ++i) log_every_kind(log, inputs, i);
+    CHECK(fieldlog_test::allocations() - before == 0);
+    fieldlog_test::release_sinks();
+    const std::vector<std::string> lines = fieldlog_test::read_lines(dir.file("otel.log"));
+    REQUIRE(lines.size() == 2u * (kRecords + 1));
+    CHECK(lines.back().find(R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736")") != std::string::npos);
 }
 
 TEST_CASE("The allocation counter sees every form of operator new it replaces", "[alloc]") {
