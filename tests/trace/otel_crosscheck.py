@@ -123,11 +123,12 @@ def injected(line):
     return fields[5], fields[6]
 
 
-def build_go_peer(go, gopath, work):
-    binary = os.path.join(work, "otel_peer")
+def build_go_peer(go, gopath, work, peer="otel_peer"):
+    """Builds the Go program in the directory `peer` beside this file into `work`."""
+    binary = os.path.join(work, peer)
     env = dict(os.environ, GO111MODULE="off", GOPATH=gopath, GOPROXY="off", GOFLAGS="", GOENV="off",
                GOCACHE=os.path.join(work, "gocache"))
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "otel_peer")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), peer)
     result = subprocess.run([go, "build", "-o", binary, "."], cwd=source, env=env, capture_output=True, text=True,
                             timeout=600)
     if result.returncode != 0:
