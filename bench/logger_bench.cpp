@@ -1,7 +1,8 @@
 // The logger comparison: `<system>/<workload>/<sink>` for fieldlog and spdlog, side by side in
 // one run. Each run's logger and sink are built by setup() before its threads start; every
 // thread then makes one warm-up call (thread buffers, registration) and the allocation count
-// covers exactly the timed calls of all threads (counter allocs_per_op).
+// covers exactly the timed calls of all threads (counter allocs_per_op). The `null_otel` rows
+// are fieldlog's alone: the same workloads in the otel format, to a null sink.
 #include <benchmark/benchmark.h>
 
 #include <stdlib.h>
@@ -31,7 +32,8 @@ enum class System { fieldlog, spdlog };
 enum class Workload { static_msg, fields_10, ctx_10, disabled };
 /// null_routed: the null sink with a routing rule (it excludes a logger the benchmark does not
 /// use), to price the rules for a logger they do not name.
-enum class Output { null, null_routed, file };
+/// null_otel: the null sink in the otel format.
+enum class Output { null, null_routed, null_otel, file };
 
 /// One directory under the system temp dir for both systems' files (same file system),
 /// removed at exit.
@@ -80,7 +82,7 @@ void setup(const benchmark::State& /*state*/) {
     }
     if constexpr (S == System::fieldlog) {
         fieldlog::SinkConfig sink;
-        if constexpr (O == Output::null || O == Output::null_routed) {
+        if constexpr (O == Output::null || O == Output::null_routed || O == Output::null_otel) {
             sink.target = std::shared_ptr<fieldlog::Sink>(std::make_shared<fieldlog::NullSink>());
             if (O == Output::null_routed) sink.exclude = {"audit"};
         } else {
@@ -90,6 +92,10 @@ void setup(const benchmark::State& /*state*/) {
         }
         fieldlog::Config config;
         config.level = W == Workload::disabled ? fieldlog::Level::warn : fieldlog::Level::info;
+        if constexpr (O == Output::null_otel) {
+            config.format = fieldlog::Format::otel;
+            config.resource = {{"service.name", std::string("bench")}};
+        }
         config.sinks = {sink};
         fieldlog::configure(config);
         const fieldlog::Logger log = fieldlog::get(kLoggerName);
@@ -172,6 +178,7 @@ constexpr const char* name_of(Output o) {
     switch (o) {
         case Output::null: return "null";
         case Output::null_routed: return "null_routed";
+        case Output::null_otel: return "null_otel";
         case Output::file: return "file";
     }
     return "?";
@@ -204,6 +211,8 @@ const bool registered = [] {
     add_pair<Workload::static_msg, Output::file>();
     add_pair<Workload::fields_10, Output::file>();
     add_pair<Workload::ctx_10, Output::file>();
+    add<System::fieldlog, Workload::static_msg, Output::null_otel>();
+    add<System::fieldlog, Workload::fields_10, Output::null_otel>();
     return true;
 }();
 
