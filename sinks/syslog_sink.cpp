@@ -86,6 +86,9 @@ struct SyslogSink::State {
     std::atomic<std::uint64_t> released{0};  ///< first frame not known acknowledged (sink thread)
     std::atomic<bool> sleeping{false};       ///< the sink thread waits for `wake_fd`
     std::atomic<bool> closing{false};
+    /// When closing began (steady clock ticks): the drain deadline counts from it, not from when
+    /// the sink thread, perhaps inside a connection attempt, noticed.
+    std::atomic<Clock::rep> closing_since{0};
     int wake_fd = -1;
 
     std::atomic<std::uint64_t> connects{0};
@@ -197,6 +200,7 @@ SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
 }
 
 SyslogSink::State::~State() {
+    closing_since.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     closing.store(true, std::memory_order_seq_cst);
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t rc = ::write(wake_fd, &one, sizeof one);
@@ -275,7 +279,8 @@ std::uint64_t SyslogSink::State::frames_between(std::uint64_t from, std::uint64_
 
 void SyslogSink::State::note_closing() noexcept {
     if (closing.load(std::memory_order_acquire) && drain_deadline == Clock::time_point::max()) {
-        drain_deadline = Clock::now() + options.drain_timeout;
+        drain_deadline = Clock::time_point(Clock::duration(closing_since.load(std::memory_order_relaxed))) +
+                         options.drain_timeout;
     }
 }
 
