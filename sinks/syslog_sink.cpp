@@ -515,9 +515,11 @@ bool SyslogSink::State::send_relp_command(std::string_view command, std::string_
     char frame[detail::kRelpHeaderCapacity + 128];
     char* end = detail::append_relp_header(frame, next_txnr, command);
     end = std::to_chars(end, frame + sizeof frame, data.size()).ptr;
-    if (!data.empty()) *end++ = ' ';
-    std::memcpy(end, data.data(), data.size());
-    end += data.size();
+    if (!data.empty()) {  // close has no data, and an empty view's data() may be null
+        *end++ = ' ';
+        std::memcpy(end, data.data(), data.size());
+        end += data.size();
+    }
     *end++ = '\n';
     next_txnr = detail::next_relp_txnr(next_txnr);
     return send_all(frame, static_cast<std::size_t>(end - frame));
