@@ -209,7 +209,7 @@ name = "journal"
     CHECK(config.sinks[5].name.empty());  // configure() makes one up
 }
 
-TEST_CASE("a syslog sink reads every key; TLS files must be readable and go with transport tls", "[config][syslog]") {
+TEST_CASE("a syslog sink reads every key, TLS files must be readable and go with transport tls", "[config][syslog]") {
     const TempDir dir;
     const std::string ca = dir.file("ca.pem");
     const std::string cert = dir.file("client.pem");
@@ -282,7 +282,7 @@ address = "127.0.0.1:514"
     }
 }
 
-TEST_CASE("a syslog sink over RELP: transport = \"relp\"; TLS keys, a bad port or an unknown service are refused, naming the key",
+TEST_CASE("a syslog sink over RELP: transport = \"relp\", TLS keys, a bad port or an unknown service are refused, naming the key",
           "[config][syslog]") {
     const CleanEnv clean;
     const Config config = Config::parse("[[sinks]]\ntype = \"syslog\"\naddress = \"127.0.0.1:2514\"\ntransport = \"relp\"\n");

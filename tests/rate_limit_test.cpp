@@ -41,7 +41,7 @@ std::string after_message(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("EVERY_N writes the 1st of every n calls; the next carries what it kept back", "[rate_limit]") {
+TEST_CASE("EVERY_N writes the 1st of every n calls, the next carries what it kept back", "[rate_limit]") {
     const auto sink = capture();
     const fieldlog::Logger log = fieldlog::get("rl.every_n");
     for (int i = 0; i < 7; ++i) FIELDLOG_INFO_EVERY_N(log, 3, "tick", {{"i", i}});
@@ -54,7 +54,7 @@ TEST_CASE("EVERY_N writes the 1st of every n calls; the next carries what it kep
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("FIRST_N writes the first n calls and then none; the metric counts the rest", "[rate_limit]") {
+TEST_CASE("FIRST_N writes the first n calls and then none, the metric counts the rest", "[rate_limit]") {
     const auto sink = capture();
     const fieldlog::Logger log = fieldlog::get("rl.first_n");
     for (int i = 0; i < 10; ++i) FIELDLOG_WARN_FIRST_N(log, 4, "bad row {}", i);

@@ -221,7 +221,7 @@ fieldlog::SyslogSinkOptions relp_to(const RelpReceiver& receiver) {
 
 }  // namespace
 
-TEST_CASE("relp: each record one syslog command, answered and sent once, more than a window of them; closing sends close",
+TEST_CASE("relp: each record one syslog command, answered and sent once, more than a window of them, closing sends close",
           "[syslog][relp][concurrent]") {
     RelpReceiver receiver({});
     auto sink = std::make_unique<fieldlog::SyslogSink>(relp_to(receiver));
@@ -242,7 +242,7 @@ TEST_CASE("relp: each record one syslog command, answered and sent once, more th
     CHECK(receiver.bad_frames == 0);
 }
 
-TEST_CASE("relp: a receiver that refuses open gets no record; the ring keeps them until one accepts",
+TEST_CASE("relp: a receiver that refuses open gets no record, the ring keeps them until one accepts",
           "[syslog][relp][concurrent]") {
     RelpReceiver receiver({.refuse_open = true});
     fieldlog::SyslogSink sink(relp_to(receiver));
@@ -260,7 +260,7 @@ TEST_CASE("relp: a receiver that refuses open gets no record; the ring keeps the
     for (std::size_t i = 0; i + 1 < receiver.bodies.size(); ++i) CHECK(receiver.bodies[i].empty());
 }
 
-TEST_CASE("relp: a record answered rsp 500 is dropped, counted and refused; the others arrive once",
+TEST_CASE("relp: a record answered rsp 500 is dropped, counted and refused, the others arrive once",
           "[syslog][relp][concurrent]") {
     RelpReceiver receiver({.refuse_seq = 5});
     fieldlog::SyslogSink sink(relp_to(receiver));

@@ -35,7 +35,7 @@ const std::vector<std::string> kNames{"", "audit", "audit.http", "auditor", "pay
 
 }  // namespace
 
-TEST_CASE("a sink takes the loggers it names, with their children; exclude wins", "[routing]") {
+TEST_CASE("a sink takes the loggers it names, with their children, and exclude wins over them", "[routing]") {
     struct Case {
         std::vector<std::string> loggers;
         std::vector<std::string> exclude;
