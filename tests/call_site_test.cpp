@@ -190,14 +190,25 @@ caller = true
     CHECK_THROWS_WITH(Config::parse("tid = 1", "app.toml"), "app.toml:1: tid: expected true or false, got 1");
 }
 
-TEST_CASE("a level value past fatal is written as fatal in every format", "[call_site][levels]") {
+TEST_CASE("a level value past fatal is written as fatal in every format, by every entry", "[call_site][levels]") {
+    const auto past_fatal = static_cast<fieldlog::Level>(200);
+    const std::vector<fieldlog::Field> runtime_fields{{"k", 1}};
     for (const Format format : {Format::json, Format::logfmt, Format::console}) {
         const auto sink = capture_with(Caller::off, false, format);
-        fieldlog::get("site").log(static_cast<fieldlog::Level>(200), "m");
-        REQUIRE(sink->lines().size() == 1);
-        const std::string line = sink->lines()[0];
-        INFO(line);
-        CHECK(line.find(format == Format::json ? R"("level":"fatal")" : format == Format::logfmt ? "level=fatal" : "FATAL") !=
-              std::string::npos);
+        const fieldlog::Logger log = fieldlog::get("site");
+        log.log(past_fatal, "m");
+        log.log(past_fatal, "m", runtime_fields);
+        log.log(past_fatal, "m {}", 1);
+        FIELDLOG_LOG(log, past_fatal, "m");
+        FIELDLOG_LOG(log, past_fatal, "m", runtime_fields);
+        FIELDLOG_LOG(log, past_fatal, "m {}", 1);
+        FIELDLOG_LOG_EVERY_N(log, past_fatal, 1, "m");
+        REQUIRE(sink->lines().size() == 7);
+        for (const std::string& line : sink->lines()) {
+            INFO(line);
+            CHECK(line.find(format == Format::json     ? R"("level":"fatal")"
+                            : format == Format::logfmt ? "level=fatal"
+                                                       : "FATAL") != std::string::npos);
+        }
     }
 }
