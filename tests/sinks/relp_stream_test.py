@@ -18,7 +18,6 @@ so copies form at most one run per stop, each no longer than the RELP window (12
 
 usage: relp_stream_test.py SINK_HELPER [term|kill]    exit 0 pass, 1 fail, 77 skipped
 """
-import json
 import os
 import shutil
 import signal
@@ -27,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from syslog_stream_test import count_lines, fail, free_tcp_port, wait_until
+from syslog_stream_test import Delivery, count_lines, fail, free_tcp_port, wait_until
 
 RESTARTS = 10
 BUFFER_BYTES = 256 * 1024
@@ -44,20 +43,6 @@ ruleset(name="fieldlog" queue.type="Direct") {{
 }}
 input(type="imrelp" address="127.0.0.1" port="{port}" ruleset="fieldlog")
 """
-
-
-def runs(numbers, sent, skip):
-    """How many maximal runs of consecutive record numbers `numbers` forms, looking through
-    the numbers in `skip` (records dropped while the receiver was down lie between them)."""
-    count = 0
-    inside = False
-    for seq in range(sent):
-        if seq in numbers:
-            count += 0 if inside else 1
-            inside = True
-        elif seq not in skip:
-            inside = False
-    return count
 
 
 def main():
@@ -119,51 +104,19 @@ def main():
             daemon.wait(timeout=30)
         elapsed = time.monotonic() - started
 
-        seen = set()
-        twice = set()
-        copies = 0
-        malformed = 0
-        with open(bodies, "rb") as data:
-            for line in data.read().splitlines():
-                try:
-                    seq = json.loads(line)["seq"]
-                except (ValueError, KeyError):
-                    malformed += 1
-                    continue
-                if seq in seen:
-                    copies += 1
-                    twice.add(seq)
-                seen.add(seq)
-        sent = counters["records"]
-        with open(dropped_path) as data:
-            named_dropped = {int(line) for line in data}
-        lost = {seq for seq in range(sent) if seq not in seen and seq not in named_dropped}
-        lost_runs = runs(lost, sent, named_dropped)
-        twice_runs = runs(twice, sent, named_dropped)
+        delivery = Delivery(bodies, counters["records"], dropped_path)
         stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
-        figures = (f"relp, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: sent {sent}, delivered "
-                   f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost {len(lost)} "
-                   f"(in {lost_runs} runs), twice {copies} (in {twice_runs} runs), cut or merged lines {malformed}, "
-                   f"connects {counters['connects']}, resent {counters['resent']}, errors {counters['errors']}")
+        figures = (f"relp, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters) +
+                   f", errors {counters['errors']}")
         print(figures)
-        if malformed:
-            return fail(f"{malformed} lines are not one whole record")
-        if seen and max(seen) >= sent:
-            return fail("more records arrived than were sent")
-        if len(named_dropped) != counters["dropped"]:
-            return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
-        if seen & named_dropped:
-            return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
-        if counters["connects"] < RESTARTS + 1:
-            return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
-        if lost:
-            return fail(f"{len(lost)} records answered or never sent are missing, first {min(lost)}")
-        if stop_signal == signal.SIGTERM and copies:
-            return fail(f"{copies} records twice after SIGTERM, which answers every frame it wrote")
-        if copies != len(twice):
-            return fail(f"a record arrived three times or more ({copies} copies of {len(twice)})")
-        if twice_runs > RESTARTS or copies > RESTARTS * RELP_WINDOW:
-            return fail(f"records twice in {twice_runs} places ({copies}), more than one window per stop")
+        if problem := delivery.problem(counters):
+            return fail(problem)
+        if delivery.lost:
+            return fail(f"{len(delivery.lost)} records answered or never sent are missing, first {min(delivery.lost)}")
+        if stop_signal == signal.SIGTERM and delivery.copies:
+            return fail(f"{delivery.copies} records twice after SIGTERM, which answers every frame it wrote")
+        if delivery.twice_runs > RESTARTS or delivery.copies > RESTARTS * RELP_WINDOW:
+            return fail(f"records twice in {delivery.twice_runs} places ({delivery.copies}), more than one window per stop")
         print("PASS: " + figures)
         return 0
 

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from syslog_stream_test import BUFFER_BYTES, RESTARTS, count_lines, fail, free_tcp_port, wait_until
+from syslog_stream_test import BUFFER_BYTES, RESTARTS, Delivery, count_lines, fail, free_tcp_port, wait_until
 from syslog_tls_cases import RECORDS, SEVERITY, check_refusals, make_certificates, run_records
 
 ROOT = os.environ.get("FIELDLOG_SYSLOG_NG_ROOT", "/opt/fieldlog-test-peers/syslog-ng")
@@ -185,55 +185,15 @@ def restarts(helper, directory):
         daemon.stop()
     elapsed = time.monotonic() - started
 
-    seen, twice, duplicates, malformed = set(), set(), 0, 0
-    with open(bodies, "rb") as data:
-        for line in data.read().splitlines():
-            try:
-                seq = json.loads(line)["seq"]
-            except (ValueError, KeyError):
-                malformed += 1
-                continue
-            if seq in seen:
-                duplicates += 1
-                twice.add(seq)
-            seen.add(seq)
-    sent = counters["records"]
-    with open(dropped_path) as data:
-        named_dropped = {int(line) for line in data}
-    # A run of lost records may be interleaved with dropped ones (the receiver was down); it
-    # ends at the next record that arrived.
-    lost = lost_runs = twice_runs = 0
-    in_lost = in_twice = False
-    for seq in range(sent):
-        if seq in twice:
-            twice_runs += 0 if in_twice else 1
-            in_twice, in_lost = True, False
-        elif seq in seen:
-            in_twice = in_lost = False
-        elif seq not in named_dropped:
-            lost += 1
-            lost_runs += 0 if in_lost else 1
-            in_lost, in_twice = True, False
-    figures = (f"syslog-ng, tcp, {RESTARTS} restarts by SIGTERM in {elapsed:.1f} s: sent {sent}, delivered "
-               f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost in the receiver {lost} "
-               f"(in {lost_runs} runs), twice {duplicates} (in {twice_runs} runs), cut or merged lines {malformed}, "
-               f"connects {counters['connects']}, resent {counters['resent']}")
+    delivery = Delivery(bodies, counters["records"], dropped_path)
+    figures = f"syslog-ng, tcp, {RESTARTS} restarts by SIGTERM in {elapsed:.1f} s: " + delivery.figures(counters)
     print(figures)
-    if malformed:
-        return fail(f"{malformed} lines are not one whole record")
-    if seen and max(seen) >= sent:
-        return fail("more records arrived than were sent")
-    if len(named_dropped) != counters["dropped"]:
-        return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
-    if seen & named_dropped:
-        return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
-    if counters["connects"] < RESTARTS + 1:
-        return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
-    if lost_runs > RESTARTS:
-        return fail(f"records lost in {lost_runs} places, more than the {RESTARTS} stops")
-    if twice_runs > RESTARTS or duplicates != len(twice):
-        return fail(f"records twice in {twice_runs} places ({duplicates} copies of {len(twice)}), "
-                    "more than once per stop")
+    if problem := delivery.problem(counters):
+        return fail(problem)
+    if delivery.lost_runs > RESTARTS:
+        return fail(f"records lost in {delivery.lost_runs} places, more than the {RESTARTS} stops")
+    if delivery.twice_runs > RESTARTS:
+        return fail(f"records twice in {delivery.twice_runs} places, more than once per stop")
     print("PASS: " + figures)
     return 0
 

@@ -66,6 +66,66 @@ def wait_until(condition, timeout, step=0.01):
     return condition()
 
 
+def runs(numbers, sent, skip):
+    """How many maximal runs of consecutive record numbers `numbers` forms, looking through
+    the numbers in `skip` (records dropped while the receiver was down lie between them)."""
+    count = 0
+    inside = False
+    for seq in range(sent):
+        if seq in numbers:
+            count += 0 if inside else 1
+            inside = True
+        elif seq not in skip:
+            inside = False
+    return count
+
+
+class Delivery:
+    """What arrived of the `sent` numbered records of a restart run: the receiver's file of JSON
+    bodies (one "seq" each) against the sender's list of the records it dropped (counted)."""
+
+    def __init__(self, bodies, sent, dropped_path):
+        self.sent = sent
+        self.seen, self.twice, self.copies, self.malformed = set(), set(), 0, 0
+        with open(bodies, "rb") as data:
+            for line in data.read().splitlines():
+                try:
+                    seq = json.loads(line)["seq"]
+                except (ValueError, KeyError):
+                    self.malformed += 1
+                    continue
+                if seq in self.seen:
+                    self.copies += 1
+                    self.twice.add(seq)
+                self.seen.add(seq)
+        with open(dropped_path) as data:
+            self.dropped = {int(line) for line in data}
+        self.lost = {seq for seq in range(sent) if seq not in self.seen and seq not in self.dropped}
+        self.lost_runs = runs(self.lost, sent, self.dropped)
+        self.twice_runs = runs(self.twice, sent, self.dropped)
+
+    def figures(self, counters):
+        return (f"sent {self.sent}, delivered {len(self.seen)}, dropped (buffer full, counted) {counters['dropped']}, "
+                f"lost {len(self.lost)} (in {self.lost_runs} runs), twice {self.copies} (in {self.twice_runs} runs), "
+                f"cut or merged lines {self.malformed}, connects {counters['connects']}, resent {counters['resent']}")
+
+    def problem(self, counters):
+        """What every restart run must show, whatever the transport: None, or what went wrong."""
+        if self.malformed:
+            return f"{self.malformed} lines are not one whole record"
+        if self.seen and max(self.seen) >= self.sent:
+            return "more records arrived than were sent"
+        if len(self.dropped) != counters["dropped"]:
+            return f"the sink counted {counters['dropped']} drops, the sender saw {len(self.dropped)}"
+        if self.seen & self.dropped:
+            return f"{len(self.seen & self.dropped)} records counted as dropped arrived"
+        if counters["connects"] < RESTARTS + 1:
+            return f"{counters['connects']} connections for {RESTARTS} restarts"
+        if self.copies != len(self.twice):
+            return f"a record arrived three times or more ({self.copies} copies of {len(self.twice)})"
+        return None
+
+
 def make_certificates(directory):
     """A CA and a server certificate for localhost / 127.0.0.1 signed by it."""
     def openssl(*args):
@@ -177,62 +237,16 @@ def main():
             daemon.wait(timeout=30)
         elapsed = time.monotonic() - started
 
-        seen = set()
-        twice = set()
-        duplicates = 0
-        malformed = 0
-        with open(bodies, "rb") as data:
-            for line in data.read().splitlines():
-                try:
-                    record = json.loads(line)
-                    seq = record["seq"]
-                except (ValueError, KeyError):
-                    malformed += 1
-                    continue
-                if seq in seen:
-                    duplicates += 1
-                    twice.add(seq)
-                seen.add(seq)
-        sent = counters["records"]
-        with open(dropped_path) as data:
-            named_dropped = {int(line) for line in data}
-        # Walk the records in order: a run of lost ones may be interleaved with dropped ones
-        # (the receiver was down), and ends at the next record that arrived.
-        lost = 0
-        lost_runs = 0
-        twice_runs = 0
-        in_lost = in_twice = False
-        for seq in range(sent):
-            if seq in twice:
-                twice_runs += 0 if in_twice else 1
-                in_twice, in_lost = True, False
-            elif seq in seen:
-                in_twice = in_lost = False
-            elif seq not in named_dropped:
-                lost += 1
-                lost_runs += 0 if in_lost else 1
-                in_lost, in_twice = True, False
+        delivery = Delivery(bodies, counters["records"], dropped_path)
         stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
-        figures = (f"{transport}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: sent {sent}, delivered "
-                   f"{len(seen)}, dropped (buffer full, counted) {counters['dropped']}, lost in the receiver {lost} "
-                   f"(in {lost_runs} runs), twice {duplicates} (in {twice_runs} runs), cut or merged lines {malformed}, "
-                   f"connects {counters['connects']}, resent {counters['resent']}")
+        figures = f"{transport}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters)
         print(figures)
-        if malformed:
-            return fail(f"{malformed} lines are not one whole record")
-        if seen and max(seen) >= sent:
-            return fail("more records arrived than were sent")
-        if len(named_dropped) != counters["dropped"]:
-            return fail(f"the sink counted {counters['dropped']} drops, the sender saw {len(named_dropped)}")
-        if seen & named_dropped:
-            return fail(f"{len(seen & named_dropped)} records counted as dropped arrived")
-        if counters["connects"] < RESTARTS + 1:
-            return fail(f"{counters['connects']} connections for {RESTARTS} restarts")
-        if lost_runs > RESTARTS:
-            return fail(f"records lost in {lost_runs} places, more than the {RESTARTS} stops")
-        if twice_runs > RESTARTS or duplicates != len(twice):
-            return fail(f"records twice in {twice_runs} places ({duplicates} copies of {len(twice)}), "
-                        f"more than once per stop")
+        if problem := delivery.problem(counters):
+            return fail(problem)
+        if delivery.lost_runs > RESTARTS:
+            return fail(f"records lost in {delivery.lost_runs} places, more than the {RESTARTS} stops")
+        if delivery.twice_runs > RESTARTS:
+            return fail(f"records twice in {delivery.twice_runs} places, more than once per stop")
         print("PASS: " + figures)
         return 0
 
