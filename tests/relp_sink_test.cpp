@@ -43,28 +43,17 @@ struct RelpPolicy {
 /// body of every syslog command and whether each transaction number was the one expected.
 class RelpReceiver {
 public:
-    explicit RelpReceiver(RelpPolicy policy) : policy_(policy), listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-        const int on = 1;
-        ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t length = sizeof address;
-        REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) == 0);
-        REQUIRE(::listen(listener_, 4) == 0);
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-        port_ = ntohs(address.sin_port);
+    explicit RelpReceiver(RelpPolicy policy) : policy_(policy) {
         thread_ = std::thread([this] { serve(); });
     }
     ~RelpReceiver() {
         stop_ = true;
         thread_.join();
-        ::close(listener_);
     }
     RelpReceiver(const RelpReceiver&) = delete;
     RelpReceiver& operator=(const RelpReceiver&) = delete;
 
-    [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(listener_.port()); }
     void accept_opens() { refuse_open_ = false; }
 
     /// Waits (at most 10 s) until `condition()` holds, under the receiver's lock.
@@ -84,9 +73,9 @@ public:
 private:
     void serve() {
         while (!stop_) {
-            pollfd waiting{listener_, POLLIN, 0};
+            pollfd waiting{listener_.fd(), POLLIN, 0};
             if (::poll(&waiting, 1, 10) <= 0) continue;
-            const int connection = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+            const int connection = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
             if (connection < 0) continue;
             {
                 const std::lock_guard lock(mutex_);
@@ -175,8 +164,7 @@ private:
 
     const RelpPolicy policy_;
     std::atomic<bool> refuse_open_{policy_.refuse_open};
-    int listener_;
-    int port_ = 0;
+    const fieldlog_test::TcpListener listener_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
     std::condition_variable changed_;

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -32,18 +33,7 @@ namespace {
 /// space, or a connection that ends inside a frame, is recorded as a broken frame.
 class FrameReceiver {
 public:
-    explicit FrameReceiver(int port = 0) : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-        const int on = 1;
-        ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        address.sin_port = htons(static_cast<std::uint16_t>(port));
-        socklen_t length = sizeof address;
-        REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) == 0);
-        REQUIRE(::listen(listener_, 4) == 0);
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-        port_ = ntohs(address.sin_port);
+    explicit FrameReceiver(int port = 0) : listener_(std::in_place, port), port_(listener_->port()) {
         thread_ = std::thread([this] { serve(); });
     }
     ~FrameReceiver() {
@@ -75,9 +65,9 @@ private:
     void serve() {
         int connection = -1;
         while (!stop_) {
-            pollfd waiting{listener_, POLLIN, 0};
+            pollfd waiting{listener_->fd(), POLLIN, 0};
             if (::poll(&waiting, 1, 10) <= 0) continue;
-            connection = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+            connection = ::accept4(listener_->fd(), nullptr, nullptr, SOCK_CLOEXEC);
             if (connection < 0) continue;
             {
                 const std::lock_guard lock(mutex_);
@@ -90,7 +80,7 @@ private:
         }
         // The listener goes first, so the sink cannot connect again in between (the kernel
         // would take that connection into the backlog, for nobody).
-        ::close(listener_);
+        listener_.reset();
         if (connection >= 0) ::close(connection);
     }
 
@@ -130,8 +120,8 @@ private:
         }
     }
 
-    int listener_;
-    int port_ = 0;
+    std::optional<fieldlog_test::TcpListener> listener_;
+    int port_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
     std::condition_variable arrived_;
@@ -310,16 +300,9 @@ TEST_CASE("syslog: closing a TLS sink whose receiver never answers the handshake
           "[syslog][concurrent]") {
     // A listener that never accepts: the kernel completes the TCP connection, nobody answers
     // the ClientHello, and the attempt outlasts drain_timeout.
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
-    REQUIRE(::listen(listener, 4) == 0);
-    ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+    const fieldlog_test::TcpListener listener;
     auto sink = std::make_unique<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
-        .address = "127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
+        .address = "127.0.0.1:" + std::to_string(listener.port()),
         .transport = fieldlog::SyslogTransport::tls,
         .verify = false,
         .drain_timeout = 100ms});
@@ -329,7 +312,6 @@ TEST_CASE("syslog: closing a TLS sink whose receiver never answers the handshake
     sink.reset();
     const auto waited = std::chrono::steady_clock::now() - started;
     CHECK(waited < 10s);  // the handshake gives up after 5 s; the close follows at once
-    ::close(listener);
 }
 
 TEST_CASE("syslog: bad options are refused when the sink is made", "[syslog]") {

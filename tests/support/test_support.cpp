@@ -1,6 +1,9 @@
 #include "support/test_support.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 namespace fieldlog_test {
@@ -82,6 +86,26 @@ StderrTo::~StderrTo() {
     ::dup2(saved_, STDERR_FILENO);
     ::close(saved_);
 }
+
+TcpListener::TcpListener(int port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    const int on = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    socklen_t length = sizeof address;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || ::listen(fd_, 4) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        const int error = errno;
+        ::close(fd_);
+        throw std::system_error(error, std::generic_category(), "listen on 127.0.0.1:" + std::to_string(port));
+    }
+    port_ = ntohs(address.sin_port);
+}
+
+TcpListener::~TcpListener() { ::close(fd_); }
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
