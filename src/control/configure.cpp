@@ -298,7 +298,7 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
     refresh_thresholds(s);
     Pipeline* next_raw = next.get();
     const Pipeline* previous = g_current_pipeline.load(std::memory_order_acquire);
-    if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->open.store(false, std::memory_order_relaxed);
+    if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->set_open(false);
     std::unique_ptr<Pipeline> old(g_current_pipeline.exchange(next.release(), std::memory_order_seq_cst));
     s.shut_down.store(false, std::memory_order_relaxed);
     if (!s.configured.exchange(true)) {
@@ -308,7 +308,7 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
     retire(std::move(old));
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.
     if (next_raw->writer) next_raw->writer->start();
-    next_raw->open.store(true, std::memory_order_release);
+    next_raw->set_open(true);
 }
 
 /// Normal exit (atexit): everything queued is written and every sink flushed, and then the same

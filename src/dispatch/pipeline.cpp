@@ -53,6 +53,10 @@ std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept 
 }
 
 void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
+    if (direct.load(std::memory_order_acquire)) [[likely]] {
+        write_to_sinks(channel, record, admitted, false);
+        return;
+    }
     if (writer) {
         const auto index = static_cast<std::uint32_t>(&channel - routing.channels.data());
         if (writer->enqueue(index, record, admitted) != AsyncWriter::Enqueued::too_large) return;

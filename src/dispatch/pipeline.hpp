@@ -36,6 +36,9 @@ struct Pipeline {
     /// False while the previous pipeline's writer still has records queued (a swap from async
     /// to sync): direct writes wait for it, so no thread's record overtakes its queued ones.
     std::atomic<bool> open{true};
+    /// True when dispatch() may go straight to the sinks (open, no writer, no flush after each
+    /// record): one test on the record path instead of three. Kept by set_open().
+    std::atomic<bool> direct{false};
     /// Async mode (Config::async.enabled): the queue and writer thread in front of the sinks.
     /// Declared last, so it stops before the sinks it writes to go away.
     std::unique_ptr<AsyncWriter> writer;
@@ -69,6 +72,11 @@ struct Pipeline {
     void flush() const noexcept;
     /// Sleeps until `open` (configure() sets it once the previous pipeline is retired).
     void wait_until_open() const noexcept;
+    /// Sets `open` and, with it, `direct`. MUST: `writer` and `flush_each_record` are final.
+    void set_open(bool is_open) noexcept {
+        direct.store(is_open && !writer && !flush_each_record, std::memory_order_release);
+        open.store(is_open, std::memory_order_release);
+    }
 };
 
 }  // namespace fieldlog::detail
