@@ -31,6 +31,15 @@ std::string line_with(fieldlog::Fields fields) {
 
 std::string string_field(std::string_view value) { return line_with({{"s", value}}); }
 
+/// A user type: written by fieldlog_encode (found by ADL), as an object of its own.
+struct Point {
+    int x;
+    int y;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& encoder, const Point& p) {
+    encoder.value(fieldlog::Object{{"x", p.x}, {"y", p.y}});
+}
+
 }  // namespace
 
 TEST_CASE("a record is one JSON line with ts, level, logger, msg, then fields in order", "[json]") {
@@ -178,6 +187,26 @@ TEST_CASE("an object whose later key needs escaping is written whole, its nested
     CHECK(line_with({{"o", fieldlog::Object(std::span(repeated))}}) == kPrefix + R"(,"o":{"b":2,"a":3}})");
     const fieldlog::Field empty_key[] = {{"", 1}, {std::string_view("\0", 1), 2}};
     CHECK(line_with({{"o", fieldlog::Object(std::span(empty_key))}}) == kPrefix + R"(,"o":{"":1,"\u0000":2}})");
+}
+
+TEST_CASE("an object's keys of one length are compared, and a user type among its values is written through the index", "[json]") {
+    // Keys of equal length are told apart by their bytes: distinct ones all stay, a repeat replaces.
+    const fieldlog::Field same_length[] = {{"ab", 1}, {"cd", 2}, {"ef", 3}, {"cd", 4}};
+    CHECK(line_with({{"o", fieldlog::Object(std::span(same_length))}}) == kPrefix + R"(,"o":{"ab":1,"ef":3,"cd":4}})");
+    // A user type after plain members: the object is written again through the index, same bytes.
+    const Point point{2, 3};
+    const fieldlog::Field with_user_type[] = {{"a", 1}, {"p", point}, {"a", 5}};
+    CHECK(line_with({{"o", fieldlog::Object(std::span(with_user_type))}}) == kPrefix + R"(,"o":{"p":{"x":2,"y":3},"a":5}})");
+    // More members than the as-given path takes: the index handles them, repeats included.
+    std::vector<std::string> keys;
+    for (int i = 0; i < 17; ++i) keys.push_back(fmt::format("k{}", i));
+    std::vector<fieldlog::Field> many;
+    for (int i = 0; i < 17; ++i) many.emplace_back(keys[static_cast<std::size_t>(i)], i);
+    many.emplace_back(keys[0], 99);
+    std::string expected = kPrefix + R"(,"o":{)";
+    for (int i = 1; i < 17; ++i) expected.append(fmt::format(R"("k{}":{},)", i, i));
+    expected.append(R"("k0":99}})");
+    CHECK(line_with({{"o", fieldlog::Object(std::span(many))}}) == expected);
 }
 
 TEST_CASE("a logger name of any length is written whole, escaped", "[json]") {

@@ -94,20 +94,21 @@ void JsonEncoder::write_call_facts(const SourceLocation& where) {
 
 namespace {
 
-/// True when `fields` has at most a few keys, each short, no two equal, and no value a user
-/// type (one may write further keys into this object after its value): then, if every key is
-/// also JSON-safe (checked as it is written), no member of the object can repeat another.
-bool keys_short_distinct(std::span<const Field> fields) noexcept {
-    constexpr std::size_t kMaxCompared = 8;  // pairs compared grow with the square
-    if (fields.size() > kMaxCompared) return false;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-        const std::string_view key = fields[i].key;
-        if (fields[i].value.kind() == Value::Kind::custom || key.size() > kShortJsonText) return false;
-        for (std::size_t j = 0; j < i; ++j) {
-            if (fields[j].key == key) return false;
-        }
+/// Members an Object may have and still be written as given (see write_object()): a key is
+/// compared with the earlier ones of its length, so the cost grows with the square of this.
+constexpr std::size_t kMaxPlainMembers = 16;
+
+/// True when the key of `fields[i]` equals an earlier one's. `lengths` has bit (n & 63) set
+/// for each earlier key of n bytes: most keys differ in length from all before them and are
+/// not compared.
+[[gnu::always_inline]] inline bool repeats_earlier_key(std::span<const Field> fields, std::size_t i,
+                                                       std::uint64_t lengths) noexcept {
+    const std::string_view key = fields[i].key;
+    if ((lengths & (std::uint64_t{1} << (key.size() & 63))) == 0) [[likely]] return false;
+    for (std::size_t j = 0; j < i; ++j) {
+        if (fields[j].key == key) return true;
     }
-    return true;
+    return false;
 }
 
 }  // namespace
@@ -162,20 +163,25 @@ void JsonEncoder::write_object(std::span<const Field> fields) {
         out_.append(kDepthPlaceholder);
         return;
     }
-    if (keys_short_distinct(fields)) {
-        // Written as given, with no duplicate-key index level: every value is written (none is
-        // a user type), so no key is left without one. A key that needs escaping undoes it all.
+    if (fields.size() <= kMaxPlainMembers) {
+        // Written as given, with no duplicate-key index level, while every key is short,
+        // JSON-safe and new, and no value is a user type (which may write further keys into
+        // this object): then no member can repeat another. Any other member undoes it all.
         const std::size_t start = out_.size();
         out_.push_back('{');
         ++depth_;
         is_array_[depth_] = false;
         has_items_[depth_] = false;
         bool plain = true;
-        for (const Field& f : fields) {
-            if (!write_plain_key(f.key)) [[unlikely]] {
+        std::uint64_t lengths = 0;
+        for (std::size_t i = 0; i < fields.size(); ++i) {
+            const Field& f = fields[i];
+            if (f.value.kind() == Value::Kind::custom || repeats_earlier_key(fields, i, lengths) ||
+                !write_plain_key(f.key)) [[unlikely]] {
                 plain = false;
                 break;
             }
+            lengths |= std::uint64_t{1} << (f.key.size() & 63);
             write_value(f.value);
         }
         --depth_;

@@ -89,9 +89,9 @@ private:
     /// A key known short and not repeated (see write_object()), in a nested object: written
     /// with its separator when it is JSON-safe; false, writing nothing that counts, otherwise.
     bool write_plain_key(std::string_view k);
-    /// An Object value, brackets included. Keys that are few, short, JSON-safe and distinct as
-    /// given are written as given and cannot repeat, so they skip the duplicate-key index (~45
-    /// instructions a key) and its level for the object; any other Object goes through it.
+    /// An Object value, brackets included. While its keys are short, JSON-safe and distinct as
+    /// given, and no value is a user type, it is written as given and skips the duplicate-key
+    /// index and its level for the object; any other Object goes through it.
     void write_object(std::span<const Field> fields);
     /// Writes what goes before a value (an array's comma); false when no value may go here.
     /// Inline: every scalar passes through it.
