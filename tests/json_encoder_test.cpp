@@ -201,8 +201,8 @@ TEST_CASE("an object's keys of one length are compared, and a user type among it
     std::vector<std::string> keys;
     for (int i = 0; i < 17; ++i) keys.push_back(fmt::format("k{}", i));
     std::vector<fieldlog::Field> many;
-    for (int i = 0; i < 17; ++i) many.emplace_back(keys[static_cast<std::size_t>(i)], i);
-    many.emplace_back(keys[0], 99);
+    for (int i = 0; i < 17; ++i) many.push_back({keys[static_cast<std::size_t>(i)], i});
+    many.push_back({keys[0], 99});
     std::string expected = kPrefix + R"(,"o":{)";
     for (int i = 1; i < 17; ++i) expected.append(fmt::format(R"("k{}":{},)", i, i));
     expected.append(R"("k0":99}})");
