@@ -34,8 +34,15 @@ public:
     /// The same with `reason` in place of an errno's text.
     void report(std::string_view sink, std::string_view target, std::string_view operation,
                 std::string_view reason) noexcept;
+    /// The same, whatever was reported in the last second: a sink's last word as it closes
+    /// (what it dropped), which a failure reported just before must not swallow.
+    void report_final(std::string_view sink, std::string_view target, std::string_view operation,
+                      std::string_view reason) noexcept;
 
 private:
+    /// True when a report may go out now (none in the last second), else counts it swallowed.
+    bool take_turn() noexcept;
+
     std::atomic<std::int64_t> last_report_ns_{INT64_MIN / 2};
     std::atomic<std::uint64_t> suppressed_{0};
 };
