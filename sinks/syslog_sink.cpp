@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -311,7 +312,14 @@ void SyslogSink::State::run() noexcept {
     }
     const std::uint64_t from = released.load(std::memory_order_relaxed);
     const std::uint64_t lost = frames_between(from, head.load(std::memory_order_acquire));
-    if (lost > 0) owner.count_dropped(lost);
+    if (lost > 0) {
+        owner.count_dropped(lost);
+        // The sink's counters end with it: say what it dropped, whatever was reported just before.
+        char text[96];
+        std::snprintf(text, sizeof text, "%llu records not delivered within drain_timeout, counted dropped",
+                      static_cast<unsigned long long>(lost));
+        errors.report_final("syslog", options.address, "close", text);
+    }
     released.store(head.load(std::memory_order_relaxed), std::memory_order_release);
 }
 
