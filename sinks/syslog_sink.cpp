@@ -40,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kFirstBackoff{20};
-constexpr milliseconds kConnectTimeout{5000};  // for one connect() and TLS handshake
+constexpr milliseconds kOpenTimeout{5000};  // for opening a connection: connect(), TLS handshake, RELP open
 constexpr int kSendTimeoutMs = 100;      // a send blocked by a slow receiver returns to look at the clock
 constexpr int kAckPollMs = 2;            // while bytes are unacknowledged, SIOCOUTQ is read this often
 constexpr std::size_t kTcpChunk = 256 * 1024;   // bytes per sendmsg
@@ -66,7 +66,7 @@ struct InFlight {
 
 }  // namespace
 
-struct SyslogSink::State {
+struct SyslogSink::State final : detail::SocketWaiter {
     State(SyslogSink& sink, SyslogSinkOptions opts);
     ~State();
     State(const State&) = delete;
@@ -131,11 +131,17 @@ struct SyslogSink::State {
     void run() noexcept;
     void note_closing() noexcept;
     bool connect_once() noexcept;
+    bool await_socket(int socket, short events, Clock::time_point until) noexcept override;
+    bool give_up_opening(std::string_view operation, std::string_view reason) noexcept;
+    bool give_up_opening(std::string_view operation, int error) noexcept {
+        char text[128];
+        return give_up_opening(operation, std::string_view(::strerror_r(error, text, sizeof text)));  // GNU: returns the text
+    }
     bool step() noexcept;
     bool send_tcp(std::uint64_t until) noexcept;
     bool send_tls(std::uint64_t until) noexcept;
     bool send_tls_piece(const char* data, std::size_t size) noexcept;
-    bool open_relp_session() noexcept;
+    bool open_relp_session(Clock::time_point give_up) noexcept;
     bool send_relp(std::uint64_t until) noexcept;
     bool send_relp_command(std::string_view command, std::string_view data) noexcept;
     bool send_all(const char* data, std::size_t size) noexcept;
@@ -336,53 +342,40 @@ bool SyslogSink::State::connect_once() noexcept {
         report("socket", errno);
         return false;
     }
-    int error = 0;
+    // Non-blocking until the connection is open, so that every wait in the opening is
+    // await_socket's, which closing the sink cuts short.
+    const Clock::time_point give_up = Clock::now() + kOpenTimeout;
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length) != 0) {
-        error = errno;
+        int error = errno;
         if (error == EINPROGRESS) {
-            pollfd watched[2] = {{fd, POLLOUT, 0}, {wake_fd, POLLIN, 0}};
-            const int ready = ::poll(watched, 2, static_cast<int>(kConnectTimeout.count()));
             socklen_t length = sizeof error;
-            if (ready <= 0 || (watched[0].revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
+            if (!await_socket(fd, POLLOUT, give_up)) {
                 error = ETIMEDOUT;
             } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
                 error = errno;
             }
         }
-    }
-    if (error == 0) {
-        // Blocking from here, with a send timeout: this thread has nothing else to do while the
-        // receiver is slow, and looks at the clock (closing) between timeouts.
-        const timeval send_timeout{0, kSendTimeoutMs * 1000};
-        if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
-            ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0) {
-            error = errno;
-        }
-    }
-    if (error != 0) {
-        owner.count_error();
-        report("connect", error);
-        ::close(fd);
-        fd = -1;
-        return false;
+        if (error != 0) return give_up_opening("connect", error);
     }
     pushed = 0;
     if (credentials) {
         session = std::make_unique<detail::TlsStream>(*credentials, tls_settings, fd, pushed);
-        if (const std::string failure = session->handshake(static_cast<int>(kConnectTimeout.count())); !failure.empty()) {
-            owner.count_error();
-            report("TLS handshake", failure);
-            session.reset();
-            ::close(fd);
-            fd = -1;
-            return false;
+        if (const std::string failure = session->handshake(*this, give_up); !failure.empty()) {
+            return give_up_opening("TLS handshake", failure);
         }
+    }
+    // Blocking from here, with a send timeout: this thread has nothing else to do while the
+    // receiver is slow, and looks at the clock (closing) between timeouts.
+    const timeval send_timeout{0, kSendTimeoutMs * 1000};
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0) {
+        return give_up_opening("connect", errno);
     }
     ring_base = released.load(std::memory_order_relaxed);
     sent = ring_base;
     first_mark = 0;
     mark_count = 0;
-    if (relp && !open_relp_session()) {
+    if (relp && !open_relp_session(give_up)) {
         owner.count_error();
         ::close(fd);
         fd = -1;
@@ -390,6 +383,32 @@ bool SyslogSink::State::connect_once() noexcept {
     }
     connects.fetch_add(1, std::memory_order_relaxed);
     return true;
+}
+
+bool SyslogSink::State::await_socket(int socket, short events, Clock::time_point until) noexcept {
+    for (;;) {
+        note_closing();
+        const auto left = std::chrono::ceil<milliseconds>(std::min(until, drain_deadline) - Clock::now()).count();
+        if (left <= 0) return false;
+        pollfd watched[2] = {{socket, events, 0}, {wake_fd, POLLIN, 0}};
+        if (::poll(watched, 2, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+        if ((watched[1].revents & POLLIN) != 0) {  // perhaps closing: note_closing() looks
+            std::uint64_t count = 0;
+            [[maybe_unused]] const ssize_t rc = ::read(wake_fd, &count, sizeof count);
+        }
+        if (watched[0].revents != 0) return true;
+    }
+}
+
+/// Ends a connection attempt that failed at `operation`: counted, reported, the socket closed.
+/// Always false.
+bool SyslogSink::State::give_up_opening(std::string_view operation, std::string_view reason) noexcept {
+    owner.count_error();
+    report(operation, past_deadline() ? "the sink closed before the connection was open (drain_timeout)" : reason);
+    session.reset();
+    ::close(fd);
+    fd = -1;
+    return false;
 }
 
 /// One step on a live connection: send what there is, else wait for acknowledgements or new
@@ -489,9 +508,9 @@ bool SyslogSink::State::send_tls_piece(const char* data, std::size_t size) noexc
 
 // --- RELP: the receiver's rsp frees each frame ------------------------------------------------
 
-/// Sends `open` with our offers and waits (up to the connect timeout) for its rsp, which must
-/// be 200 and offer the syslog command.
-bool SyslogSink::State::open_relp_session() noexcept {
+/// Sends `open` with our offers and waits (until `give_up`, or the drain deadline once closing)
+/// for its rsp, which must be 200 and offer the syslog command.
+bool SyslogSink::State::open_relp_session(Clock::time_point give_up) noexcept {
     in_flight_count = 0;
     first_in_flight = 0;
     unanswered.store(0, std::memory_order_relaxed);
@@ -499,21 +518,13 @@ bool SyslogSink::State::open_relp_session() noexcept {
     relp_session_open = false;
     next_txnr = 1;
     if (!send_relp_command("open", kRelpOffers)) return false;
-    const Clock::time_point give_up = Clock::now() + kConnectTimeout;
     while (!relp_session_open) {
-        note_closing();  // closing the sink cuts the wait to its drain deadline
-        const auto until = std::min(give_up, drain_deadline);
-        const auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count();
-        pollfd watched[2] = {{fd, POLLIN | POLLRDHUP, 0}, {wake_fd, POLLIN, 0}};
-        if (left <= 0 || ::poll(watched, 2, static_cast<int>(left)) <= 0) {
-            report("RELP open", "no answer from the receiver");
+        if (!await_socket(fd, POLLIN | POLLRDHUP, give_up)) {
+            report("RELP open", past_deadline() ? "the sink closed before the receiver answered (drain_timeout)"
+                                                : "no answer from the receiver");
             return false;
         }
-        if ((watched[1].revents & POLLIN) != 0) {
-            std::uint64_t count = 0;
-            [[maybe_unused]] const ssize_t rc = ::read(wake_fd, &count, sizeof count);
-        }
-        if (watched[0].revents != 0 && !receive_relp()) return false;
+        if (!receive_relp()) return false;
     }
     return true;
 }

@@ -13,6 +13,8 @@
 namespace fieldlog::detail {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 /// The shortest wait for a TLS 1.3 server's verdict on our certificate (see await_verdict).
 constexpr std::chrono::milliseconds kLeastVerdictWindow{50};
 
@@ -108,19 +110,29 @@ int TlsStream::on_ticket(gnutls_session_t session, unsigned, unsigned, unsigned 
     return 0;
 }
 
-std::string TlsStream::handshake(int timeout_ms) noexcept {
+std::string TlsStream::handshake(SocketWaiter& waiter, Clock::time_point give_up) noexcept {
     if (session_ == nullptr) return gnutls_strerror(last_error_);
-    gnutls_handshake_set_timeout(session_, static_cast<unsigned>(timeout_ms));
-    const auto start = std::chrono::steady_clock::now();
+    // No timeout of GnuTLS's own: it would wait in pull_timeout, where closing the sink cannot
+    // reach it. GnuTLS returns GNUTLS_E_AGAIN instead, and the waiter keeps the time.
+    gnutls_handshake_set_timeout(session_, 0);
+    const Clock::time_point start = Clock::now();
     int rc;
-    do {
+    for (;;) {
         rc = gnutls_handshake(session_);
-    } while (rc < 0 && gnutls_error_is_fatal(rc) == 0);
+        if (rc >= 0 || gnutls_error_is_fatal(rc) != 0) break;
+        if (rc != GNUTLS_E_AGAIN) continue;  // interrupted, a warning alert: go on
+        const short events = gnutls_record_get_direction(session_) == 1 ? POLLOUT : POLLIN;
+        if (!waiter.await_socket(fd_, events, give_up)) {
+            last_error_ = GNUTLS_E_TIMEDOUT;
+            return "no answer from the receiver";
+        }
+    }
     if (rc >= 0) {
         // The verdict follows our last flight by about one round trip; the handshake took at
         // least one.
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-        return await_verdict(std::min(std::max(4 * took, kLeastVerdictWindow), std::chrono::milliseconds(timeout_ms)));
+        const Clock::time_point done = Clock::now();
+        const Clock::duration window = std::max<Clock::duration>(4 * (done - start), kLeastVerdictWindow);
+        return await_verdict(waiter, std::min(done + window, give_up));
     }
     last_error_ = rc;
     if (rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
@@ -135,17 +147,14 @@ std::string TlsStream::handshake(int timeout_ms) noexcept {
     return gnutls_strerror(rc);
 }
 
-std::string TlsStream::await_verdict(std::chrono::milliseconds window) noexcept {
+std::string TlsStream::await_verdict(SocketWaiter& waiter, Clock::time_point until) noexcept {
     if (gnutls_protocol_get_version(session_) != GNUTLS_TLS1_3 ||
         gnutls_certificate_client_get_request_status(session_) == 0) {
         return {};
     }
-    const auto deadline = std::chrono::steady_clock::now() + window;
     for (;;) {
         if (ticket_received_) return {};
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        pollfd watched{fd_, POLLIN, 0};
-        if (left.count() <= 0 || ::poll(&watched, 1, static_cast<int>(left.count())) <= 0) return {};
+        if (!waiter.await_socket(fd_, POLLIN, until)) return {};
         char scratch[256];
         const ssize_t got = gnutls_record_recv(session_, scratch, sizeof scratch);
         if (got > 0) return {};  // it speaks to us: it took the session

@@ -14,6 +14,18 @@
 
 namespace fieldlog::detail {
 
+/// How the syslog sink's thread waits for its socket while a connection opens: besides the
+/// socket it watches its wake-up fd, so that closing the sink cuts the wait to the drain deadline.
+class SocketWaiter {
+public:
+    /// Waits until `fd` is ready for `events` (true) or `until` passed, or the drain deadline
+    /// of a closing sink if that is sooner (false).
+    virtual bool await_socket(int fd, short events, std::chrono::steady_clock::time_point until) noexcept = 0;
+
+protected:
+    ~SocketWaiter() = default;
+};
+
 struct TlsSettings {
     std::string ca_file;    ///< empty: the system's trust store
     std::string cert_file;  ///< empty: no client certificate
@@ -37,7 +49,8 @@ private:
     gnutls_certificate_credentials_t credentials_ = nullptr;
 };
 
-/// One client session on a connected, blocking socket whose send times out (SO_SNDTIMEO).
+/// One client session on a connected socket: non-blocking for the handshake, then blocking with
+/// a send timeout (SO_SNDTIMEO).
 class TlsStream {
 public:
     /// Starts a session on `fd` (the caller keeps the descriptor); `pushed` counts every byte
@@ -48,8 +61,9 @@ public:
     TlsStream& operator=(const TlsStream&) = delete;
 
     /// Runs the handshake, verification included, and the server's verdict on our certificate
-    /// (await_verdict); "" or why it failed.
-    std::string handshake(int timeout_ms) noexcept;
+    /// (await_verdict), on the non-blocking socket, waiting through `waiter` until `give_up`;
+    /// "" or why it failed.
+    std::string handshake(SocketWaiter& waiter, std::chrono::steady_clock::time_point give_up) noexcept;
     /// Sends `data[done, size)` as records, advancing `done`; 1 all sent, 0 the send timed out
     /// (call again with the same arguments), -1 the connection is gone.
     int send(const char* data, std::size_t size, std::size_t& done) noexcept;
@@ -66,9 +80,9 @@ private:
     /// certificate; a server that refuses it answers with an alert and discards what we sent
     /// meanwhile, although its TCP acknowledges those bytes. So when the server asked for a
     /// certificate, wait for its verdict before any record goes out: a session ticket or other
-    /// data (accepted), an alert or a close (refused: why), or nothing within `window` from a
+    /// data (accepted), an alert or a close (refused: why), or nothing until `until` from a
     /// server that sends no tickets (taken as accepted).
-    std::string await_verdict(std::chrono::milliseconds window) noexcept;
+    std::string await_verdict(SocketWaiter& waiter, std::chrono::steady_clock::time_point until) noexcept;
 
     static ssize_t push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept;
     static ssize_t pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept;

@@ -74,7 +74,8 @@ struct FIELDLOG_API SyslogSinkStats {
 ///   must chain to ca_file (or the system store) and match server_name (or the host).
 /// - Closing the sink (shutdown(), a new configuration without it) waits up to drain_timeout
 ///   for the receiver to acknowledge the ring; the frames still in it then are counted dropped,
-///   and their number is reported on stderr (the counters end with the sink).
+///   and their number is reported on stderr (the counters end with the sink). A connection
+///   being opened then (connect, TLS handshake, RELP open) is given up at the same deadline.
 /// - flush() wakes the thread and returns; it does not wait for the network.
 ///
 /// Construction throws std::invalid_argument for a malformed or unresolvable address, bad
