@@ -93,4 +93,12 @@ bool ErrorReporter::take_turn() noexcept {
     return true;
 }
 
+void report_unlimited(std::string_view subject, std::string_view reason) noexcept {
+    char text[700];
+    const int size = std::snprintf(text, sizeof text, "%.*s: %.*s", static_cast<int>(subject.size()), subject.data(),
+                                   static_cast<int>(reason.size()), reason.data());
+    if (size < 0) return;
+    write_report(std::string_view(text, std::min(static_cast<std::size_t>(size), sizeof text - 1)), 0);
+}
+
 }  // namespace fieldlog::detail

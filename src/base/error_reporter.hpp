@@ -47,4 +47,8 @@ private:
     std::atomic<std::uint64_t> suppressed_{0};
 };
 
+/// "fieldlog: <subject>: <reason>" on stderr, never rate-limited: for what is said once per
+/// cause, not per failure, such as an environment variable a configuration ignores.
+void report_unlimited(std::string_view subject, std::string_view reason) noexcept;
+
 }  // namespace fieldlog::detail
