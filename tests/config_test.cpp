@@ -25,11 +25,13 @@ namespace {
 
 using fieldlog_test::ScopedEnv;
 
-/// No FIELDLOG_* variable from the test's own environment leaks into a case.
+/// No variable apply_env() reads leaks from the test's own environment into a case.
 struct CleanEnv {
     ScopedEnv config{"FIELDLOG_CONFIG", std::nullopt};
     ScopedEnv level{"FIELDLOG_LEVEL", std::nullopt};
     ScopedEnv format{"FIELDLOG_FORMAT", std::nullopt};
+    ScopedEnv resource{"OTEL_RESOURCE_ATTRIBUTES", std::nullopt};
+    ScopedEnv service{"OTEL_SERVICE_NAME", std::nullopt};
 };
 
 void write_file(const std::string& path, const std::string& text) {

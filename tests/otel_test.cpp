@@ -3,7 +3,8 @@
 // instrumentation scope, the resource from the configuration); fields under `attributes` with
 // the JSON format's rules (duplicate and reserved keys, escaping, NaN, exceptions, a 1 MiB
 // value); a TraceContext scope's ids at the top level, any other field of those names left
-// under attributes; call facts by the semantic conventions; [resource] in TOML.
+// under attributes; call facts by the semantic conventions; [resource] in TOML, and
+// OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME over it.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -278,4 +279,136 @@ TEST_CASE("TOML: a bad [resource] is refused naming the file, line and key", "[o
     CHECK(error_of("[resource]\nhosts = [\"a\"]").rfind("app.toml:2: resource.hosts: expected a string, integer, float or boolean", 0) == 0);
     CHECK(error_of("[resource]\n\"service.name\" = \"a\"\nservice.name = \"b\"") ==
           "app.toml:2: resource.service.name: given twice (a quoted and a dotted key name one attribute)");
+}
+
+namespace {
+
+using fieldlog::ResourceAttribute;
+using fieldlog_test::ScopedEnv;
+
+/// A file's [resource] (toml++ keeps its keys sorted) with the environment applied on top.
+std::vector<ResourceAttribute> resource_with_env() {
+    return fieldlog::Config::parse(R"(
+[resource]
+region = "eu"
+"service.name" = "from-file"
+team.size = 4
+)",
+                                   "app.toml")
+        .apply_env()
+        .resource;
+}
+
+const std::vector<ResourceAttribute> kFileResource = {
+    {"region", std::string("eu")}, {"service.name", std::string("from-file")}, {"team.size", std::int64_t{4}}};
+
+}  // namespace
+
+TEST_CASE("OTEL_RESOURCE_ATTRIBUTES: key=value pairs, trimmed, values percent-decoded, over the file's keys it names",
+          "[otel][config][env]") {
+    const ScopedEnv service("OTEL_SERVICE_NAME", std::nullopt);
+    SECTION("unset or empty: the file's resource as it is") {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", std::nullopt);
+        CHECK(resource_with_env() == kFileResource);
+        const ScopedEnv empty("OTEL_RESOURCE_ATTRIBUTES", "");
+        CHECK(resource_with_env() == kFileResource);
+        const ScopedEnv blank("OTEL_RESOURCE_ATTRIBUTES", " , ,");
+        CHECK(resource_with_env() == kFileResource);
+    }
+    SECTION("a key the file has takes the value in place, as a string; a new key comes after the file's") {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", " team.size = 5 ,host.name=web-1,, deployment.environment= prod ");
+        CHECK(resource_with_env() == std::vector<ResourceAttribute>{{"region", std::string("eu")},
+                                                                    {"service.name", std::string("from-file")},
+                                                                    {"team.size", std::string("5")},
+                                                                    {"host.name", std::string("web-1")},
+                                                                    {"deployment.environment", std::string("prod")}});
+    }
+    SECTION("percent escapes, in either case, make any byte; a value may be empty; the last of a key wins") {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES",
+                                   "note=a%2Cb%3dc%25%20d,city=K%C3%B6ln,empty=,region=us,region=ap%2dsouth");
+        CHECK(resource_with_env() == std::vector<ResourceAttribute>{{"region", std::string("ap-south")},
+                                                                    {"service.name", std::string("from-file")},
+                                                                    {"team.size", std::int64_t{4}},
+                                                                    {"note", std::string("a,b=c% d")},
+                                                                    {"city", std::string("K\xC3\xB6ln")},
+                                                                    {"empty", std::string()}});
+    }
+}
+
+TEST_CASE("OTEL_RESOURCE_ATTRIBUTES: a malformed value is ignored whole and said on stderr, never thrown",
+          "[otel][config][env]") {
+    const ScopedEnv service("OTEL_SERVICE_NAME", std::nullopt);
+    struct Case {
+        const char* value;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"a=1,b", R"(OTEL_RESOURCE_ATTRIBUTES: "b" is not key=value; the variable is ignored)"},
+        {"a=1, =2", R"(OTEL_RESOURCE_ATTRIBUTES: "=2" has no key before '='; the variable is ignored)"},
+        {"a=%zz", R"(OTEL_RESOURCE_ATTRIBUTES: "a=%zz" has a '%' not followed by two hex digits)"},
+        {"a=%4", R"("a=%4" has a '%' not followed by two hex digits)"},
+        {"a=1,b=50%", R"("b=50%" has a '%' not followed by two hex digits (a ',' or '=' in a value is %2C or %3D); the variable is ignored)"},
+    };
+    for (const Case& c : cases) {
+        DYNAMIC_SECTION(c.value) {
+            const fieldlog_test::TempDir dir;
+            const std::string errors = dir.file("stderr");
+            const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", c.value);
+            std::vector<ResourceAttribute> resource;
+            {
+                const fieldlog_test::StderrTo to(errors);
+                REQUIRE_NOTHROW(resource = resource_with_env());
+            }
+            CHECK(resource == kFileResource);  // not even the entries before the bad one
+            CHECK_THAT(fieldlog_test::read_file(errors), Catch::StartsWith("fieldlog: ") && Catch::Contains(c.message));
+        }
+    }
+}
+
+TEST_CASE("OTEL_SERVICE_NAME wins over service.name in OTEL_RESOURCE_ATTRIBUTES, which wins over the file's",
+          "[otel][config][env]") {
+    const auto service_name = [] {
+        for (const ResourceAttribute& attribute : resource_with_env()) {
+            if (attribute.key == "service.name") return std::get<std::string>(attribute.value);
+        }
+        return std::string("(none)");
+    };
+    {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attributes");
+        const ScopedEnv service("OTEL_SERVICE_NAME", std::nullopt);
+        CHECK(service_name() == "from-attributes");
+    }
+    {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attributes");
+        const ScopedEnv service("OTEL_SERVICE_NAME", "from-name");
+        CHECK(service_name() == "from-name");
+    }
+    {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", "service.name=%zz");  // ignored: the name still holds
+        const ScopedEnv service("OTEL_SERVICE_NAME", "from-name");
+        const fieldlog_test::StderrTo quiet;
+        CHECK(service_name() == "from-name");
+    }
+    {
+        const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", std::nullopt);
+        const ScopedEnv service("OTEL_SERVICE_NAME", "");  // empty: unset
+        CHECK(service_name() == "from-file");
+    }
+}
+
+TEST_CASE("an otel sink writes the environment's resource: OTEL_SERVICE_NAME first, as its service.name",
+          "[otel][config][env]") {
+    const ScopedEnv attributes("OTEL_RESOURCE_ATTRIBUTES", "host.name=web-1,service.version=2.0");
+    const ScopedEnv service("OTEL_SERVICE_NAME", "checkout");
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::Config config = fieldlog::Config::parse("[resource]\nteam = \"core\"\n", "app.toml").apply_env();
+    config.level = fieldlog::Level::trace;
+    config.format = Format::otel;
+    config.sinks = {{.target = sink}};
+    config.clock = &fieldlog_test::fixed_clock;
+    fieldlog::configure(config);
+    fieldlog::get("svc").info("m");
+    CHECK(only_line(*sink).find(R"(,"resource":{"service.name":"checkout","team":"core","host.name":"web-1","service.version":"2.0"},)") !=
+          std::string::npos);
+    fieldlog_test::release_sinks();
 }

@@ -136,7 +136,8 @@ struct FIELDLOG_API Config {
     AsyncConfig async{};
     /// The OpenTelemetry resource every otel sink writes (TOML `[resource]`): service.name
     /// first, the others in this order; keys unique and not empty. Without `service.name` they write
-    /// `"service.name":"unknown_service:<program>"`, as the OpenTelemetry SDKs do.
+    /// `"service.name":"unknown_service:<program>"`, as the OpenTelemetry SDKs do. apply_env()
+    /// sets the keys OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME name (README: resource).
     std::vector<ResourceAttribute> resource{};
     /// Where records go. Empty (the default) means one stdout sink, so `sinks.push_back(file)`
     /// gives the file alone. To discard every record, give one NullSink.
@@ -144,17 +145,20 @@ struct FIELDLOG_API Config {
     ClockFn clock = nullptr;  ///< nullptr: system_clock time (README: the record's time)
     std::string source{};     ///< the file it was loaded from; "" in code
 
-    // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT).
+    // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT,
+    // OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME).
 
-    /// Reads the TOML file `path`, then applies FIELDLOG_LEVEL / FIELDLOG_FORMAT. Throws
+    /// Reads the TOML file `path`, then applies the environment (apply_env). Throws
     /// ConfigError. The schema, with every key explained: examples/fieldlog.toml.
     static Config load(const std::string& path);
     /// Parses TOML text; `source` names it in error messages. Throws ConfigError.
     static Config parse(std::string_view toml, std::string_view source = "<string>");
-    /// The configuration from the environment alone: FIELDLOG_CONFIG (a file), then
-    /// FIELDLOG_LEVEL and FIELDLOG_FORMAT. Throws ConfigError.
+    /// The configuration from the environment alone: FIELDLOG_CONFIG (a file), then the
+    /// variables apply_env() reads. Throws ConfigError.
     static Config from_env();
-    /// Applies FIELDLOG_LEVEL / FIELDLOG_FORMAT on top of this configuration.
+    /// Applies FIELDLOG_LEVEL / FIELDLOG_FORMAT on top of this configuration (throws
+    /// ConfigError when one is malformed), then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME
+    /// to `resource` (a malformed one is ignored and said on stderr, as the SDKs do).
     Config& apply_env();
 };
 

@@ -1,13 +1,19 @@
-// FIELDLOG_* environment overrides, the last layer of configuration:
+// Environment overrides, the last layer of configuration:
 //   code defaults < file (Config::load, or FIELDLOG_CONFIG) < FIELDLOG_LEVEL / FIELDLOG_FORMAT,
+//   and the OpenTelemetry SDKs' OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME over [resource];
 // and FIELDLOG_LEVEL's syntax, which set_levels() takes at run time too.
 // Errors name the variable and the key, like the file's: `FIELDLOG_LEVEL: levels.db: expected …`.
+// A malformed OTEL_* variable is not an error, as in the SDKs: it is ignored, said on stderr.
 // Cold path.
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "base/error_reporter.hpp"
 #include "control/state.hpp"
 #include "fieldlog/config.hpp"
 
@@ -24,6 +30,76 @@ std::string_view trim(std::string_view s) {
 const char* env(const char* name) {
     const char* value = std::getenv(name);
     return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/// `text` with each `%XY` made the byte XY; nullopt at a '%' without two hex digits after it.
+std::optional<std::string> percent_decoded(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        const int high = i + 2 < text.size() ? hex_digit(text[i + 1]) : -1;
+        const int low = high >= 0 ? hex_digit(text[i + 2]) : -1;
+        if (low < 0) return std::nullopt;
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+    }
+    return out;
+}
+
+using Attributes = std::vector<std::pair<std::string, std::string>>;
+
+/// OTEL_RESOURCE_ATTRIBUTES' `key1=value1,key2=value2`: key and value trimmed, the value
+/// percent-decoded, an entry empty after trimming skipped. An entry without '=', with an empty
+/// key or a bad escape makes it nullopt, and `why` says which.
+std::optional<Attributes> parse_resource_attributes(std::string_view text, std::string& why) {
+    Attributes attributes;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view entry = trim(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (entry.empty()) continue;
+        const std::size_t eq = entry.find('=');
+        if (eq == std::string_view::npos) {
+            why = fmt::format("\"{}\" is not key=value", entry);
+            return std::nullopt;
+        }
+        const std::string_view key = trim(entry.substr(0, eq));
+        if (key.empty()) {
+            why = fmt::format("\"{}\" has no key before '='", entry);
+            return std::nullopt;
+        }
+        std::optional<std::string> value = percent_decoded(trim(entry.substr(eq + 1)));
+        if (!value) {
+            why = fmt::format("\"{}\" has a '%' not followed by two hex digits (a ',' or '=' in a value is %2C or %3D)",
+                              entry);
+            return std::nullopt;
+        }
+        attributes.emplace_back(std::string(key), std::move(*value));
+    }
+    return attributes;
+}
+
+/// Sets the attribute `key` in place, or adds it at the end.
+void set_resource(std::vector<ResourceAttribute>& resource, std::string key, std::string value) {
+    for (ResourceAttribute& attribute : resource) {
+        if (attribute.key == key) {
+            attribute.value = std::move(value);
+            return;
+        }
+    }
+    resource.push_back({std::move(key), std::move(value)});
 }
 
 }  // namespace
@@ -49,6 +125,16 @@ Config& Config::apply_env() {
         }
         format = *parsed;  // the default of every sink; a sink with a format of its own keeps it
     }
+    if (const char* value = env("OTEL_RESOURCE_ATTRIBUTES")) {
+        std::string why;
+        if (std::optional<Attributes> attributes = parse_resource_attributes(value, why)) {
+            for (auto& [key, attribute_value] : *attributes) set_resource(resource, std::move(key), std::move(attribute_value));
+        } else {
+            detail::report_unlimited("OTEL_RESOURCE_ATTRIBUTES", why + "; the variable is ignored");
+        }
+    }
+    // After OTEL_RESOURCE_ATTRIBUTES, which it wins over, as the SDKs have it.
+    if (const char* value = env("OTEL_SERVICE_NAME")) set_resource(resource, "service.name", value);
     return *this;
 }
 
