@@ -2,8 +2,9 @@
 // and returns; the sink's own thread connects, sends, and frees frames once the receiver's TCP
 // has acknowledged every byte of them (SIOCOUTQ: bytes the kernel still holds, sent or not).
 // After a broken connection it sends again from the first frame not wholly acknowledged. Over
-// RELP the receiver's `rsp` to each frame takes SIOCOUTQ's place. The ring's two positions are
-// all the threads share: `head` (the caller's) and `released` (the sink thread's).
+// RELP (plain or inside TLS) the receiver's `rsp` to each frame takes SIOCOUTQ's place. The
+// ring's two positions are all the threads share: `head` (the caller's) and `released` (the
+// sink thread's).
 #include "fieldlog/sinks/syslog_sink.hpp"
 
 #include <fcntl.h>
@@ -113,7 +114,7 @@ struct SyslogSink::State final : detail::SocketWaiter {
 
     // RELP, the sink thread's alone: the window of frames awaiting their rsp (answered in the
     // order sent), the next transaction number, what arrived and is not parsed yet.
-    const bool relp = options.transport == SyslogTransport::relp;
+    const bool relp = options.transport == SyslogTransport::relp || options.transport == SyslogTransport::relp_tls;
     std::array<InFlight, kRelpWindow> in_flight{};
     std::size_t first_in_flight = 0;
     std::size_t in_flight_count = 0;
@@ -145,6 +146,7 @@ struct SyslogSink::State final : detail::SocketWaiter {
     bool send_relp(std::uint64_t until) noexcept;
     bool send_relp_command(std::string_view command, std::string_view data) noexcept;
     bool send_all(const char* data, std::size_t size) noexcept;
+    bool receive_some(char* data, std::size_t size, std::size_t& got) noexcept;
     bool receive_relp() noexcept;
     bool take_relp_frame(const detail::RelpFrame& frame) noexcept;
     void close_relp_session() noexcept;
@@ -166,6 +168,8 @@ struct SyslogSink::State final : detail::SocketWaiter {
 
 namespace {
 
+bool over_tls(SyslogTransport transport) { return transport == SyslogTransport::tls || transport == SyslogTransport::relp_tls; }
+
 detail::TlsSettings tls_settings_of(const SyslogSinkOptions& options, const detail::HostPort& where) {
     return {.ca_file = options.ca_file,
             .cert_file = options.cert_file,
@@ -181,8 +185,7 @@ SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
       options(std::move(opts)),
       where(detail::split_address(options.address)),
       tls_settings(tls_settings_of(options, where)),
-      credentials(options.transport == SyslogTransport::tls ? std::make_unique<detail::TlsCredentials>(tls_settings)
-                                                            : nullptr),
+      credentials(over_tls(options.transport) ? std::make_unique<detail::TlsCredentials>(tls_settings) : nullptr),
       tail(options.hostname, options.app_name),
       capacity(options.buffer_bytes),
       ring(std::make_unique<char[]>(options.buffer_bytes)) {
@@ -193,9 +196,9 @@ SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
         throw std::invalid_argument("buffer_bytes " + std::to_string(options.buffer_bytes) + " is under " +
                                     std::to_string(kSmallestBuffer));
     }
-    if (options.transport != SyslogTransport::tls &&
+    if (!over_tls(options.transport) &&
         (!options.ca_file.empty() || !options.cert_file.empty() || !options.key_file.empty())) {
-        throw std::invalid_argument("ca_file, cert_file and key_file are for transport tls");
+        throw std::invalid_argument("ca_file, cert_file and key_file are for transports tls and relp-tls");
     }
     detail::Endpoint probe;
     if (const int rc = detail::resolve(where, SOCK_STREAM, 0, probe); rc != 0) {
@@ -377,6 +380,7 @@ bool SyslogSink::State::connect_once() noexcept {
     mark_count = 0;
     if (relp && !open_relp_session(give_up)) {
         owner.count_error();
+        session.reset();
         ::close(fd);
         fd = -1;
         return false;
@@ -502,7 +506,13 @@ bool SyslogSink::State::send_tls_piece(const char* data, std::size_t size) noexc
             report("TLS send", session->error_text());
             return false;
         }
-        update_acked();  // a slow receiver: let the caller have the room it freed meanwhile
+        // A slow receiver: take its rsps meanwhile (RELP, so a window of them cannot stall both
+        // sides), or let the caller have the room its TCP freed.
+        if (relp) {
+            if (!receive_relp()) return false;
+        } else {
+            update_acked();
+        }
     }
 }
 
@@ -584,6 +594,7 @@ bool SyslogSink::State::send_relp(std::uint64_t until) noexcept {
 /// of them cannot stall both sides). False when the connection is gone or the drain deadline
 /// passed.
 bool SyslogSink::State::send_all(const char* data, std::size_t size) noexcept {
+    if (session) return send_tls_piece(data, size);
     std::size_t done = 0;
     while (done < size) {
         const ssize_t n = ::send(fd, data + done, size - done, MSG_NOSIGNAL);
@@ -610,18 +621,10 @@ bool SyslogSink::State::receive_relp() noexcept {
             report("receive", "a RELP answer longer than the receive buffer");
             return false;
         }
-        const ssize_t got = ::recv(fd, received.data() + received_size, received.size() - received_size, MSG_DONTWAIT);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-        if (got <= 0) {
-            if (got == 0) {
-                report("receive", "the receiver closed the connection");
-            } else {
-                report("receive", errno);
-            }
-            return false;
-        }
-        received_size += static_cast<std::size_t>(got);
+        std::size_t got = 0;
+        if (!receive_some(received.data() + received_size, received.size() - received_size, got)) return false;
+        if (got == 0) return true;
+        received_size += got;
         std::size_t at = 0;
         for (;;) {
             detail::RelpFrame frame;
@@ -638,6 +641,36 @@ bool SyslogSink::State::receive_relp() noexcept {
         }
         std::memmove(received.data(), received.data() + at, received_size - at);
         received_size -= at;
+    }
+}
+
+/// Reads into `data` what the receiver sent, without waiting (`got` 0: nothing yet); false,
+/// reported, when it closed the connection or the TLS session failed.
+bool SyslogSink::State::receive_some(char* data, std::size_t size, std::size_t& got) noexcept {
+    got = 0;
+    if (session) {
+        const ssize_t n = session->receive(data, size);
+        if (n < 0) {
+            report("receive", session->error_text());
+            return false;
+        }
+        got = static_cast<std::size_t>(n);
+        return true;
+    }
+    for (;;) {
+        const ssize_t n = ::recv(fd, data, size, MSG_DONTWAIT);
+        if (n > 0) {
+            got = static_cast<std::size_t>(n);
+            return true;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+        if (n == 0) {
+            report("receive", "the receiver closed the connection");
+        } else {
+            report("receive", errno);
+        }
+        return false;
     }
 }
 

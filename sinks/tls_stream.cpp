@@ -182,16 +182,23 @@ int TlsStream::send(const char* data, std::size_t size, std::size_t& done) noexc
     return 1;
 }
 
-bool TlsStream::drain_input() noexcept {
-    char scratch[4096];
+ssize_t TlsStream::receive(char* data, std::size_t size) noexcept {
     for (;;) {
-        const ssize_t got = gnutls_record_recv(session_, scratch, sizeof scratch);
-        if (got > 0) continue;
-        if (got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED) return true;
+        const ssize_t got = gnutls_record_recv(session_, data, size);
+        if (got > 0) return got;
+        if (got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED) return 0;
         if (got < 0 && gnutls_error_is_fatal(static_cast<int>(got)) == 0) continue;  // a warning alert, a ticket
         last_error_ = got == 0 ? GNUTLS_E_PREMATURE_TERMINATION : static_cast<int>(got);
-        return false;
+        return -1;
     }
+}
+
+bool TlsStream::drain_input() noexcept {
+    char scratch[4096];
+    ssize_t got;
+    while ((got = receive(scratch, sizeof scratch)) > 0) {
+    }
+    return got == 0;
 }
 
 }  // namespace fieldlog::detail

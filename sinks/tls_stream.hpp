@@ -67,6 +67,9 @@ public:
     /// Sends `data[done, size)` as records, advancing `done`; 1 all sent, 0 the send timed out
     /// (call again with the same arguments), -1 the connection is gone.
     int send(const char* data, std::size_t size, std::size_t& done) noexcept;
+    /// Reads into `data` what the receiver sent, without waiting; the bytes read, 0 when none
+    /// are there yet, -1 when it closed the connection or the session failed.
+    ssize_t receive(char* data, std::size_t size) noexcept;
     /// Reads and discards what the receiver sent (session tickets, alerts); false when it
     /// closed the connection or the session failed.
     bool drain_input() noexcept;

@@ -302,5 +302,7 @@ TEST_CASE("relp: bad options are refused when the sink is made", "[syslog][relp]
     CHECK_THROWS_WITH(fieldlog::SyslogSink(relp("127.0.0.1:no-such-service")), Catch::Contains("cannot resolve"));
     fieldlog::SyslogSinkOptions with_ca = relp("127.0.0.1:2514");
     with_ca.ca_file = "ca.pem";
-    CHECK_THROWS_WITH(fieldlog::SyslogSink(with_ca), Catch::Contains("for transport tls"));
+    CHECK_THROWS_WITH(fieldlog::SyslogSink(with_ca), Catch::Contains("for transports tls and relp-tls"));
+    with_ca.transport = fieldlog::SyslogTransport::relp_tls;  // its TLS files are read when the sink is made
+    CHECK_THROWS_WITH(fieldlog::SyslogSink(with_ca), Catch::Contains("ca_file 'ca.pem'"));
 }

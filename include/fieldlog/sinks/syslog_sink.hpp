@@ -1,7 +1,7 @@
 // The syslog sink: RFC 5424 messages over TCP (RFC 6587 octet counting), TLS (RFC 5425) or
-// RELP (rsyslog's imrelp) to a syslog daemon, through a bounded buffer that outlives a receiver restart. It sits at the end
-// of the record path: the caller copies its record into the buffer; a thread of the sink's own
-// does every network call.
+// RELP (rsyslog's imrelp), plain or inside TLS, to a syslog daemon, through a bounded buffer that
+// outlives a receiver restart. It sits at the end of the record path: the caller copies its
+// record into the buffer; a thread of the sink's own does every network call.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,7 @@ enum class SyslogTransport : std::uint8_t {
     tcp,  ///< RFC 6587 octet counting: "LEN SP MSG"
     tls,  ///< the same frames inside TLS (RFC 5425), GnuTLS
     relp, ///< RELP over TCP: each message a `syslog` command the receiver answers with `rsp 200`
+    relp_tls, ///< RELP inside TLS (rsyslog's imrelp with tls="on"), the TLS options as for tls
 };
 
 struct FIELDLOG_API SyslogSinkOptions {
@@ -69,7 +70,7 @@ struct FIELDLOG_API SyslogSinkStats {
 ///   and leaves the ring only when its `rsp` arrives: `200` frees it, any other status
 ///   drops it (counted dropped and refused, reported). After a broken connection or a
 ///   `serverclose`, every frame without its `rsp` is sent again on a new session. Closing
-///   sends `close` once the ring is all acknowledged.
+///   sends `close` once the ring is all acknowledged. relp_tls: the same session inside TLS.
 /// - TLS: GnuTLS, the system's default priorities; with `verify` the receiver's certificate
 ///   must chain to ca_file (or the system store) and match server_name (or the host).
 /// - Closing the sink (shutdown(), a new configuration without it) waits up to drain_timeout
