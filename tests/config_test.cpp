@@ -262,11 +262,11 @@ address = "127.0.0.1:514"
     const std::pair<std::string, std::string> cases[] = {
         {"[[sinks]]\ntype = \"syslog\"", "app.toml:1: sinks[0]: missing key \"address\" (a syslog sink connects to \"host:port\")"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"udp\"",
-         "app.toml:4: sinks[0].transport: expected tcp, tls or relp, got \"udp\""},
+         "app.toml:4: sinks[0].transport: expected tcp, tls, relp or relp-tls, got \"udp\""},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\nca_file = \"" + missing + "\"",
          "app.toml:5: sinks[0].ca_file: cannot read \"" + missing + "\": No such file or directory"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nca_file = \"" + ca + "\"",
-         "app.toml:4: sinks[0].ca_file: only for transport = \"tls\""},
+         "app.toml:4: sinks[0].ca_file: only for transport = \"tls\" or \"relp-tls\""},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\ncert_file = \"" + cert + "\"",
          "app.toml:5: sinks[0].cert_file: needs both cert_file and key_file"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nbuffer_bytes = 100",
@@ -291,7 +291,7 @@ TEST_CASE("a syslog sink over RELP: transport = \"relp\", TLS keys, a bad port o
     REQUIRE(config.sinks.size() == 1);
     CHECK(std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target).transport == fieldlog::SyslogTransport::relp);
     CHECK(parse_error("[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"relp\"\nverify = false") ==
-          "app.toml:5: sinks[0].verify: only for transport = \"tls\"");
+          "app.toml:5: sinks[0].verify: only for transport = \"tls\" or \"relp-tls\"");
     const auto relp_at = [](const std::string& address) {
         return Config::parse("[[sinks]]\ntype = \"syslog\"\ntransport = \"relp\"\naddress = \"" + address + "\"\n", "app.toml");
     };
@@ -301,6 +301,26 @@ TEST_CASE("a syslog sink over RELP: transport = \"relp\", TLS keys, a bad port o
                Catch::StartsWith("app.toml:4: sinks[0].address: cannot resolve '127.0.0.1:no-such-service': "));
     CHECK(parse_error("[[sinks]]\ntype = \"syslog\"\ntransport = \"relp\"\naddress = \"localhost\"") ==
           "app.toml:4: sinks[0].address: expected an address like \"127.0.0.1:6514\", got \"localhost\"");
+}
+
+TEST_CASE("a syslog sink over RELP inside TLS: transport = \"relp-tls\" takes the TLS keys", "[config][syslog]") {
+    const CleanEnv clean;
+    const TempDir dir;
+    const std::string ca = dir.file("ca.pem");
+    const std::string cert = dir.file("client.pem");
+    const std::string key = dir.file("client.key");
+    for (const std::string& path : {ca, cert, key}) std::ofstream(path) << "PEM\n";
+    const Config config = Config::parse("[[sinks]]\ntype = \"syslog\"\naddress = \"127.0.0.1:2514\"\ntransport = \"relp-tls\"\n"
+                                        "ca_file = \"" + ca + "\"\ncert_file = \"" + cert + "\"\nkey_file = \"" + key +
+                                        "\"\nverify = false\nserver_name = \"collector\"\n");
+    REQUIRE(config.sinks.size() == 1);
+    const auto& relp_tls = std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
+    CHECK(relp_tls.transport == fieldlog::SyslogTransport::relp_tls);
+    CHECK(relp_tls.ca_file == ca);
+    CHECK(relp_tls.cert_file == cert);
+    CHECK(relp_tls.key_file == key);
+    CHECK_FALSE(relp_tls.verify);
+    CHECK(relp_tls.server_name == "collector");
 }
 
 TEST_CASE("no sinks means one stdout sink, so a sink added in code is the only one", "[config]") {

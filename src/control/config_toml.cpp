@@ -562,10 +562,10 @@ public:
                 if (syslog.address.empty()) {
                     fail(table.source(), at, "missing key \"address\" (a syslog sink connects to \"host:port\")");
                 }
-                if (syslog.transport != SyslogTransport::tls) {
+                if (syslog.transport != SyslogTransport::tls && syslog.transport != SyslogTransport::relp_tls) {
                     for (const char* tls_only : {"ca_file", "cert_file", "key_file", "server_name", "verify"}) {
                         if (const toml::node* node = table.get(tls_only)) {
-                            fail(node->source(), path(at, tls_only), "only for transport = \"tls\"");
+                            fail(node->source(), path(at, tls_only), "only for transport = \"tls\" or \"relp-tls\"");
                         }
                     }
                 }
@@ -678,7 +678,9 @@ public:
             if (syslog.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:6514\"");
         } else if (key == "transport") {
             syslog.transport = choose<SyslogTransport>(
-                node, at, {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}, {"relp", SyslogTransport::relp}});
+                node, at,
+                {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}, {"relp", SyslogTransport::relp},
+                 {"relp-tls", SyslogTransport::relp_tls}});
         } else if (key == "ca_file") {
             readable_file(syslog.ca_file);
         } else if (key == "cert_file") {
