@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """The syslog sink over RELP against Debian's real rsyslogd (imrelp), restarted under load.
+With `tls`, RELP inside TLS (transport relp-tls): imrelp with tls="on" and
+tls.authMode="certvalid", the certificates of syslog_tls_cases.py (the sink gives the client one).
 
 Starts rsyslogd in the foreground with imrelp on a loopback port, writing `%msg%` of every
 message to one file through a Direct ruleset queue: imrelp hands each message to omfile on its
@@ -16,7 +18,7 @@ twice (librelp answers each frame as it hands it on, and ends its sessions betwe
 SIGKILL: a record arrives twice only when the daemon wrote it and died before its `rsp` left,
 so copies form at most one run per stop, each no longer than the RELP window (128 records).
 
-usage: relp_stream_test.py SINK_HELPER [term|kill]    exit 0 pass, 1 fail, 77 skipped
+usage: relp_stream_test.py SINK_HELPER [tls] [term|kill]    exit 0 pass, 1 fail, 77 skipped
 """
 import os
 import shutil
@@ -27,6 +29,7 @@ import tempfile
 import time
 
 from syslog_stream_test import Delivery, count_lines, fail, free_tcp_port, wait_until
+from syslog_tls_cases import make_certificates
 
 RESTARTS = 10
 BUFFER_BYTES = 256 * 1024
@@ -34,20 +37,26 @@ RELP_WINDOW = 128  # frames the sink sends without their rsp (sinks/syslog_sink.
 IMRELP = "/usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so"
 
 
-def rsyslog_config(directory, port, bodies):
+def rsyslog_config(directory, port, bodies, certs=None):
+    """imrelp on `port`, each message's %msg% to `bodies`; with `certs` (make_certificates), TLS
+    requiring a client certificate signed by the test's CA."""
+    tls = (f' tls="on" tls.authMode="certvalid" tls.cacert="{certs["ca"]}"\n'
+           f'      tls.mycert="{certs["server"]}" tls.myprivkey="{certs["server-key"]}"') if certs else ""
     return f"""global(workDirectory="{directory}" maxMessageSize="64k")
 module(load="imrelp")
 template(name="body" type="string" string="%msg%\\n")
 ruleset(name="fieldlog" queue.type="Direct") {{
     action(type="omfile" file="{bodies}" template="body")
 }}
-input(type="imrelp" address="127.0.0.1" port="{port}" ruleset="fieldlog")
+input(type="imrelp" address="127.0.0.1" port="{port}" ruleset="fieldlog"{tls})
 """
 
 
 def main():
     helper = sys.argv[1]
-    stop_signal = signal.SIGKILL if len(sys.argv) > 2 and sys.argv[2] == "kill" else signal.SIGTERM
+    modes = sys.argv[2:]
+    stop_signal = signal.SIGKILL if "kill" in modes else signal.SIGTERM
+    tls = "tls" in modes
     rsyslogd = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
     if not os.access(rsyslogd, os.X_OK):
         print("SKIP: rsyslogd is not installed (apt-get install rsyslog)")
@@ -55,12 +64,16 @@ def main():
     if not os.path.exists(IMRELP):
         print("SKIP: rsyslog's RELP input is not installed (apt-get install rsyslog-relp)")
         return 77
+    if tls and not shutil.which("openssl"):
+        print("SKIP: openssl is not installed (apt-get install openssl)")
+        return 77
     with tempfile.TemporaryDirectory(prefix="fieldlog-relp-") as directory:
         port = free_tcp_port()
         bodies = os.path.join(directory, "bodies.log")
         config = os.path.join(directory, "rsyslog.conf")
+        certs = make_certificates(directory) if tls else None
         with open(config, "w") as out:
-            out.write(rsyslog_config(directory, port, bodies))
+            out.write(rsyslog_config(directory, port, bodies, certs))
         pidfile = os.path.join(directory, "rsyslogd.pid")
 
         def start_receiver():
@@ -69,8 +82,10 @@ def main():
 
         daemon = start_receiver()
         dropped_path = os.path.join(directory, "dropped.txt")
-        sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", "relp", "-", str(BUFFER_BYTES),
-                                   dropped_path],
+        transport = ["relp-tls", certs["ca"]] if tls else ["relp", "-"]
+        client = [certs["client"], certs["client-key"]] if tls else []
+        sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", *transport, str(BUFFER_BYTES),
+                                   dropped_path, *client],
                                   stdout=subprocess.PIPE, text=True)
         started = time.monotonic()
         try:
@@ -106,7 +121,7 @@ def main():
 
         delivery = Delivery(bodies, counters["records"], dropped_path)
         stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
-        figures = (f"relp, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters) +
+        figures = (f"{transport[0]}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters) +
                    f", errors {counters['errors']}")
         print(figures)
         if problem := delivery.problem(counters):

@@ -8,16 +8,17 @@
 //                                             RFC 5424 over UDP, the same lines to EXPECTED
 //   sink_helper compressing-logger PATH       fills PATH past 16 MiB, rotates it once with
 //                                             gzip, prints "rotated" and waits to be killed
-//   sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED
-//                                             numbered records over TCP, TLS or RELP until SIGTERM,
-//                                             the numbers of those dropped to DROPPED, then
-//                                             prints the sink's counters
+//   sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED [CERT KEY]
+//                                             numbered records over TCP, TLS, RELP or RELP
+//                                             inside TLS (a client certificate: CERT, KEY)
+//                                             until SIGTERM, the numbers of those dropped to
+//                                             DROPPED, then prints the sink's counters
 //   sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]
 //                                             COUNT records through the syslog sink (TLS with
 //                                             CA_FILE; until the receiver acknowledged them
 //                                             all), then the file sink; prints records/s
-//   sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls ca=F cert=F key=F
-//                              server_name=N]
+//   sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls|relp|relp-tls ca=F
+//                              cert=F key=F server_name=N]
 //                                             COUNT records of every field kind through the
 //                                             syslog sink, the same lines to EXPECTED; waits
 //                                             for the receiver's acknowledgement (or three
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,16 +43,29 @@
 
 namespace {
 
+/// The syslog transport named as in TOML, or none.
+std::optional<fieldlog::SyslogTransport> transport_named(const std::string& name) {
+    if (name == "tcp") return fieldlog::SyslogTransport::tcp;
+    if (name == "tls") return fieldlog::SyslogTransport::tls;
+    if (name == "relp") return fieldlog::SyslogTransport::relp;
+    if (name == "relp-tls") return fieldlog::SyslogTransport::relp_tls;
+    return std::nullopt;
+}
+
+bool over_tls(fieldlog::SyslogTransport transport) {
+    return transport == fieldlog::SyslogTransport::tls || transport == fieldlog::SyslogTransport::relp_tls;
+}
+
 int usage() {
     std::fprintf(stderr,
                  "usage: sink_helper pipe-writer ID COUNT\n"
                  "       sink_helper file-logger PATH THREADS\n"
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
                  "       sink_helper compressing-logger PATH\n"
-                 "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED\n"
+                 "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED [CERT KEY]\n"
                  "       sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]\n"
-                 "       sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls ca=F cert=F key=F "
-                 "server_name=N]\n");
+                 "       sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls|relp|relp-tls ca=F "
+                 "cert=F key=F server_name=N]\n");
     return 2;
 }
 
@@ -163,24 +178,26 @@ int compressing_logger(const std::string& path) {
     for (;;) ::pause();
 }
 
-/// Logs numbered records to a syslog sink over TCP, TLS or RELP, in bursts of 64 with a pause of
-/// 200 µs between them, until SIGTERM. Logging is synchronous, so the sink's drop counter tells
-/// at once whether this record was dropped: their numbers go to DROPPED, one a line. Then waits
-/// (up to 10 s) until the receiver acknowledged the whole buffer and prints the sink's counters.
-int syslog_stream(const std::string& address, const std::string& transport, const std::string& ca_file,
-                  std::size_t buffer_bytes, const std::string& dropped_path) {
+/// Logs numbered records to a syslog sink over TCP, TLS, RELP or RELP inside TLS (with a client
+/// certificate when `cert_file` is given), in bursts of 64 with a pause of 200 µs between them,
+/// until SIGTERM. Logging is synchronous, so the sink's drop counter tells at once whether this
+/// record was dropped: their numbers go to DROPPED, one a line. Then waits (up to 10 s) until
+/// the receiver acknowledged the whole buffer and prints the sink's counters.
+int syslog_stream(const std::string& address, fieldlog::SyslogTransport transport, const std::string& ca_file,
+                  std::size_t buffer_bytes, const std::string& dropped_path, const std::string& cert_file,
+                  const std::string& key_file) {
     sigset_t handled;
     sigemptyset(&handled);
     sigaddset(&handled, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
 
-    const bool tls = transport == "tls";
+    const bool tls = over_tls(transport);
     auto sink = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
         .address = address,
-        .transport = tls                  ? fieldlog::SyslogTransport::tls
-                     : transport == "relp" ? fieldlog::SyslogTransport::relp
-                                           : fieldlog::SyslogTransport::tcp,
+        .transport = transport,
         .ca_file = tls ? ca_file : "",
+        .cert_file = cert_file,
+        .key_file = key_file,
         .server_name = tls ? "localhost" : "",
         .buffer_bytes = buffer_bytes,
         .reconnect_max = std::chrono::milliseconds(100),
@@ -285,8 +302,8 @@ int syslog_records(const std::string& address, long count, const std::string& ex
         const std::size_t equals = setting.find('=');
         const std::string key = setting.substr(0, equals);
         const std::string value = equals == std::string::npos ? "" : setting.substr(equals + 1);
-        if (key == "transport" && value == "tls") {
-            options.transport = fieldlog::SyslogTransport::tls;
+        if (key == "transport" && transport_named(value)) {
+            options.transport = *transport_named(value);
         } else if (key == "ca") {
             options.ca_file = value;
         } else if (key == "cert") {
@@ -355,8 +372,9 @@ int main(int argc, char** argv) {
     if (mode == "file-logger" && argc == 4) return file_logger(argv[2], std::atoi(argv[3]));
     if (mode == "syslog-sender" && argc == 5) return syslog_sender(argv[2], std::atol(argv[3]), argv[4]);
     if (mode == "compressing-logger" && argc == 3) return compressing_logger(argv[2]);
-    if (mode == "syslog-stream" && argc == 7) {
-        return syslog_stream(argv[2], argv[3], argv[4], static_cast<std::size_t>(std::atol(argv[5])), argv[6]);
+    if (mode == "syslog-stream" && (argc == 7 || argc == 9) && transport_named(argv[3])) {
+        return syslog_stream(argv[2], *transport_named(argv[3]), argv[4], static_cast<std::size_t>(std::atol(argv[5])),
+                             argv[6], argc == 9 ? argv[7] : "", argc == 9 ? argv[8] : "");
     }
     if (mode == "syslog-throughput" && (argc == 5 || argc == 6)) {
         return syslog_throughput(argv[2], argv[3], std::atol(argv[4]), argc == 6 ? argv[5] : "");

@@ -63,18 +63,19 @@ def frame_bytes(line, pid):
     return len(str(message)) + 1 + message
 
 
-def check_refusals(helper, port, certs, directory, reasons):
-    """Runs the refused cases against the TLS receiver on `port`; `reasons` gives what stderr must
-    say for the two the receiver refuses. "" or what went wrong."""
-    trusted = ["transport=tls", f"ca={certs['ca']}", "server_name=localhost"]
+def check_refusals(helper, port, certs, directory, reasons, transport="tls"):
+    """Runs the refused cases against the receiver on `port` over `transport` (tls or relp-tls);
+    `reasons` gives what stderr must say for the two the receiver refuses. "" or what went wrong."""
+    over = f"transport={transport}"
+    trusted = [over, f"ca={certs['ca']}", "server_name=localhost"]
     client = [f"cert={certs['client']}", f"key={certs['client-key']}"]
     cases = (
         ("no client certificate", trusted, reasons["no client certificate"]),
         ("a client certificate from another CA", trusted + [f"cert={certs['stranger']}", f"key={certs['stranger-key']}"],
          reasons["a client certificate from another CA"]),
-        ("a wrong server_name", ["transport=tls", f"ca={certs['ca']}", "server_name=elsewhere.example"] + client,
+        ("a wrong server_name", [over, f"ca={certs['ca']}", "server_name=elsewhere.example"] + client,
          "The name in the certificate does not match"),
-        ("an untrusted server certificate", ["transport=tls", f"ca={certs['other-ca']}", "server_name=localhost"] + client,
+        ("an untrusted server certificate", [over, f"ca={certs['other-ca']}", "server_name=localhost"] + client,
          "The certificate issuer is unknown"))
     for number, (case, settings, reason) in enumerate(cases):
         expected = os.path.join(directory, f"refused-{number}.expected")
