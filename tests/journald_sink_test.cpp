@@ -7,7 +7,7 @@
 // configuration errors.
 //
 // How journald runs here, as a plain child process (no systemd as PID 1):
-//   unshare --mount --propagation private /bin/sh -c '<script>' sh <root>
+//   unshare --mount --propagation private /bin/sh sinks/journald_start.sh <root>
 // where the script mounts a tmpfs over /run (in that mount namespace only), bind-mounts
 // <root>/runtime onto /run/systemd/journal (its sockets: socket, stdout, dev-log, varlink) and
 // <root>/logs onto /run/log/journal (the volatile journal), writes a drop-in
@@ -57,17 +57,6 @@ constexpr const char* kJournald = "/lib/systemd/systemd-journald";
 constexpr const char* kJournalctl = "/usr/bin/journalctl";
 constexpr const char* kUnshare = "/usr/bin/unshare";
 constexpr std::string_view kTimestamp = "2026-11-30T08:38:11.123456789Z";  // fixed_clock()
-
-constexpr const char* kStartScript = R"(set -e
-root=$1
-mount -t tmpfs fieldlog-journald-test /run
-mkdir -p /run/systemd/journal /run/log/journal /run/systemd/journald.conf.d
-mount --bind "$root/runtime" /run/systemd/journal
-mount --bind "$root/logs" /run/log/journal
-printf '[Journal]\nStorage=volatile\nRuntimeMaxUse=64M\nReadKMSG=no\nForwardToSyslog=no\nForwardToWall=no\nForwardToConsole=no\nRateLimitBurst=0\n' \
-  > /run/systemd/journald.conf.d/test.conf
-exec /lib/systemd/systemd-journald
-)";
 
 /// One journal entry as `journalctl -o json` shows it: each field's values (a field given
 /// twice has two), as raw bytes (journalctl writes unprintable values as arrays of bytes).
@@ -243,7 +232,7 @@ public:
     bool start() {
         const std::string root = root_.string();
         const std::string out = (root_ / "journald.out").string();
-        const char* argv[] = {kUnshare, "--mount", "--propagation", "private", "/bin/sh", "-c", kStartScript, "sh",
+        const char* argv[] = {kUnshare, "--mount", "--propagation", "private", "/bin/sh", FIELDLOG_JOURNALD_START,
                               root.c_str(), nullptr};
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
