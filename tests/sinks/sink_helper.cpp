@@ -13,18 +13,23 @@
 //                                             inside TLS (a client certificate: CERT, KEY)
 //                                             until SIGTERM, the numbers of those dropped to
 //                                             DROPPED, then prints the sink's counters
-//   sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]
-//                                             COUNT records through the syslog sink (TLS with
-//                                             CA_FILE; until the receiver acknowledged them
-//                                             all), then the file sink; prints records/s
+//   sink_helper throughput FILE COUNT [tcp|tls|relp|relp-tls=ADDRESS] [journald=SOCKET]
+//                          [ca=F cert=F key=F]
+//                                             COUNT records through each sink named, one after
+//                                             the other, then the file sink; prints records/s
+//                                             handed over and taken by the receiver, and drops
 //   sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls|relp|relp-tls ca=F
 //                              cert=F key=F server_name=N]
 //                                             COUNT records of every field kind through the
 //                                             syslog sink, the same lines to EXPECTED; waits
 //                                             for the receiver's acknowledgement (or three
 //                                             failed connections), prints the counters
+#include <linux/sockios.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,7 +68,8 @@ int usage() {
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
                  "       sink_helper compressing-logger PATH\n"
                  "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED [CERT KEY]\n"
-                 "       sink_helper syslog-throughput ADDRESS FILE COUNT [CA_FILE]\n"
+                 "       sink_helper throughput FILE COUNT [tcp|tls|relp|relp-tls=ADDRESS] [journald=SOCKET] "
+                 "[ca=F cert=F key=F]\n"
                  "       sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls|relp|relp-tls ca=F "
                  "cert=F key=F server_name=N]\n");
     return 2;
@@ -241,46 +247,118 @@ int syslog_stream(const std::string& address, fieldlog::SyslogTransport transpor
     return 0;
 }
 
-/// Records per second through one sink: COUNT records logged (the callers' rate), then
-/// (syslog, over TLS with a CA_FILE) until the receiver acknowledged them all or (file) until
-/// shutdown() flushed them.
-int syslog_throughput(const std::string& address, const std::string& path, long count, const std::string& ca_file) {
+/// Waits until journald has read every datagram sent to `socket_path` so far: datagrams to one
+/// socket queue in the order sent, and one stays charged to its sender (SIOCOUTQ) until the
+/// receiver reads it, so once journald has read a probe sent last, it has read all before it.
+bool journald_read_all(const std::string& socket_path, std::chrono::seconds timeout) {
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+    constexpr std::string_view probe = "MESSAGE=fieldlog throughput probe\n";
+    bool read = false;
+    if (::sendto(fd, probe.data(), probe.size(), 0, reinterpret_cast<const sockaddr*>(&address), sizeof address) >= 0) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        int unread = 1;
+        while (::ioctl(fd, SIOCOUTQ, &unread) == 0 && unread > 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        read = unread == 0;
+    }
+    ::close(fd);
+    return read;
+}
+
+/// Records per second through each sink named in `targets` (tcp, tls, relp or relp-tls=ADDRESS,
+/// journald=SOCKET; TLS settings ca, cert, key), one after the other, then through the file
+/// sink at `path`: COUNT records logged synchronously from one thread, the rate they were
+/// handed over at, and the rate the receiver took them at: until its TCP acknowledged them all
+/// (tcp, tls), until it answered them all (relp, relp-tls), until journald read every datagram,
+/// until shutdown() flushed the file. Prints one line a sink: NAME handed_over_per_s N
+/// taken_per_s N taken N dropped N unacknowledged_bytes N.
+int throughput(const std::string& path, long count, const std::vector<std::string>& targets) {
     using Clock = std::chrono::steady_clock;
+    constexpr auto kTimeout = std::chrono::seconds(120);
     const auto log_all = [count] {
         const fieldlog::Logger log = fieldlog::get("throughput");
         for (long seq = 0; seq < count; ++seq) {
             log.info("record", {{"seq", seq}, {"pad", "0123456789abcdef0123456789abcdef0123456789abcdef"}});
         }
     };
-    const bool tls = !ca_file.empty();
-    auto sink = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
-        .address = address,
-        .transport = tls ? fieldlog::SyslogTransport::tls : fieldlog::SyslogTransport::tcp,
-        .ca_file = ca_file,
-        .server_name = tls ? "localhost" : "",
-        .buffer_bytes = 256u << 20,
-        .app_name = "fieldlog-test"});
-    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info, .sinks = {fieldlog::SinkConfig{.target = sink}}});
-    const Clock::time_point syslog_start = Clock::now();
-    log_all();
-    const double logged_seconds = std::chrono::duration<double>(Clock::now() - syslog_start).count();
-    while (sink->stats().buffered_bytes > 0 && Clock::now() - syslog_start < std::chrono::seconds(60)) {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::string ca_file;
+    std::string cert_file;
+    std::string key_file;
+    std::vector<std::pair<std::string, std::string>> sinks;
+    for (const std::string& target : targets) {
+        const std::size_t equals = target.find('=');
+        const std::string key = target.substr(0, equals);
+        const std::string value = equals == std::string::npos ? "" : target.substr(equals + 1);
+        if (key == "ca") {
+            ca_file = value;
+        } else if (key == "cert") {
+            cert_file = value;
+        } else if (key == "key") {
+            key_file = value;
+        } else if (transport_named(key) || key == "journald") {
+            sinks.emplace_back(key, value);
+        } else {
+            std::fprintf(stderr, "sink_helper: unknown target '%s'\n", target.c_str());
+            return 2;
+        }
     }
-    const double syslog_seconds = std::chrono::duration<double>(Clock::now() - syslog_start).count();
-    fieldlog::shutdown();
+    const auto print = [count](const std::string& name, double logged_seconds, double taken_seconds,
+                               std::uint64_t dropped, std::uint64_t unacknowledged) {
+        const std::uint64_t taken = unacknowledged == 0 ? static_cast<std::uint64_t>(count) - dropped : 0;
+        std::printf("%s handed_over_per_s %.0f taken_per_s %.0f taken %llu dropped %llu unacknowledged_bytes %llu\n",
+                    name.c_str(), static_cast<double>(count) / logged_seconds,
+                    static_cast<double>(taken) / taken_seconds, static_cast<unsigned long long>(taken),
+                    static_cast<unsigned long long>(dropped), static_cast<unsigned long long>(unacknowledged));
+        std::fflush(stdout);
+    };
+    for (const auto& [name, where] : sinks) {
+        std::shared_ptr<fieldlog::SyslogSink> syslog;
+        std::shared_ptr<fieldlog::Sink> sink;
+        if (const std::optional<fieldlog::SyslogTransport> transport = transport_named(name)) {
+            const bool tls = over_tls(*transport);
+            syslog = std::make_shared<fieldlog::SyslogSink>(fieldlog::SyslogSinkOptions{
+                .address = where,
+                .transport = *transport,
+                .ca_file = tls ? ca_file : "",
+                .cert_file = tls ? cert_file : "",
+                .key_file = tls ? key_file : "",
+                .server_name = tls ? "localhost" : "",
+                .buffer_bytes = 256u << 20,
+                .app_name = "fieldlog-test"});
+            sink = syslog;
+        } else {
+            sink = std::make_shared<fieldlog::JournaldSink>(fieldlog::JournaldSinkOptions{.socket = where});
+        }
+        fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info, .sinks = {fieldlog::SinkConfig{.target = sink}}});
+        const Clock::time_point start = Clock::now();
+        log_all();
+        const double logged_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        std::uint64_t unacknowledged = 0;
+        if (syslog) {
+            while (syslog->stats().buffered_bytes > 0 && Clock::now() - start < kTimeout) {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            unacknowledged = syslog->stats().buffered_bytes;
+        } else if (!journald_read_all(where, kTimeout)) {
+            unacknowledged = 1;  // journald did not read the probe: what it took is unknown
+        }
+        const double taken_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        print(name, logged_seconds, taken_seconds, sink->counters().dropped, unacknowledged);
+        fieldlog::shutdown();
+    }
 
     fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::info,
                                          .sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = path}}}});
     const Clock::time_point file_start = Clock::now();
     log_all();
+    const double logged_seconds = std::chrono::duration<double>(Clock::now() - file_start).count();
+    const std::uint64_t dropped = fieldlog::metrics().sinks.at(0).counters.dropped;
     fieldlog::shutdown();
-    const double file_seconds = std::chrono::duration<double>(Clock::now() - file_start).count();
-    std::printf("syslog (%s) %.0f records/s logged, %.0f records/s acknowledged (dropped %llu, unacknowledged "
-                "bytes %llu); file %.0f records/s\n",
-                tls ? "tls" : "tcp", static_cast<double>(count) / logged_seconds, static_cast<double>(count) / syslog_seconds,
-                static_cast<unsigned long long>(sink->counters().dropped),
-                static_cast<unsigned long long>(sink->stats().buffered_bytes), static_cast<double>(count) / file_seconds);
+    print("file", logged_seconds, std::chrono::duration<double>(Clock::now() - file_start).count(), dropped, 0);
     return 0;
 }
 
@@ -376,8 +454,8 @@ int main(int argc, char** argv) {
         return syslog_stream(argv[2], *transport_named(argv[3]), argv[4], static_cast<std::size_t>(std::atol(argv[5])),
                              argv[6], argc == 9 ? argv[7] : "", argc == 9 ? argv[8] : "");
     }
-    if (mode == "syslog-throughput" && (argc == 5 || argc == 6)) {
-        return syslog_throughput(argv[2], argv[3], std::atol(argv[4]), argc == 6 ? argv[5] : "");
+    if (mode == "throughput" && argc >= 4) {
+        return throughput(argv[2], std::atol(argv[3]), std::vector<std::string>(argv + 4, argv + argc));
     }
     if (mode == "syslog-records" && argc >= 5) {
         return syslog_records(argv[2], std::atol(argv[3]), argv[4], std::vector<std::string>(argv + 5, argv + argc));

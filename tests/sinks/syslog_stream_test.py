@@ -15,14 +15,10 @@ equals the records it named as dropped, and none of those arrived; every other r
 except around a stop, where TCP cannot tell the sender what the daemon did: records lost
 (acknowledged by the receiver's kernel, never read by the daemon) and records twice (read by
 the daemon, but its reset overtook the acknowledgement, so they were sent again). Each must
-form at most one run per stop; both are counted and printed.
-
-With `throughput` instead of a stop signal it measures instead (by hand, not in CTest):
-records per second through the syslog sink to the same rsyslog (TCP or TLS), logged and until
-rsyslog's TCP acknowledged them all, and through the file sink, in one run of the helper.
+form at most one run per stop; both are counted and printed. (Records per second through this
+sink and the others: sink_throughput.py.)
 
 usage: syslog_stream_test.py SINK_HELPER [tcp|tls] [term|kill]    exit 0 pass, 1 fail, 77 skipped
-       syslog_stream_test.py SINK_HELPER [tcp|tls] throughput [COUNT]
 """
 import json
 import os
@@ -183,19 +179,6 @@ def main():
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         daemon = start_receiver()
-        if len(sys.argv) > 3 and sys.argv[3] == "throughput":
-            count = sys.argv[4] if len(sys.argv) > 4 else "500000"
-            try:
-                if not wait_until(lambda: os.path.exists(pidfile), 10):
-                    return fail("rsyslogd did not start")
-                run = subprocess.run([helper, "syslog-throughput", f"127.0.0.1:{port}",
-                                      os.path.join(directory, "file.log"), count, *certificates[:1]],
-                                     capture_output=True, text=True, timeout=300)
-                print(run.stdout.strip())
-                return run.returncode
-            finally:
-                daemon.terminate()
-                daemon.wait(timeout=30)
         ca = certificates[0] if certificates else "-"
         dropped_path = os.path.join(directory, "dropped.txt")
         sender = subprocess.Popen([helper, "syslog-stream", f"127.0.0.1:{port}", transport, ca, str(BUFFER_BYTES),
