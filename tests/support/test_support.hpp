@@ -104,8 +104,6 @@ private:
     int saved_;
 };
 
-/// Calls `done` every few milliseconds until it returns true (true) or `limit` passed (false):
-/// waiting for another thread or process without a timed assertion.
 /// A listening TCP socket on 127.0.0.1 (`port` 0: one the kernel picks), closed with the
 /// object. Throws std::system_error when it cannot be made.
 class TcpListener {
@@ -122,6 +120,8 @@ private:
     int port_ = 0;
 };
 
+/// Calls `done` every few milliseconds until it returns true (true) or `limit` passed (false):
+/// waiting for another thread or process without a timed assertion.
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(10));
 
 /// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.
