@@ -166,7 +166,8 @@ def main():
         figures = dict(zip(pairs[0::2], (int(n) for n in pairs[1::2])))
         if figures["unacknowledged_bytes"] != 0:
             return fail(f"{name}: the receiver did not take every record: {line}")
-        print(f"| {name} | {figures['handed_over_per_s']:,} | {figures['taken_per_s']:,} | {figures['taken']:,} "
+        label = f"syslog, {name}" if name in ports else name
+        print(f"| {label} | {figures['handed_over_per_s']:,} | {figures['taken_per_s']:,} | {figures['taken']:,} "
               f"| {figures['dropped']:,} | {f'{stored[name]:,}' if name in stored else '-'} |")
     if skipped_journald:
         print(f"journald skipped: {skipped_journald}")
