@@ -1,0 +1,119 @@
+// A bounded single-producer single-consumer ring of variable-size entries: one logging thread
+// writes, the async writer thread reads (async_writer.hpp). The ring knows nothing of records:
+// an entry is an 8-aligned run of bytes the producer fills in place, so what an entry holds
+// (today the encoded line and its header) can change without touching the ring.
+//
+// Positions count bytes ever written and never wrap; an entry never straddles the ring's end
+// (the producer pads to the end and starts again at 0). The producer publishes with one release
+// store of head_, the consumer frees with one release store of tail_: neither ever waits for
+// the other, and a producer preempted mid-entry holds back nothing but its own ring.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+namespace fieldlog::detail {
+
+class SpscRing {
+public:
+    /// An entry as the consumer sees it.
+    struct Entry {
+        const char* data;    ///< the bytes the producer wrote (8-aligned)
+        std::uint32_t size;  ///< as reserved
+        std::uint64_t next;  ///< position of the entry after it
+    };
+
+    /// Allocates and touches the whole ring. `capacity` MUST be a power of two, at least 64.
+    explicit SpscRing(std::size_t capacity)
+        : capacity_(capacity), mask_(capacity - 1), bytes_(std::make_unique<std::uint64_t[]>(capacity / 8)) {}
+    SpscRing(const SpscRing&) = delete;
+    SpscRing& operator=(const SpscRing&) = delete;
+
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    /// The ring space an entry of `size` bytes takes (with its size word, 8-aligned). An entry
+    /// MUST take at most half the ring, so that it fits wherever the ring's end falls.
+    [[nodiscard]] static constexpr std::uint64_t footprint(std::size_t size) noexcept {
+        return (kPrefix + size + 7) & ~std::uint64_t{7};
+    }
+
+    // Producer side (one thread at a time).
+
+    /// Space for an entry of `size` bytes, or nullptr while the ring lacks room for it. Nothing
+    /// is visible to the consumer before commit().
+    char* try_reserve(std::size_t size) noexcept {
+        const std::uint64_t need = footprint(size);
+        const std::uint64_t to_end = capacity_ - (write_ & mask_);
+        const std::uint64_t total = need <= to_end ? need : to_end + need;
+        if (write_ + total - known_tail_ > capacity_) {
+            known_tail_ = tail_.load(std::memory_order_acquire);
+            if (write_ + total - known_tail_ > capacity_) return nullptr;
+        }
+        if (total != need) {  // pad to the end: the entry starts again at 0
+            put_word(write_, static_cast<std::uint32_t>(to_end) | kPaddingBit);
+            write_ += to_end;
+        }
+        put_word(write_, static_cast<std::uint32_t>(size));
+        reserved_end_ = write_ + need;
+        return at(write_) + kPrefix;
+    }
+    /// Publishes the entry try_reserve() returned.
+    void commit() noexcept {
+        write_ = reserved_end_;
+        head_.store(write_, std::memory_order_release);
+    }
+    /// Bytes the producer last saw unreleased: a high-water figure (it may lag the consumer).
+    [[nodiscard]] std::uint64_t used() const noexcept { return write_ - known_tail_; }
+    /// A new producer takes over a drained ring (its positions go on from where they were).
+    void hand_over() noexcept {
+        write_ = head_.load(std::memory_order_relaxed);
+        known_tail_ = tail_.load(std::memory_order_relaxed);
+    }
+
+    // Consumer side (one thread at a time; the crash path reads the same way).
+
+    /// The end of what the producer has published.
+    [[nodiscard]] std::uint64_t published() const noexcept { return head_.load(std::memory_order_acquire); }
+    /// How far the consumer has freed.
+    [[nodiscard]] std::uint64_t released() const noexcept { return tail_.load(std::memory_order_acquire); }
+    /// The entry at `position`, which MUST be below published() and at an entry or a padding.
+    [[nodiscard]] Entry entry_at(std::uint64_t position) const noexcept {
+        std::uint32_t word = get_word(position);
+        if ((word & kPaddingBit) != 0) {
+            position += word & ~kPaddingBit;
+            word = get_word(position);
+        }
+        return Entry{at(position) + kPrefix, word, position + footprint(word)};
+    }
+    /// Frees everything below `upto` for the producer.
+    void release(std::uint64_t upto) noexcept { tail_.store(upto, std::memory_order_release); }
+
+private:
+    static constexpr std::size_t kPrefix = 8;  // the size word, and 8-alignment for the entry
+    static constexpr std::uint32_t kPaddingBit = 0x8000'0000u;
+
+    [[nodiscard]] char* at(std::uint64_t position) const noexcept {
+        return reinterpret_cast<char*>(bytes_.get()) + (position & mask_);
+    }
+    void put_word(std::uint64_t position, std::uint32_t word) noexcept { std::memcpy(at(position), &word, sizeof word); }
+    [[nodiscard]] std::uint32_t get_word(std::uint64_t position) const noexcept {
+        std::uint32_t word;
+        std::memcpy(&word, at(position), sizeof word);
+        return word;
+    }
+
+    const std::size_t capacity_;
+    const std::uint64_t mask_;
+    const std::unique_ptr<std::uint64_t[]> bytes_;  // zeroed: the pages are touched now, not on the record path
+
+    // Cache lines by who writes them: the producer (head_ and its own view), the consumer (tail_).
+    alignas(64) std::atomic<std::uint64_t> head_{0};
+    std::uint64_t write_ = 0;         // the producer's head (== head_ between entries)
+    std::uint64_t known_tail_ = 0;    // the producer's last look at tail_
+    std::uint64_t reserved_end_ = 0;
+    alignas(64) std::atomic<std::uint64_t> tail_{0};
+};
+
+}  // namespace fieldlog::detail
