@@ -27,13 +27,23 @@ struct FIELDLOG_API LoggerMetrics {
     std::uint64_t suppressed = 0;
 };
 
+/// One logging thread's async ring (AsyncConfig::queue_bytes, per thread).
+struct FIELDLOG_API AsyncRingMetrics {
+    std::uint64_t thread_id = 0;      ///< kernel thread id of the thread that writes it
+    std::uint64_t high_water = 0;     ///< most bytes ever waiting in it, since this thread took it
+    std::uint64_t blocked_nanos = 0;  ///< time this thread waited for space in it (policy `block`)
+};
+
 struct FIELDLOG_API AsyncMetrics {
     std::uint64_t accepted_records = 0;
     std::uint64_t accepted_bytes = 0;
     std::uint64_t dropped_records = 0;   ///< overflow with policy `drop`
-    std::uint64_t queue_high_water = 0;  ///< most bytes ever queued in the running queue
-    std::uint64_t queue_capacity = 0;    ///< of the running queue; 0 in sync mode
+    std::uint64_t queue_high_water = 0;  ///< most bytes ever waiting in one ring of the running writer
+    std::uint64_t queue_capacity = 0;    ///< of each ring of the running writer; 0 in sync mode
     std::uint64_t blocked_nanos = 0;     ///< time callers waited for space (policy `block`)
+    /// The running writer's rings in use: a live thread's, or an exited thread's not yet drained.
+    std::vector<AsyncRingMetrics> rings;
+    std::uint64_t spare_rings = 0;       ///< drained rings kept for new threads (at most 4)
 };
 
 struct FIELDLOG_API Metrics {

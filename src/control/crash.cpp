@@ -82,13 +82,20 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
     note.time = now_for(*pipeline);
     const RoutingTable& routing = pipeline->routing;
     AsyncWriter* writer = pipeline->writer.get();
-    std::uint64_t accepted = 0;
     if (writer != nullptr) {
-        accepted = writer->seal();
+        writer->seal();
         const int writer_tid = writer->writer_thread_id();
         if (writer_tid != 0 && writer_tid != kernel_thread_id()) {
             const auto deadline = monotonic_now() + kDrainWait;
-            while (writer->released() < accepted && monotonic_now() < deadline) sleep_briefly();
+            while (monotonic_now() < deadline) {
+                SinkMutex& rings = writer->rings_mutex();
+                if (rings.try_lock()) {
+                    const bool drained = !writer->holds_unwritten();
+                    rings.unlock();
+                    if (drained) break;
+                }
+                sleep_briefly();
+            }
         }
     }
     const std::size_t sinks = routing.sinks.size() < kMaxSinks ? routing.sinks.size() : kMaxSinks;
@@ -97,9 +104,12 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         SinkMutex& mutex = routing.sinks[i]->sink->mutex();
         while (!mutex.try_lock() && monotonic_now() < lock_deadline) sleep_briefly();
     }
+    if (writer != nullptr) {  // the list of rings stays as it is (kept, like the sink mutexes)
+        while (!writer->rings_mutex().try_lock() && monotonic_now() < lock_deadline) sleep_briefly();
+    }
     for (std::size_t i = 0; i < sinks; ++i) {
         CrashShare share{routing, i};
-        if (writer != nullptr) accepted = writer->visit_unwritten(i, accepted, &CrashShare::take, &share);
+        if (writer != nullptr) writer->visit_unwritten(i, &CrashShare::take, &share);
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;
         const LoggerMask filter = routing.filter_of(i);

@@ -27,11 +27,12 @@ void prepare() noexcept {
             handle->sink->mutex().lock();
             flush_sink(*handle->sink);  // what is buffered is the parent's; the child must not write it again
         }
+        if (g_forking->writer) g_forking->writer->lock_for_fork();
     }
 }
 
 void release() noexcept {
-    if (g_forking != nullptr) {
+    if (g_forking != nullptr) {  // the writer's ring list is unlocked by its after_fork hook
         const auto& sinks = g_forking->routing.sinks;
         for (auto it = sinks.rbegin(); it != sinks.rend(); ++it) (*it)->sink->mutex().unlock();
     }
@@ -40,7 +41,10 @@ void release() noexcept {
     state().configure_mutex.unlock();
 }
 
-void in_parent() noexcept { release(); }
+void in_parent() noexcept {
+    if (g_forking != nullptr && g_forking->writer) g_forking->writer->after_fork_in_parent();
+    release();
+}
 
 void in_child() noexcept {
     // Only the forking thread exists here; it is not inside a logging call. Any other thread

@@ -1,11 +1,9 @@
-// The ring and the writer thread. A slot is a 32-byte header and the record's bytes, 8-aligned;
-// its first word is 0 until the record is committed (then its size, or size|padding for a
-// gap at the ring's end). The writer zeroes what it
-// consumed before handing the space back, so a 0 there always means "not yet".
-// Callers: reserve with one CAS on head_, copy, commit with one release store. Writer: read
-// committed slots from tail_, sort the batch by time, hand each sink its share, zero, release.
-// Sealing sets head_'s top bit: every reservation after it fails its room check, so the seal
-// costs the record path nothing.
+// The rings and the writer thread. A ring entry is a 32-byte record header and the record's
+// bytes (what the writer needs to route, order and write it). Callers: find the thread's ring
+// (one compare), reserve, copy, commit with one release store. Writer: at each sweep, one look
+// at every ring; batches of what that look saw, merged by time; hand each sink its share, then
+// free each ring's part. A ring is shared by its thread and the writer, and freed by whichever
+// lets go of it last, so neither has to outlive the other.
 #include "dispatch/async_writer.hpp"
 
 #include <linux/futex.h>
@@ -28,35 +26,52 @@
 #include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
+
+/// One thread's ring and what the writer and the crash path keep beside it.
+struct AsyncWriter::Ring {
+    Ring(std::size_t capacity, std::size_t sinks)
+        : queue(capacity), handed_upto(std::make_unique<std::atomic<std::uint64_t>[]>(sinks)) {}
+
+    SpscRing queue;
+    /// Per sink: the position up to which the writer has handed it this ring's records. Written
+    /// under the sink's mutex, so the crash path, holding it, reads where to go on from.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> handed_upto;
+    /// 2 while a thread writes the ring, 1 once only the writer holds it (a spare, or its
+    /// thread let go), 0: freed by whichever let go last.
+    std::atomic<int> owners{1};
+    std::atomic<int> thread_id{0};
+    std::atomic<std::uint64_t> high_water{0};
+    std::atomic<std::uint64_t> blocked_nanos{0};
+    // The writer's (its thread only).
+    std::uint64_t read = 0;       // everything below is handed out and released
+    std::uint64_t sweep_end = 0;  // published end at the sweep's look
+    std::uint64_t batch_end = 0;  // how far the current batch took
+    // The crash path's walk (one final path ever runs).
+    mutable std::uint64_t crash_read = 0;
+};
+
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t kPaddingBit = 0x8000'0000u;
-constexpr std::uint64_t kSealedBit = std::uint64_t{1} << 63;  // in head_: nothing more is accepted
-constexpr std::size_t kHeaderSize = 40;
-constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // sizes must fit below kPaddingBit
-constexpr std::size_t kMaxBatch = 1024;
-// The writer sleeps as soon as it finds the ring empty, at most kIdleSleep; callers never pay
-// for a wake-up unless the ring is more than half full. It does not spin first: under a
+constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // entry sizes must fit the ring's size word
+// The writer sleeps as soon as it finds every ring empty, at most kIdleSleep; callers never pay
+// for a wake-up unless their ring is more than half full. It does not spin first: under a
 // steady trickle of records a spinning writer never sleeps and writes them one at a time,
 // taking a core from the threads that log (the example service lost 10-15% of its requests/s
 // to it on 2 cores).
 constexpr auto kIdleSleep = 1ms;
-// How long the crash path's walk waits for a reserved slot to be committed.
-constexpr auto kCommitWait = 500ms;
+constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wait for the next
 
-// Header layout after the size word (offsets in bytes).
-constexpr std::size_t kLengthAt = 4;
+// The record header at the start of each ring entry (offsets in bytes); the bytes follow it.
+constexpr std::size_t kLengthAt = 0;
+constexpr std::size_t kNanosAt = 4;
 constexpr std::size_t kSecondsAt = 8;
 constexpr std::size_t kOrderKeyAt = 16;
-constexpr std::size_t kNanosAt = 24;
-constexpr std::size_t kChannelAt = 28;
-constexpr std::size_t kLevelAt = 30;
-constexpr std::size_t kAdmittedAt = 32;  // the logger's LoggerMask
-
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
-              std::atomic<std::uint32_t>::is_always_lock_free);
+constexpr std::size_t kChannelAt = 24;
+constexpr std::size_t kLevelAt = 26;
+constexpr std::size_t kAdmittedAt = 28;  // the logger's LoggerMask
+constexpr std::size_t kHeaderSize = 32;
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -69,8 +84,10 @@ T get(const char* at) noexcept {
     return value;
 }
 
-std::atomic_ref<std::uint32_t> size_word(char* slot) noexcept {
-    return std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(slot));
+RecordView view_of(const char* entry) noexcept {
+    return RecordView{{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt)},
+                      static_cast<Level>(get<std::uint8_t>(entry + kLevelAt)),
+                      Timestamp(get<std::int64_t>(entry + kSecondsAt), get<std::uint32_t>(entry + kNanosAt))};
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) noexcept {
@@ -81,12 +98,6 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::c
 
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
     ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
-
-void sleep_for(std::chrono::nanoseconds d) noexcept {
-    timespec t{static_cast<time_t>(d.count() / 1'000'000'000), static_cast<long>(d.count() % 1'000'000'000)};
-    while (::nanosleep(&t, &t) != 0 && errno == EINTR) {
-    }
 }
 
 /// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
@@ -113,97 +124,167 @@ std::uint64_t elapsed_nanos(std::chrono::steady_clock::time_point since) noexcep
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
 }
 
+std::atomic<std::uint64_t> g_writer_serials{0};
+
+/// A caller that came after the seal: the process is on its final path and ends soon.
+[[noreturn]] void park_for_good() noexcept {
+    for (;;) ::pause();
+}
+
+/// Lets go of a ring; the last of its owners frees it.
+void let_go(AsyncWriter::Ring* ring) noexcept {
+    if (ring->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) delete ring;
+}
+
+/// This thread's ring: trivially destructible, so the record path reads it with no guard.
+struct ThreadRing {
+    std::uint64_t writer = 0;  // the serial of the writer it belongs to
+    AsyncWriter::Ring* ring = nullptr;
+    bool exiting = false;  // the thread's ring was given back at its exit
+};
+thread_local ThreadRing t_ring;
+
+/// Gives this thread's ring back when the thread exits; armed by the thread's first ring.
+struct RingReturn {
+    bool armed = false;
+    RingReturn() = default;
+    RingReturn(const RingReturn&) = delete;
+    RingReturn& operator=(const RingReturn&) = delete;
+    ~RingReturn() {
+        if (t_ring.ring != nullptr) let_go(t_ring.ring);
+        t_ring = ThreadRing{.exiting = true};
+    }
+};
+thread_local RingReturn t_ring_return;
+
 }  // namespace
 
 AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config)
     : pipeline_(pipeline),
       capacity_(ring_capacity(config.queue_bytes)),
-      mask_(capacity_ - 1),
       overflow_(config.overflow),
-      ring_(std::make_unique<std::uint32_t[]>(capacity_ / sizeof(std::uint32_t))),  // zeroed, pages touched now
-      handed_upto_(std::make_unique<std::atomic<std::uint64_t>[]>(pipeline.routing.sinks.size())),
+      serial_(g_writer_serials.fetch_add(1, std::memory_order_relaxed) + 1),
       batch_(kMaxBatch),
-      views_(kMaxBatch * 2) {}
-
-AsyncWriter::~AsyncWriter() { stop(); }
-
-char* AsyncWriter::slot(std::uint64_t position) const noexcept {
-    return reinterpret_cast<char*>(ring_.get()) + (position & mask_);
+      views_(kMaxBatch * 2) {
+    runs_.reserve(kMaxBatch);  // a run has at least one record
+    spares_.reserve(kSpareRings);
 }
 
-bool AsyncWriter::committed_at(std::uint64_t position) const noexcept {
-    return size_word(slot(position)).load(std::memory_order_acquire) != 0;
+AsyncWriter::~AsyncWriter() {
+    stop();
+    for (Ring* ring : rings_) let_go(ring);
+    for (Ring* ring : spares_) let_go(ring);
 }
 
 AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept {
     const std::size_t length = record.bytes.size();
-    const std::uint64_t need = (kHeaderSize + length + 7) & ~std::uint64_t{7};
-    if (need > capacity_ / 2) {
+    const std::size_t size = kHeaderSize + length;
+    if (SpscRing::footprint(size) > capacity_ / 2) {
         if (overflow_ == OverflowPolicy::block) return Enqueued::too_large;
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return Enqueued::dropped;
     }
-
-    std::uint64_t head = head_.load(std::memory_order_relaxed);
-    std::uint64_t total = 0;
-    std::uint64_t tail = 0;
-    for (;;) {
-        const std::uint64_t to_end = capacity_ - (head & mask_);
-        total = need <= to_end ? need : to_end + need;  // a gap to the end, then from the start
-        tail = tail_.load(std::memory_order_acquire);
-        if (head + total - tail > capacity_) {
-            if (const Enqueued outcome = wait_for_space(total); outcome != Enqueued::queued) return outcome;
-            head = head_.load(std::memory_order_relaxed);
-            continue;
-        }
-        // seq_cst: ordered against seal() (a CAS after it fails: head_ changed).
-        if (head_.compare_exchange_weak(head, head + total, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
+    Ring* ring = t_ring.ring;
+    if (t_ring.writer != serial_) [[unlikely]] {
+        ring = attach();
+        if (ring == nullptr) return t_ring.exiting ? Enqueued::too_large : Enqueued::dropped;
     }
+    if (sealed_.load(std::memory_order_relaxed)) [[unlikely]] return when_sealed();
 
-    const std::uint64_t at = head + total - need;
-    if (at != head) size_word(slot(head)).store(static_cast<std::uint32_t>(total - need) | kPaddingBit, std::memory_order_release);
-    char* p = slot(at);
+    char* p = ring->queue.try_reserve(size);
+    if (p == nullptr) [[unlikely]] {
+        p = wait_for_space(*ring, size);
+        if (p == nullptr) return Enqueued::dropped;
+    }
     put(p + kLengthAt, static_cast<std::uint32_t>(length));
+    put(p + kNanosAt, record.time.nanos);
     put(p + kSecondsAt, record.time.seconds);
     put(p + kOrderKeyAt, order_key(record.time));
-    put(p + kNanosAt, record.time.nanos);
     put(p + kChannelAt, static_cast<std::uint16_t>(channel));
     put(p + kLevelAt, static_cast<std::uint8_t>(record.level));
     put(p + kAdmittedAt, admitted);
     std::memcpy(p + kHeaderSize, record.bytes.data(), length);
-    size_word(p).store(static_cast<std::uint32_t>(need), std::memory_order_release);
+    // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
+    // caller sees the seal and never returns (its record's fate is not known).
+    ring->queue.commit(std::memory_order_seq_cst);
+    if (sealed_.load(std::memory_order_seq_cst)) [[unlikely]] park_for_good();
 
-    const std::uint64_t used = head + total - tail;
-    if (used > high_water_.load(std::memory_order_relaxed)) raise_high_water(used);
+    const std::uint64_t used = ring->queue.used();
+    if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
     if (thread_state_.load(std::memory_order_relaxed) == ThreadState::needs_thread) [[unlikely]] ensure_running();
     if (used > capacity_ / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
     return Enqueued::queued;
 }
 
-void AsyncWriter::raise_high_water(std::uint64_t used) noexcept {
+AsyncWriter::Ring* AsyncWriter::attach() noexcept {
+    if (t_ring.exiting) return nullptr;  // its thread_locals are being destroyed: no new ring
+    if (t_ring.ring != nullptr) let_go(t_ring.ring);  // an earlier writer's: that writer drains it
+    t_ring = ThreadRing{};
+    t_ring_return.armed = true;
+    Ring* ring = nullptr;
+    {
+        const std::lock_guard lock(rings_mutex_);
+        if (!spares_.empty()) {
+            ring = spares_.back();
+            spares_.pop_back();
+        }
+    }
+    try {
+        if (ring == nullptr) ring = new Ring(capacity_, pipeline_.routing.sinks.size());
+        ring->queue.hand_over();
+        ring->owners.store(2, std::memory_order_relaxed);
+        ring->thread_id.store(kernel_thread_id(), std::memory_order_relaxed);
+        ring->high_water.store(0, std::memory_order_relaxed);
+        ring->blocked_nanos.store(0, std::memory_order_relaxed);
+        const std::lock_guard lock(rings_mutex_);
+        rings_.push_back(ring);
+        rings_changed_.fetch_add(1, std::memory_order_release);
+    } catch (...) {  // no memory for a ring: this record is dropped, the next one tries again
+        if (ring != nullptr) let_go(ring);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
+    }
+    t_ring = ThreadRing{.writer = serial_, .ring = ring};
+    return ring;
+}
+
+AsyncWriter::Enqueued AsyncWriter::when_sealed() noexcept {
+    if (overflow_ == OverflowPolicy::drop) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return Enqueued::dropped;
+    }
+    park_for_good();
+}
+
+
+void AsyncWriter::raise_high_water(Ring& ring, std::uint64_t used) noexcept {
+    ring.high_water.store(used, std::memory_order_relaxed);
     std::uint64_t seen = high_water_.load(std::memory_order_relaxed);
     while (used > seen && !high_water_.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
     }
 }
 
-AsyncWriter::Enqueued AsyncWriter::wait_for_space(std::uint64_t total) noexcept {
+char* AsyncWriter::wait_for_space(Ring& ring, std::size_t size) noexcept {
     if (overflow_ == OverflowPolicy::drop) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
-        return Enqueued::dropped;
+        return nullptr;
     }
     const auto start = std::chrono::steady_clock::now();
     ensure_running();
     waiters_.fetch_add(1, std::memory_order_seq_cst);
+    char* p = nullptr;
     for (;;) {
         const std::uint32_t seen = progress_.load(std::memory_order_seq_cst);
-        if (head_.load(std::memory_order_relaxed) + total - tail_.load(std::memory_order_acquire) <= capacity_) break;
+        if ((p = ring.queue.try_reserve(size)) != nullptr) break;
         wake_writer();
         futex_wait(progress_, seen, kIdleSleep);
         ensure_running();
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);
-    blocked_nanos_.fetch_add(elapsed_nanos(start), std::memory_order_relaxed);
-    return Enqueued::queued;  // there was room a moment ago: try again
+    const std::uint64_t waited = elapsed_nanos(start);
+    ring.blocked_nanos.store(ring.blocked_nanos.load(std::memory_order_relaxed) + waited, std::memory_order_relaxed);
+    blocked_nanos_.fetch_add(waited, std::memory_order_relaxed);
+    return p;
 }
 
 void AsyncWriter::wake_writer() noexcept {
@@ -249,14 +330,28 @@ void* AsyncWriter::thread_main(void* self) noexcept {
     return nullptr;
 }
 
+bool AsyncWriter::holds_unwritten() const noexcept {
+    for (const Ring* ring : rings_) {
+        if (ring->queue.released() != ring->queue.published()) return true;
+    }
+    return false;
+}
+
 void AsyncWriter::drain() noexcept {
-    const std::uint64_t target = head_.load(std::memory_order_seq_cst) & ~kSealedBit;
-    if (tail_.load(std::memory_order_acquire) >= target) return;
+    {
+        const std::lock_guard lock(rings_mutex_);
+        if (!holds_unwritten()) return;
+    }
+    // A sweep that begins after this point looks at every ring after this thread's records (and
+    // any it has seen published) were published: the fences order the load here and the
+    // writer's look against the ring stores before them.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::uint64_t target = sweeps_begun_.load(std::memory_order_seq_cst) + 1;
     ensure_running();
     waiters_.fetch_add(1, std::memory_order_seq_cst);
     for (;;) {
         const std::uint32_t seen = progress_.load(std::memory_order_seq_cst);
-        if (tail_.load(std::memory_order_acquire) >= target) break;
+        if (sweeps_done_.load(std::memory_order_acquire) >= target) break;
         wake_writer();
         futex_wait(progress_, seen, kIdleSleep);
         ensure_running();
@@ -269,7 +364,12 @@ void AsyncWriter::stop() noexcept {
     if (state == ThreadState::stopped) return;
     stopping_.store(true, std::memory_order_seq_cst);
     if (state != ThreadState::running) {
-        if ((head_.load(std::memory_order_acquire) & ~kSealedBit) == read_) {
+        bool unwritten = false;
+        {
+            const std::lock_guard lock(rings_mutex_);
+            unwritten = holds_unwritten();
+        }
+        if (!unwritten) {
             thread_state_.store(ThreadState::stopped);
             return;
         }
@@ -289,8 +389,9 @@ void AsyncWriter::stop() noexcept {
 void AsyncWriter::run() noexcept {
     writer_tid_.store(kernel_thread_id(), std::memory_order_release);
     for (;;) {
-        if (write_some()) continue;
-        if (stopping_.load(std::memory_order_acquire) && read_ == (head_.load(std::memory_order_acquire) & ~kSealedBit)) break;
+        const bool stopping = stopping_.load(std::memory_order_acquire);
+        if (sweep()) continue;
+        if (stopping) break;  // a whole sweep after callers stopped found nothing
         idle_wait();
     }
     writer_tid_.store(0, std::memory_order_release);
@@ -299,58 +400,119 @@ void AsyncWriter::run() noexcept {
 void AsyncWriter::idle_wait() noexcept {
     const std::uint32_t seen = wake_.load(std::memory_order_acquire);
     writer_sleeping_.store(true, std::memory_order_seq_cst);
-    if (!committed_at(read_) && !stopping_.load(std::memory_order_seq_cst)) {
-        futex_wait(wake_, seen, kIdleSleep);
-    }
+    bool pending = stopping_.load(std::memory_order_seq_cst) ||
+                   rings_changed_.load(std::memory_order_acquire) != rings_seen_;
+    for (const Ring* ring : sweep_rings_) pending = pending || ring->queue.published() != ring->read;
+    if (!pending) futex_wait(wake_, seen, kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
 }
 
-bool AsyncWriter::write_some() noexcept {
-    const std::uint64_t begin = read_;
-    const std::size_t count = collect(capacity_ / 4);
-    if (read_ == begin) return false;
-    if (count > 0) write_batch(count);
-    release(read_);
-    return true;
+bool AsyncWriter::sweep() noexcept {
+    const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    look_at_rings();
+    bool wrote = false;
+    for (;;) {
+        const std::size_t count = collect();
+        if (count == 0) break;
+        write_batch(count);
+        wrote = true;
+    }
+    sweeps_done_.store(number, std::memory_order_release);
+    note_progress();
+    return wrote;
 }
 
-std::size_t AsyncWriter::collect(std::uint64_t limit) noexcept {
-    std::uint64_t position = read_;
-    std::size_t count = 0;
-    while (count < batch_.size() && position - read_ < limit) {
-        char* p = slot(position);
-        const std::uint32_t size = size_word(p).load(std::memory_order_acquire);
-        if (size == 0) break;
-        if ((size & kPaddingBit) == 0) batch_[count++] = Pending{position, get<std::int64_t>(p + kOrderKeyAt)};
-        position += size & ~kPaddingBit;
+void AsyncWriter::look_at_rings() noexcept {
+    // Rings whose thread let go and that are drained leave the list: spare, or freed.
+    Ring* freed[kFreedAtOnce];
+    std::size_t to_free = 0;
+    bool recycle = false;
+    for (const Ring* ring : sweep_rings_) {
+        recycle = recycle || (ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read);
     }
-    read_ = position;
-    // Stable insertion sort: batches are nearly in order already, and equal keys keep ring
-    // order (which is each thread's own order).
-    for (std::size_t i = 1; i < count; ++i) {
-        const Pending moving = batch_[i];
-        std::size_t j = i;
-        for (; j > 0 && batch_[j - 1].order_key > moving.order_key; --j) batch_[j] = batch_[j - 1];
-        batch_[j] = moving;
+    if (recycle || rings_changed_.load(std::memory_order_acquire) != rings_seen_) {
+        const std::lock_guard lock(rings_mutex_);
+        std::erase_if(rings_, [&](Ring* ring) {
+            const bool drained =
+                ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read;
+            if (!drained || to_free == std::size(freed)) return false;
+            if (spares_.size() < kSpareRings) {
+                spares_.push_back(ring);  // reserved below: never allocates
+            } else {
+                freed[to_free++] = ring;
+            }
+            return true;
+        });
+        rings_seen_ = rings_changed_.load(std::memory_order_acquire);
+        try {
+            sweep_rings_.assign(rings_.begin(), rings_.end());  // grows only with the thread count
+        } catch (...) {  // no memory: keep the rings the writer knew; the rest wait for the next sweep
+            rings_seen_ = 0;
+        }
+    }
+    for (std::size_t i = 0; i < to_free; ++i) let_go(freed[i]);
+    for (Ring* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
+}
+
+std::size_t AsyncWriter::collect() noexcept {
+    std::size_t count = 0;
+    runs_.clear();
+    const std::uint64_t limit = capacity_ / 4;
+    // Every ring with records gets a share of the batch, so the hold-back in write_batch (which
+    // looks at the rings that have a run in it) always lets something through.
+    std::size_t pending = 0;
+    for (const Ring* ring : sweep_rings_) pending += ring->read < ring->sweep_end ? 1 : 0;
+    const std::size_t share = std::max<std::size_t>(1, kMaxBatch / std::max<std::size_t>(1, pending));
+    for (Ring* ring : sweep_rings_) {
+        std::uint64_t position = ring->read;
+        const std::size_t begin = count;
+        while (position < ring->sweep_end && count < kMaxBatch && count - begin < share && position - ring->read < limit) {
+            const SpscRing::Entry entry = ring->queue.entry_at(position);
+            batch_[count++] = Pending{entry.data, get<std::int64_t>(entry.data + kOrderKeyAt), position};
+            position = entry.next;
+        }
+        ring->batch_end = position;
+        if (count > begin) runs_.push_back(Run{ring, begin, count});
     }
     return count;
 }
 
-void AsyncWriter::write_batch(std::size_t count) noexcept {
+void AsyncWriter::write_batch(std::size_t collected) noexcept {
     RecordView* all = views_.data();
     RecordView* chosen = views_.data() + kMaxBatch;
     std::uint16_t channel_of[kMaxBatch];
     LoggerMask admitted_of[kMaxBatch];
     std::uint64_t bytes = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        const char* p = slot(batch_[i].position);
-        const auto length = get<std::uint32_t>(p + kLengthAt);
-        all[i] = RecordView{{p + kHeaderSize, length},
-                            static_cast<Level>(get<std::uint8_t>(p + kLevelAt)),
-                            Timestamp(get<std::int64_t>(p + kSecondsAt), get<std::uint32_t>(p + kNanosAt))};
-        channel_of[i] = get<std::uint16_t>(p + kChannelAt);
-        admitted_of[i] = get<LoggerMask>(p + kAdmittedAt);
-        bytes += length;
+    // Hold-back: a ring this batch did not take to its sweep end may still hold a record older
+    // than what others offer, so nothing later than its first record left out goes in this
+    // batch. Records a thread logged after another's (a join, a lock) keep that order too
+    // (unless more than kMaxBatch rings hold records at once: a ring without a run is not
+    // waited for).
+    std::int64_t limit = INT64_MAX;
+    for (const Run& run : runs_) {
+        const Ring& ring = *run.ring;
+        if (ring.batch_end < ring.sweep_end) {
+            limit = std::min(limit, get<std::int64_t>(ring.queue.entry_at(ring.batch_end).data + kOrderKeyAt));
+        }
+    }
+    // Merge the runs by time: each is in order already, and on equal keys the earlier run
+    // goes first, so every ring keeps its own order.
+    std::size_t count = 0;
+    for (; count < collected; ++count) {
+        Run* first = nullptr;
+        for (Run& run : runs_) {
+            if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
+        }
+        if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
+        const char* entry = batch_[first->begin++].record;
+        all[count] = view_of(entry);
+        channel_of[count] = get<std::uint16_t>(entry + kChannelAt);
+        admitted_of[count] = get<LoggerMask>(entry + kAdmittedAt);
+        bytes += all[count].bytes.size();
+    }
+    for (const Run& run : runs_) {  // what was held back is taken again by the next batch
+        if (run.begin < run.end) run.ring->batch_end = batch_[run.begin].position;
     }
     const RoutingTable& routing = pipeline_.routing;
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
@@ -368,74 +530,89 @@ void AsyncWriter::write_batch(std::size_t count) noexcept {
         Sink& sink = *routing.sinks[s]->sink;
         const std::lock_guard lock(sink.mutex());
         if (!share.empty()) deliver_batch(sink, share);
-        handed_upto_[s].store(read_, std::memory_order_relaxed);  // published by the unlock
+        for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
+    }
+    for (const Run& run : runs_) {
+        run.ring->read = run.ring->batch_end;
+        run.ring->queue.release(run.ring->batch_end);
     }
     accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    note_progress();
 }
 
-void AsyncWriter::release(std::uint64_t upto) noexcept {
-    const std::uint64_t from = tail_.load(std::memory_order_relaxed);
-    const std::uint64_t length = upto - from;
-    const std::uint64_t first = std::min<std::uint64_t>(length, capacity_ - (from & mask_));
-    std::memset(slot(from), 0, first);
-    if (length > first) std::memset(slot(0), 0, length - first);
-    tail_.store(upto, std::memory_order_release);
+void AsyncWriter::note_progress() noexcept {
     progress_.fetch_add(1, std::memory_order_seq_cst);
     if (waiters_.load(std::memory_order_seq_cst) > 0) futex_wake_all(progress_);
 }
 
-AsyncMetrics AsyncWriter::metrics() const noexcept {
-    return AsyncMetrics{.accepted_records = accepted_records_.load(std::memory_order_relaxed),
-                        .accepted_bytes = accepted_bytes_.load(std::memory_order_relaxed),
-                        .dropped_records = dropped_.load(std::memory_order_relaxed),
-                        .queue_high_water = high_water_.load(std::memory_order_relaxed),
-                        .queue_capacity = capacity_,
-                        .blocked_nanos = blocked_nanos_.load(std::memory_order_relaxed)};
+AsyncMetrics AsyncWriter::metrics() const {
+    AsyncMetrics m{.accepted_records = accepted_records_.load(std::memory_order_relaxed),
+                   .accepted_bytes = accepted_bytes_.load(std::memory_order_relaxed),
+                   .dropped_records = dropped_.load(std::memory_order_relaxed),
+                   .queue_high_water = high_water_.load(std::memory_order_relaxed),
+                   .queue_capacity = capacity_,
+                   .blocked_nanos = blocked_nanos_.load(std::memory_order_relaxed)};
+    const std::lock_guard lock(rings_mutex_);
+    m.rings.reserve(rings_.size());
+    for (const Ring* ring : rings_) {
+        m.rings.push_back(AsyncRingMetrics{.thread_id = static_cast<std::uint64_t>(ring->thread_id.load(std::memory_order_relaxed)),
+                                           .high_water = ring->high_water.load(std::memory_order_relaxed),
+                                           .blocked_nanos = ring->blocked_nanos.load(std::memory_order_relaxed)});
+    }
+    m.spare_rings = spares_.size();
+    return m;
 }
 
 void AsyncWriter::after_fork_in_child() noexcept {
-    // The parent's records are the parent's to write: drop them here, including slots a parent
-    // thread had reserved but not yet committed (it does not exist in this process).
-    const std::uint64_t from = tail_.load(std::memory_order_relaxed);
-    const std::uint64_t upto = head_.load(std::memory_order_relaxed) & ~kSealedBit;
-    const std::uint64_t length = std::min<std::uint64_t>(upto - from, capacity_);
-    const std::uint64_t first = std::min<std::uint64_t>(length, capacity_ - (from & mask_));
-    std::memset(slot(from), 0, first);
-    if (length > first) std::memset(slot(0), 0, length - first);
-    read_ = upto;
-    tail_.store(upto, std::memory_order_relaxed);
+    // Only the forking thread exists here, and lock_for_fork() holds the list. The parent's
+    // records are the parent's to write: every ring is emptied. The rings of the threads that
+    // did not survive are let go on their behalf, so the writer recycles them.
+    for (Ring* ring : rings_) {
+        const std::uint64_t end = ring->queue.published();
+        ring->read = ring->sweep_end = ring->batch_end = end;
+        ring->queue.release(end);
+        const bool forking_thread = t_ring.writer == serial_ && t_ring.ring == ring;
+        if (!forking_thread && ring->owners.load(std::memory_order_relaxed) == 2) {
+            ring->owners.store(1, std::memory_order_relaxed);
+        }
+    }
+    if (t_ring.writer == serial_) t_ring.ring->queue.hand_over();
+    sweeps_done_.store(sweeps_begun_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     waiters_.store(0, std::memory_order_relaxed);
     writer_sleeping_.store(false, std::memory_order_relaxed);
     writer_tid_.store(0, std::memory_order_relaxed);
     if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) {
         thread_state_.store(ThreadState::needs_thread, std::memory_order_relaxed);
     }
+    rings_mutex_.unlock();
 }
 
-std::uint64_t AsyncWriter::seal() noexcept {
-    return head_.fetch_or(kSealedBit, std::memory_order_seq_cst) & ~kSealedBit;
+void AsyncWriter::seal() noexcept {
+    sealed_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before any look at the rings' ends
 }
 
-std::uint64_t AsyncWriter::visit_unwritten(std::size_t sink, std::uint64_t end, Visitor visit, void* context) const noexcept {
-    std::uint64_t position = std::max(tail_.load(std::memory_order_acquire), handed_upto_[sink].load(std::memory_order_acquire));
-    while (position < end) {
-        const char* p = slot(position);
-        std::uint32_t size = size_word(const_cast<char*>(p)).load(std::memory_order_acquire);
-        for (auto waited = 0us; size == 0 && waited < kCommitWait; waited += 100us) {
-            sleep_for(100us);  // its thread is still copying
-            size = size_word(const_cast<char*>(p)).load(std::memory_order_acquire);
-        }
-        if (size == 0) return position;  // never committed: its thread died (the one that crashed)
-        if ((size & kPaddingBit) == 0) {
-            const RecordView record{{p + kHeaderSize, get<std::uint32_t>(p + kLengthAt)},
-                                    static_cast<Level>(get<std::uint8_t>(p + kLevelAt)),
-                                    Timestamp(get<std::int64_t>(p + kSecondsAt), get<std::uint32_t>(p + kNanosAt))};
-            visit(context, get<std::uint16_t>(p + kChannelAt), get<LoggerMask>(p + kAdmittedAt), record);
-        }
-        position += size & ~kPaddingBit;
+void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept {
+    for (const Ring* ring : rings_) {
+        ring->crash_read = std::max(ring->queue.released(), ring->handed_upto[sink].load(std::memory_order_acquire));
     }
-    return end;
+    for (;;) {  // the earliest next record of all rings, until none is left
+        const Ring* first = nullptr;
+        std::int64_t first_key = 0;
+        for (const Ring* ring : rings_) {
+            if (ring->crash_read >= ring->queue.published()) continue;
+            const std::int64_t key = get<std::int64_t>(ring->queue.entry_at(ring->crash_read).data + kOrderKeyAt);
+            if (first == nullptr || key < first_key) {
+                first = ring;
+                first_key = key;
+            }
+        }
+        if (first == nullptr) return;
+        const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
+        visit(context, get<std::uint16_t>(entry.data + kChannelAt), get<LoggerMask>(entry.data + kAdmittedAt), view_of(entry.data));
+        first->crash_read = entry.next;
+    }
 }
 
 void accumulate(AsyncMetrics& total, const AsyncMetrics& more) noexcept {

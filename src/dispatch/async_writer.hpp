@@ -1,12 +1,22 @@
-// The async half of the dispatcher: callers copy their encoded record into one bounded,
-// lock-free multi-producer byte ring; one writer thread takes what is there in batches and
-// hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
+// The async half of the dispatcher: each logging thread copies its encoded record into a
+// bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in batches
+// and hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
 //
-//   Logger::emit ─► Pipeline::dispatch ─► AsyncWriter::enqueue ─► ring ─► writer thread ─► sinks
+//   Logger::emit ─► Pipeline::dispatch ─► AsyncWriter::enqueue ─► the thread's ring ─► writer ─► sinks
 //
-// Order: a thread's records keep their order. Across threads the writer sorts each batch (what
-// it found committed in the ring at one look) by timestamp; a record committed after that look
-// goes out in a later batch even when its timestamp is earlier.
+// Order: a thread's records keep their order. Across threads the writer works in sweeps: a
+// sweep begins with one look at every ring's published end, and its batches take only what was
+// there at that look (at most kMaxBatch records, a quarter of a ring each), merged by timestamp.
+// Hold-back: when a batch cannot take all a ring showed at the look, it takes from the other
+// rings nothing later than that ring's first record left out. So within a sweep records go out
+// in timestamp order; a record published after the look goes out in a later sweep even when its
+// timestamp is earlier.
+//
+// Rings: a thread's ring is allocated on its first async record (queue_bytes, per ring) and
+// kept while the thread lives. When the thread exits (or moves to a newer writer) the writer
+// drains the ring and keeps it as a spare for the next new thread, at most kSpareRings of them;
+// beyond that it frees it. Registering a ring takes rings_mutex_, which the writer only holds
+// to look at the list, never while writing to sinks.
 #pragma once
 
 #include <pthread.h>
@@ -18,6 +28,7 @@
 #include <vector>
 
 #include "dispatch/routing.hpp"
+#include "dispatch/spsc_ring.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/sink.hpp"
@@ -30,27 +41,30 @@ class AsyncWriter {
 public:
     /// What became of a record handed to enqueue().
     enum class Enqueued : std::uint8_t {
-        queued,     ///< in the ring; the writer thread will write it
+        queued,     ///< in the thread's ring; the writer thread will write it
         dropped,    ///< the ring was full and the policy is `drop` (counted)
-        too_large,  ///< larger than half the ring: the caller writes it itself (policy `block`)
+        too_large,  ///< larger than half a ring, or the thread is exiting: the caller writes it
+                    ///< itself after drain() (policy `block`)
     };
 
-    /// Allocates the whole ring (capacity: config.queue_bytes rounded down to a power of two,
-    /// at least kMinCapacity) and the writer's batch arrays. No thread runs until start().
-    /// NOTE: `pipeline` MUST outlive the writer (the Pipeline owns it).
+    /// Allocates the writer's batch arrays; the rings come with the threads that log. No thread
+    /// runs until start(). NOTE: `pipeline` MUST outlive the writer (the Pipeline owns it).
     AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config);
     ~AsyncWriter();
     AsyncWriter(const AsyncWriter&) = delete;
     AsyncWriter& operator=(const AsyncWriter&) = delete;
 
     static constexpr std::size_t kMinCapacity = 4096;
+    /// Drained rings of exited threads kept for new threads; a ring beyond these is freed.
+    static constexpr std::size_t kSpareRings = 4;
+    static constexpr std::size_t kMaxBatch = 1024;
 
-    /// Caller side, hot path: copies the record of channel `channel` into the ring. No lock, no
-    /// heap, no system call unless the ring is full (policy `block`) or more than half full
-    /// while the writer sleeps. A record larger than half the ring is never queued: with policy
-    /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
-    /// order holds); with `drop` it is dropped and counted.
-    /// `admitted`: the logger's mask, for the filtered sinks (routing.hpp).
+    /// Caller side, hot path: copies the record of channel `channel` into this thread's ring. No
+    /// lock, no heap, no system call unless the ring is full (policy `block`) or more than half
+    /// full while the writer sleeps; the thread's first record here takes a ring (cold path). A
+    /// record larger than half a ring is never queued: with policy `block` it is too_large and
+    /// the caller writes it itself after drain() (so its thread's order holds); with `drop` it is
+    /// dropped and counted. `admitted`: the logger's mask, for the filtered sinks (routing.hpp).
     Enqueued enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
@@ -62,35 +76,52 @@ public:
     /// enqueueing (configure() waits for readers first).
     void stop() noexcept;
 
-    /// The writer's counters (capacity, accepted, dropped, high water, time callers blocked).
-    [[nodiscard]] AsyncMetrics metrics() const noexcept;
+    /// The writer's counters, and one entry per ring in use.
+    [[nodiscard]] AsyncMetrics metrics() const;
+    /// Of each ring.
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
 
-    /// fork(): the parent's queued records belong to the parent. In the child they are
-    /// discarded and the writer thread (which did not survive the fork) restarts with the
-    /// child's first record, flush or shutdown. Called from the atfork child handler.
+    // fork(): the parent's queued records belong to the parent. In the child they are
+    // discarded, the rings of the threads that did not survive are recycled, and the writer
+    // thread restarts with the child's first record, flush or shutdown.
+
+    /// Called by the atfork prepare handler: no ring is registered across the fork.
+    void lock_for_fork() noexcept { rings_mutex_.lock(); }
+    void after_fork_in_parent() noexcept { rings_mutex_.unlock(); }
+    /// Called by the atfork child handler, on the forking thread.
     void after_fork_in_child() noexcept;
 
-    // The crash path's view of the queue (src/control/crash.cpp): all async-signal-safe.
+    // The crash path's view of the rings (src/control/crash.cpp): all async-signal-safe.
 
     /// Accepts no record from now on: a caller that comes later blocks for good (policy
-    /// `block`) or loses its record, counted (`drop`). Returns the end of what was accepted.
-    std::uint64_t seal() noexcept;
-    /// How far the writer has handed records to every sink (and freed their space).
-    [[nodiscard]] std::uint64_t released() const noexcept { return tail_.load(std::memory_order_acquire); }
+    /// `block`) or loses its record, counted (`drop`). A caller whose record was being copied
+    /// meanwhile has it visited by the walk, or never returns.
+    void seal() noexcept;
+    /// Guards the list of rings: the crash path takes it (try_lock) around holds_unwritten()
+    /// and visit_unwritten().
+    [[nodiscard]] SinkMutex& rings_mutex() const noexcept { return rings_mutex_; }
+    /// Whether some ring holds records the writer has not handed to every sink.
+    [[nodiscard]] bool holds_unwritten() const noexcept;
     /// Kernel thread id of the writer thread; 0 when none runs.
     [[nodiscard]] int writer_thread_id() const noexcept { return writer_tid_.load(std::memory_order_acquire); }
-    /// Calls `visit(context, channel, admitted, record)` for each committed record below `end` that the
-    /// writer has not yet handed to sink `sink` (an index into the routing table), in ring
-    /// order. A slot reserved but not yet committed is waited for, briefly; one that stays
-    /// empty (its thread died) ends the walk. Returns where the walk ended: `end`, or that slot.
+    /// Calls `visit(context, channel, admitted, record)` for each published record the writer has
+    /// not yet handed to sink `sink` (an index into the routing table), the rings merged by
+    /// timestamp. A record a thread has not published yet is not visited.
     using Visitor = void (*)(void* context, std::uint32_t channel, LoggerMask admitted, const RecordView& record);
-    std::uint64_t visit_unwritten(std::size_t sink, std::uint64_t end, Visitor visit, void* context) const noexcept;
+    void visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept;
+
+    struct Ring;
 
 private:
     struct Pending {
-        std::uint64_t position;  // of the slot in the ring (not masked)
+        const char* record;  // the ring entry
         std::int64_t order_key;
+        std::uint64_t position;  // of the entry in its ring
+    };
+    struct Run {  // one ring's records in a batch: batch_[begin, end), already in order
+        Ring* ring;
+        std::size_t begin;
+        std::size_t end;
     };
 
     // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
@@ -101,46 +132,52 @@ private:
     void run() noexcept;
     bool start_thread() noexcept;
     void ensure_running() noexcept;
-    Enqueued wait_for_space(std::uint64_t total) noexcept;
+    Ring* attach() noexcept;
+    Enqueued when_sealed() noexcept;
+    char* wait_for_space(Ring& ring, std::size_t size) noexcept;
     void wake_writer() noexcept;
     void idle_wait() noexcept;
-    bool write_some() noexcept;
-    std::size_t collect(std::uint64_t limit) noexcept;
-    void write_batch(std::size_t count) noexcept;
-    void release(std::uint64_t upto) noexcept;
-    void raise_high_water(std::uint64_t used) noexcept;
-    [[nodiscard]] bool committed_at(std::uint64_t position) const noexcept;
-    [[nodiscard]] char* slot(std::uint64_t position) const noexcept;
+    bool sweep() noexcept;
+    void look_at_rings() noexcept;
+    std::size_t collect() noexcept;
+    void write_batch(std::size_t collected) noexcept;
+    void note_progress() noexcept;
+    void raise_high_water(Ring& ring, std::uint64_t used) noexcept;
 
     const Pipeline& pipeline_;
-    const std::size_t capacity_;  // power of two
-    const std::uint64_t mask_;
+    const std::size_t capacity_;  // of each ring, a power of two
     const OverflowPolicy overflow_;
-    std::unique_ptr<std::uint32_t[]> ring_;  // capacity_ bytes, zero where nothing is committed
+    const std::uint64_t serial_;  // tells this writer from any other, even at the same address
 
-    // Cache lines by who writes them: callers (head_), the writer at every release (tail_,
-    // progress_), rarely anyone (the rest, which callers read).
-    alignas(64) std::atomic<std::uint64_t> head_{0};  // bytes ever reserved
-    alignas(64) std::atomic<std::uint64_t> tail_{0};  // bytes ever released by the writer
-    std::atomic<std::uint32_t> progress_{0};          // futex word: bumped at every release
-    std::atomic<std::uint32_t> waiters_{0};           // callers sleeping on progress_
-    alignas(64) std::atomic<std::uint32_t> wake_{0};  // futex word the writer sleeps on
+    // Read by callers on every record; written rarely.
+    alignas(64) std::atomic<bool> sealed_{false};
     std::atomic<bool> writer_sleeping_{false};
     std::atomic<ThreadState> thread_state_{ThreadState::not_started};
     std::atomic<bool> stopping_{false};
+
+    alignas(64) std::atomic<std::uint32_t> progress_{0};  // futex word: bumped at every release
+    std::atomic<std::uint32_t> waiters_{0};               // callers sleeping on progress_
+    std::atomic<std::uint64_t> sweeps_begun_{0};
+    std::atomic<std::uint64_t> sweeps_done_{0};
+    alignas(64) std::atomic<std::uint32_t> wake_{0};      // futex word the writer sleeps on
     std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> blocked_nanos_{0};
     std::atomic<std::uint64_t> high_water_{0};
 
+    // The rings: in use (a live thread's, or an exited one's not yet drained) and spare.
+    mutable SinkMutex rings_mutex_;
+    std::vector<Ring*> rings_;
+    std::vector<Ring*> spares_;
+    std::atomic<std::uint32_t> rings_changed_{0};  // bumped when a ring joins rings_
+
     // Writer side (its thread only, except the counters, which metrics() reads).
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};
-    /// Per sink: the ring position up to which the writer has handed it records. Written
-    /// under the sink's mutex, so the crash path, holding it, reads where to go on from.
-    std::unique_ptr<std::atomic<std::uint64_t>[]> handed_upto_;
+    std::vector<Ring*> sweep_rings_;  // rings_ as of the sweep's look
+    std::uint32_t rings_seen_ = 0;    // rings_changed_ at that look
     std::vector<Pending> batch_;
+    std::vector<Run> runs_;
     std::vector<RecordView> views_;
-    std::uint64_t read_ = 0;  // next slot to look at; == tail_ between batches
     pthread_t thread_{};
     std::atomic<int> writer_tid_{0};  // kernel thread id of the writer thread; 0 when none
 };

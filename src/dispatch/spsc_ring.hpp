@@ -59,10 +59,11 @@ public:
         reserved_end_ = write_ + need;
         return at(write_) + kPrefix;
     }
-    /// Publishes the entry try_reserve() returned.
-    void commit() noexcept {
+    /// Publishes the entry try_reserve() returned. `order` seq_cst orders it against a later
+    /// load of another flag (the async writer's seal).
+    void commit(std::memory_order order = std::memory_order_release) noexcept {
         write_ = reserved_end_;
-        head_.store(write_, std::memory_order_release);
+        head_.store(write_, order);
     }
     /// Bytes the producer last saw unreleased: a high-water figure (it may lag the consumer).
     [[nodiscard]] std::uint64_t used() const noexcept { return write_ - known_tail_; }
