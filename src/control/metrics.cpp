@@ -48,6 +48,8 @@ Metrics metrics() {
             detail::accumulate(m.async, running);
             m.async.queue_high_water = running.queue_high_water;
             m.async.queue_capacity = running.queue_capacity;
+            m.async.rings = running.rings;
+            m.async.spare_rings = running.spare_rings;
         }
     }
     return m;
@@ -116,13 +118,24 @@ std::string metrics_text() {
     line("fieldlog_async_accepted_bytes_total", "", m.async.accepted_bytes);
     counter(out, "fieldlog_async_dropped_records_total", "Records dropped because the async queue was full.");
     line("fieldlog_async_dropped_records_total", "", m.async.dropped_records);
-    gauge(out, "fieldlog_async_queue_high_water_bytes", "Most bytes ever waiting in the async queue.");
+    gauge(out, "fieldlog_async_queue_high_water_bytes", "Most bytes ever waiting in one async ring.");
     line("fieldlog_async_queue_high_water_bytes", "", m.async.queue_high_water);
-    gauge(out, "fieldlog_async_queue_capacity_bytes", "Capacity of the async queue.");
+    gauge(out, "fieldlog_async_queue_capacity_bytes", "Capacity of each async ring (one per logging thread).");
     line("fieldlog_async_queue_capacity_bytes", "", m.async.queue_capacity);
     counter(out, "fieldlog_async_blocked_seconds_total", "Time callers waited for queue space.");
     fmt::format_to(std::back_inserter(out), "fieldlog_async_blocked_seconds_total {}\n",
                    static_cast<double>(m.async.blocked_nanos) / 1e9);
+    gauge(out, "fieldlog_async_spare_rings", "Drained async rings kept for new threads.");
+    line("fieldlog_async_spare_rings", "", m.async.spare_rings);
+    gauge(out, "fieldlog_async_ring_high_water_bytes", "Most bytes ever waiting in a thread's async ring, by thread id.");
+    for (const AsyncRingMetrics& ring : m.async.rings) {
+        line("fieldlog_async_ring_high_water_bytes", fmt::format("thread=\"{}\"", ring.thread_id), ring.high_water);
+    }
+    counter(out, "fieldlog_async_ring_blocked_seconds_total", "Time a thread waited for space in its async ring, by thread id.");
+    for (const AsyncRingMetrics& ring : m.async.rings) {
+        fmt::format_to(std::back_inserter(out), "fieldlog_async_ring_blocked_seconds_total{{thread=\"{}\"}} {}\n",
+                       ring.thread_id, static_cast<double>(ring.blocked_nanos) / 1e9);
+    }
 
     counter(out, "fieldlog_suppressed_records_total", "Calls that rate limits kept back, by logger.");
     for (const LoggerMetrics& logger : m.loggers) {
