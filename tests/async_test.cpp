@@ -228,6 +228,35 @@ TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in 
     }
 }
 
+TEST_CASE("Records of threads that start and exit during the run are written exactly once, in order", "[async][concurrent]") {
+    const ResetAfter reset;
+    const std::uint64_t records = 40'000 / kScale;
+    const std::uint64_t per_thread = records / 16;
+    for (const std::size_t streams : {1, 2, 4, 16}) {
+        DYNAMIC_SECTION(streams << " streams x " << records << " records, a new thread every " << per_thread) {
+            // Each stream is a chain of threads: one logs its share and exits, the next (which
+            // joined it) goes on with the numbers, so a stream's order spans threads and rings.
+            auto sink = std::make_shared<SequenceSink>(streams, false);
+            fieldlog::configure(async_config(sink, 64 * 1024));
+            const fieldlog::Logger log = fieldlog::get("churn");
+            std::vector<std::thread> chains;
+            for (std::size_t t = 0; t < streams; ++t) {
+                chains.emplace_back([&log, t, records, per_thread] {
+                    for (std::uint64_t from = 0; from < records; from += per_thread) {
+                        std::thread([&log, t, from, per_thread] {
+                            for (std::uint64_t n = from; n < from + per_thread; ++n) log.info("record", {{"t", t}, {"n", n}});
+                        }).join();
+                    }
+                });
+            }
+            for (std::thread& chain : chains) chain.join();
+            fieldlog::flush();
+            CHECK(sink->bad() == 0);
+            for (std::size_t t = 0; t < streams; ++t) CHECK(sink->received(t) == records);
+        }
+    }
+}
+
 TEST_CASE("With policy drop, delivered plus dropped equals sent and callers never wait", "[async][concurrent]") {
     const ResetAfter reset;
     const std::uint64_t records = 50'000 / kScale;
@@ -372,6 +401,126 @@ TEST_CASE("Metrics report capacity, high water, accepted records and the time ca
     CHECK(after.async.blocked_nanos > before.async.blocked_nanos);
     const std::string text = fieldlog::metrics_text();
     CHECK(text.find("fieldlog_async_queue_capacity_bytes 4096\n") != std::string::npos);
+}
+
+/// Polls the metrics until `done` holds for them (the writer recycles rings when it next looks).
+template <typename Predicate>
+fieldlog::AsyncMetrics wait_for_async_metrics(Predicate done) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    fieldlog::AsyncMetrics m = fieldlog::metrics().async;
+    while (!done(m) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+        m = fieldlog::metrics().async;
+    }
+    return m;
+}
+
+TEST_CASE("Each thread's ring reports its own high water and the time its thread waited", "[async][concurrent]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(1, false);
+    sink->slow_down(2);
+    fieldlog::configure(async_config(sink, 4096));
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool logged = false;
+    bool may_exit = false;
+    std::uint64_t tid = 0;
+    std::thread writer_of_ring([&] {
+        tid = static_cast<std::uint64_t>(::gettid());
+        for (std::uint64_t n = 0; n < 1'000; ++n) fieldlog::get("rings").info("record", {{"t", 0}, {"n", n}, {"pad", "to fill the ring"}});
+        std::unique_lock lock(mutex);
+        logged = true;
+        changed.notify_all();
+        changed.wait(lock, [&] { return may_exit; });
+    });
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return logged; });
+    }
+    fieldlog::flush();
+    const fieldlog::Metrics m = fieldlog::metrics();
+    REQUIRE(m.async.rings.size() == 1);
+    CHECK(m.async.rings[0].thread_id == tid);
+    CHECK(m.async.rings[0].high_water > 2048);
+    CHECK(m.async.rings[0].high_water <= 4096);
+    CHECK(m.async.rings[0].blocked_nanos > 0);
+    const std::string text = fieldlog::metrics_text();
+    CHECK(text.find("fieldlog_async_ring_high_water_bytes{thread=\"" + std::to_string(tid) + "\"} ") != std::string::npos);
+    CHECK(text.find("fieldlog_async_ring_blocked_seconds_total{thread=\"" + std::to_string(tid) + "\"} ") != std::string::npos);
+    {
+        const std::lock_guard lock(mutex);
+        may_exit = true;
+        changed.notify_all();
+    }
+    writer_of_ring.join();
+    CHECK(sink->bad() == 0);
+    CHECK(sink->received(0) == 1'000);
+}
+
+TEST_CASE("A thread that exits with records still in its ring loses none of them", "[async][concurrent]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<GateSink>();
+    fieldlog::configure(async_config(sink, 64 * 1024));
+    const fieldlog::Logger log = fieldlog::get("exited");
+    log.info("first");
+    sink->wait_until_entered();  // the writer is busy: what the thread logs stays in its ring
+    std::thread([&log] {
+        for (int i = 0; i < 300; ++i) log.info("from a thread that exits", {{"i", i}});
+    }).join();
+    REQUIRE(fieldlog::metrics().async.rings.size() == 2);  // this thread's and the exited one's
+    sink->release();
+    fieldlog::flush();
+    const std::vector<std::string> lines = sink->lines();
+    REQUIRE(lines.size() == 301);
+    for (int i = 0; i < 300; ++i) CHECK(lines[static_cast<std::size_t>(i) + 1].ends_with("\"i\":" + std::to_string(i) + "}"));
+    const fieldlog::AsyncMetrics m = wait_for_async_metrics([](const fieldlog::AsyncMetrics& a) { return a.rings.size() == 1; });
+    CHECK(m.rings.size() == 1);  // the exited thread's ring was drained and recycled
+    CHECK(m.spare_rings == 1);
+}
+
+TEST_CASE("Rings of exited threads are kept as spares up to the bound, and new threads take them", "[async][concurrent]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(12, false);
+    fieldlog::configure(async_config(sink, 16 * 1024));
+    log_numbered(fieldlog::get("spares"), 12, 200);  // 12 threads, each with a ring, all exited
+    fieldlog::flush();
+    fieldlog::AsyncMetrics m = wait_for_async_metrics([](const fieldlog::AsyncMetrics& a) { return a.rings.empty(); });
+    CHECK(m.rings.empty());
+    CHECK(m.spare_rings == 4);  // AsyncWriter::kSpareRings; the other 8 were freed
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    int logged = 0;
+    bool may_exit = false;
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < 3; ++t) {
+        threads.emplace_back([&, t] {
+            for (std::uint64_t n = 200; n < 300; ++n) fieldlog::get("spares").info("record", {{"t", t}, {"n", n}});
+            std::unique_lock lock(mutex);
+            ++logged;
+            changed.notify_all();
+            changed.wait(lock, [&] { return may_exit; });
+        });
+    }
+    {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return logged == 3; });
+    }
+    m = fieldlog::metrics().async;
+    CHECK(m.rings.size() == 3);
+    CHECK(m.spare_rings == 1);  // the three took spares
+    {
+        const std::lock_guard lock(mutex);
+        may_exit = true;
+        changed.notify_all();
+    }
+    for (std::thread& thread : threads) thread.join();
+    fieldlog::flush();
+    m = wait_for_async_metrics([](const fieldlog::AsyncMetrics& a) { return a.rings.empty(); });
+    CHECK(m.rings.empty());
+    CHECK(m.spare_rings == 4);
+    CHECK(sink->bad() == 0);
+    for (std::size_t t = 0; t < 3; ++t) CHECK(sink->received(t) == 300);
 }
 
 TEST_CASE("Reconfiguring while threads log keeps each thread's order in a sink both pipelines share",
