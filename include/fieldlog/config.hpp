@@ -85,20 +85,24 @@ struct FIELDLOG_API SinkConfig {
     std::string defined_at{};
 };
 
-/// What a caller does when the async queue is full.
+/// What a caller does when its async ring is full.
 enum class OverflowPolicy : std::uint8_t {
     block,  ///< wait for room: no record is lost (the time waited is counted)
     drop,   ///< drop the record and count it: the caller never waits
 };
 
-/// Async mode: the caller encodes its record and copies it into one bounded, lock-free byte
-/// queue; one writer thread hands the sinks what it finds there, in batches.
-/// - Memory: the queue is allocated once, queue_bytes rounded down to a power of two (4 KiB to
-///   1 GiB); each record takes its size plus 40 bytes, rounded up to 8.
-/// - Order: a thread's records stay in order. Across threads the writer sorts what it finds
-///   in the queue at one look by timestamp; a record that arrives after that look is written
-///   later, even with an earlier timestamp.
-/// - A record larger than half the queue is never queued: with `block` the caller writes it
+/// Async mode: the caller encodes its record and copies it into a bounded ring of its own
+/// thread (single producer, single consumer: no lock, no shared head); one writer thread
+/// drains every ring and hands the sinks what it finds, in batches.
+/// - Memory: queue_bytes is **per ring**, rounded down to a power of two (4 KiB to 1 GiB); a
+///   thread's ring is allocated on its first async record and kept while it lives. When a
+///   thread exits its ring is drained; up to 4 drained rings are kept for new threads, the rest
+///   freed (so at most live threads + 4 rings). Each record takes its size plus 40 bytes,
+///   rounded up to 8.
+/// - Order: a thread's records stay in order. Across threads the writer merges by timestamp
+///   what it finds in every ring at one look (a sweep); a record that arrives after that look is
+///   written later, even with an earlier timestamp.
+/// - A record larger than half a ring is never queued: with `block` the caller writes it
 ///   to the sinks itself, after its earlier records; with `drop` it is dropped and counted.
 /// - flush() and shutdown() (and so normal exit: return from main, exit()) write every record
 ///   accepted before them. _exit() and quick_exit() lose what is still queued.

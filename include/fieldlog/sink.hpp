@@ -24,7 +24,7 @@ struct SinkAccess;
 }
 
 /// One complete, encoded record as a sink sees it. `bytes` ends with '\n'.
-/// NOTE: the bytes live in a per-thread buffer or the async queue; a sink MUST NOT keep the
+/// NOTE: the bytes live in a per-thread buffer or an async ring; a sink MUST NOT keep the
 /// span after the call returns (copy what it needs).
 struct FIELDLOG_API RecordView {
     std::span<const char> bytes;

@@ -1,7 +1,7 @@
 // The dispatcher's snapshot of "where records go": the routing table, the clock, and in async
-// mode the queue and writer thread in front of the sinks. A Pipeline never changes after it is
-// published; configure() builds a new one and swaps it in (see PipelineGuard for how readers
-// keep it alive without a global lock).
+// mode the per-thread rings and writer thread in front of the sinks. A Pipeline never changes
+// after it is published; configure() builds a new one and swaps it in (see PipelineGuard for
+// how readers keep it alive without a global lock).
 #pragma once
 
 #include <atomic>
@@ -39,7 +39,7 @@ struct Pipeline {
     /// True when dispatch() may go straight to the sinks (open, no writer, no flush after each
     /// record): one test on the record path instead of three. Kept by set_open().
     std::atomic<bool> direct{false};
-    /// Async mode (Config::async.enabled): the queue and writer thread in front of the sinks.
+    /// Async mode (Config::async.enabled): the per-thread rings and writer thread in front of the sinks.
     /// Declared last, so it stops before the sinks it writes to go away.
     std::unique_ptr<AsyncWriter> writer;
 
