@@ -230,8 +230,8 @@ TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in 
 
 TEST_CASE("Records of threads that start and exit during the run are written exactly once, in order", "[async][concurrent]") {
     const ResetAfter reset;
-    const std::uint64_t records = 40'000 / kScale;
-    const std::uint64_t per_thread = records / 16;
+    constexpr std::uint64_t records = 40'000 / kScale;
+    constexpr std::uint64_t per_thread = records / 16;
     for (const std::size_t streams : {1, 2, 4, 16}) {
         DYNAMIC_SECTION(streams << " streams x " << records << " records, a new thread every " << per_thread) {
             // Each stream is a chain of threads: one logs its share and exits, the next (which
@@ -241,9 +241,9 @@ TEST_CASE("Records of threads that start and exit during the run are written exa
             const fieldlog::Logger log = fieldlog::get("churn");
             std::vector<std::thread> chains;
             for (std::size_t t = 0; t < streams; ++t) {
-                chains.emplace_back([&log, t, records, per_thread] {
+                chains.emplace_back([&log, t] {
                     for (std::uint64_t from = 0; from < records; from += per_thread) {
-                        std::thread([&log, t, from, per_thread] {
+                        std::thread([&log, t, from] {
                             for (std::uint64_t n = from; n < from + per_thread; ++n) log.info("record", {{"t", t}, {"n", n}});
                         }).join();
                     }

@@ -189,7 +189,6 @@ AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordVi
         ring = attach();
         if (ring == nullptr) return t_ring.exiting ? Enqueued::too_large : Enqueued::dropped;
     }
-    if (sealed_.load(std::memory_order_relaxed)) [[unlikely]] return when_sealed();
 
     char* p = ring->queue.try_reserve(size);
     if (p == nullptr) [[unlikely]] {
@@ -205,13 +204,14 @@ AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordVi
     put(p + kAdmittedAt, admitted);
     std::memcpy(p + kHeaderSize, record.bytes.data(), length);
     // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
-    // caller sees the seal and never returns (its record's fate is not known).
+    // caller sees the seal.
     ring->queue.commit(std::memory_order_seq_cst);
-    if (sealed_.load(std::memory_order_seq_cst)) [[unlikely]] park_for_good();
+    if (attention_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
+        if (const Enqueued outcome = attend(); outcome != Enqueued::queued) return outcome;
+    }
 
     const std::uint64_t used = ring->queue.used();
     if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
-    if (thread_state_.load(std::memory_order_relaxed) == ThreadState::needs_thread) [[unlikely]] ensure_running();
     if (used > capacity_ / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
     return Enqueued::queued;
 }
@@ -248,12 +248,21 @@ AsyncWriter::Ring* AsyncWriter::attach() noexcept {
     return ring;
 }
 
-AsyncWriter::Enqueued AsyncWriter::when_sealed() noexcept {
-    if (overflow_ == OverflowPolicy::drop) {
+AsyncWriter::Enqueued AsyncWriter::attend() noexcept {
+    if ((attention_.load(std::memory_order_relaxed) & kSealed) != 0) {
+        // Committed after the seal: the walk may or may not have seen it. With `drop` it
+        // counts as lost; with `block` this caller waits for good, as after a seal it must.
+        if (overflow_ == OverflowPolicy::block) park_for_good();
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return Enqueued::dropped;
     }
-    park_for_good();
+    ensure_running();
+    return Enqueued::queued;
+}
+
+void AsyncWriter::set_needs_thread() noexcept {
+    thread_state_.store(ThreadState::needs_thread);
+    attention_.fetch_or(kNeedsThread, std::memory_order_seq_cst);
 }
 
 
@@ -296,16 +305,14 @@ void AsyncWriter::wake_writer() noexcept {
 
 void AsyncWriter::start() {
     ThreadState expected = ThreadState::not_started;
-    if (thread_state_.compare_exchange_strong(expected, ThreadState::running) && !start_thread()) {
-        thread_state_.store(ThreadState::needs_thread);
-    }
+    if (thread_state_.compare_exchange_strong(expected, ThreadState::running) && !start_thread()) set_needs_thread();
 }
 
 void AsyncWriter::ensure_running() noexcept {
     ThreadState expected = ThreadState::needs_thread;
-    if (thread_state_.compare_exchange_strong(expected, ThreadState::running) && !start_thread()) {
-        thread_state_.store(ThreadState::needs_thread);
-    }
+    if (!thread_state_.compare_exchange_strong(expected, ThreadState::running)) return;
+    attention_.fetch_and(~kNeedsThread, std::memory_order_seq_cst);
+    if (!start_thread()) set_needs_thread();
 }
 
 bool AsyncWriter::start_thread() noexcept {
@@ -582,14 +589,12 @@ void AsyncWriter::after_fork_in_child() noexcept {
     waiters_.store(0, std::memory_order_relaxed);
     writer_sleeping_.store(false, std::memory_order_relaxed);
     writer_tid_.store(0, std::memory_order_relaxed);
-    if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) {
-        thread_state_.store(ThreadState::needs_thread, std::memory_order_relaxed);
-    }
+    if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) set_needs_thread();
     rings_mutex_.unlock();
 }
 
 void AsyncWriter::seal() noexcept {
-    sealed_.store(true, std::memory_order_seq_cst);
+    attention_.fetch_or(kSealed, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // before any look at the rings' ends
 }
 

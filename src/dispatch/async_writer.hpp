@@ -133,7 +133,8 @@ private:
     bool start_thread() noexcept;
     void ensure_running() noexcept;
     Ring* attach() noexcept;
-    Enqueued when_sealed() noexcept;
+    Enqueued attend() noexcept;
+    void set_needs_thread() noexcept;
     char* wait_for_space(Ring& ring, std::size_t size) noexcept;
     void wake_writer() noexcept;
     void idle_wait() noexcept;
@@ -150,7 +151,9 @@ private:
     const std::uint64_t serial_;  // tells this writer from any other, even at the same address
 
     // Read by callers on every record; written rarely.
-    alignas(64) std::atomic<bool> sealed_{false};
+    static constexpr std::uint32_t kSealed = 1;       // seal(): nothing more is accepted
+    static constexpr std::uint32_t kNeedsThread = 2;  // thread_state_ is needs_thread
+    alignas(64) std::atomic<std::uint32_t> attention_{0};  // the record path's one look at both
     std::atomic<bool> writer_sleeping_{false};
     std::atomic<ThreadState> thread_state_{ThreadState::not_started};
     std::atomic<bool> stopping_{false};
