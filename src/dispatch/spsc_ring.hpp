@@ -65,8 +65,12 @@ public:
         write_ = reserved_end_;
         head_.store(write_, order);
     }
-    /// Bytes the producer last saw unreleased: a high-water figure (it may lag the consumer).
-    [[nodiscard]] std::uint64_t used() const noexcept { return write_ - known_tail_; }
+    /// Bytes published and not yet released, as of now (it also refreshes the producer's view
+    /// of the consumer, so the next try_reserve() rarely needs to look again).
+    [[nodiscard]] std::uint64_t used() noexcept {
+        known_tail_ = tail_.load(std::memory_order_acquire);
+        return write_ - known_tail_;
+    }
     /// A new producer takes over a drained ring (its positions go on from where they were).
     void hand_over() noexcept {
         write_ = head_.load(std::memory_order_relaxed);
