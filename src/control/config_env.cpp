@@ -26,6 +26,14 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+/// The next entry of a comma-separated list, trimmed; `rest` moves past it and its comma.
+std::string_view take_entry(std::string_view& rest) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view entry = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    return entry;
+}
+
 /// The variable's value, or nullptr when it is unset or empty (both mean "no override").
 const char* env(const char* name) {
     const char* value = std::getenv(name);
@@ -66,9 +74,7 @@ std::optional<Attributes> parse_resource_attributes(std::string_view text, std::
     Attributes attributes;
     std::string_view rest = text;
     while (!rest.empty()) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view entry = trim(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        const std::string_view entry = take_entry(rest);
         if (entry.empty()) continue;
         const std::size_t eq = entry.find('=');
         if (eq == std::string_view::npos) {
@@ -152,9 +158,7 @@ void parse_level_spec(std::string_view spec, std::string_view source, std::optio
     std::map<std::string, Level, std::less<>> entries;
     std::string_view rest = spec;
     while (!rest.empty()) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view entry = trim(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        const std::string_view entry = take_entry(rest);
         if (entry.empty()) continue;
         const std::size_t eq = entry.find('=');
         if (eq == std::string_view::npos) {
