@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from relp_stream_test import IMRELP, rsyslog_config as imrelp_config
-from syslog_stream_test import GTLS, count_lines, fail, free_tcp_port, wait_until
+from syslog_stream_test import GTLS, count_lines, fail, free_tcp_port, listening, wait_until
 from syslog_tls_cases import make_certificates
 
 JOURNALD = "/lib/systemd/systemd-journald"
@@ -62,14 +62,6 @@ def rsyslog_config(directory, inputs, certs):
                    f' tls.mycert="{certs["server"]}" tls.myprivkey="{certs["server-key"]}"')
         lines.append(f'input(type="{module}" address="127.0.0.1" port="{port}" ruleset="{name}"{tls})')
     return "\n".join(lines) + "\n"
-
-
-def listening(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def journald_listens(path):

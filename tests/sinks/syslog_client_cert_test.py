@@ -14,22 +14,13 @@ usage: syslog_client_cert_test.py SINK_HELPER [tls|relp-tls]      exit 0 pass, 1
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
 from relp_stream_test import IMRELP, rsyslog_config as imrelp_config
-from syslog_stream_test import GTLS, count_lines, fail, free_tcp_port, wait_until
+from syslog_stream_test import GTLS, count_lines, fail, free_tcp_port, listening, wait_until
 from syslog_tls_cases import RECORDS, check_refusals, make_certificates, run_records
-
-
-def listening(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def main():

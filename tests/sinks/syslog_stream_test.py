@@ -46,6 +46,15 @@ def free_tcp_port():
         return probe.getsockname()[1]
 
 
+def listening(port):
+    """Whether something accepts TCP connections on the loopback port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def count_lines(path):
     if not os.path.exists(path):
         return 0
