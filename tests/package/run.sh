@@ -76,11 +76,17 @@ build_shared() {
 libdir_of() { dirname "$(find "$work/$1" -name 'libfieldlog.*' -print -quit)"; }
 pkg_config() { PKG_CONFIG_PATH="$(libdir_of "$1")/pkgconfig" pkg-config "${@:2}"; }
 
+# has OUTPUT PATTERN: OUTPUT has a line matching PATTERN. The tools' output is captured first:
+# `tool | grep -q` under pipefail fails when grep exits at the first match and the tool, still
+# writing, dies of SIGPIPE.
+has() { grep -q -- "$2" <<<"$1"; }
+
 # The library file itself: SONAME libfieldlog.so.0, and nothing but fieldlog:: exported.
 shared_library() {
-  local lib
+  local lib dynamic
   lib="$(libdir_of shared)/libfieldlog.so.0"
-  readelf -d "$lib" | grep -q 'SONAME.*\[libfieldlog\.so\.0\]' || { readelf -d "$lib"; return 1; }
+  dynamic=$(readelf -d "$lib")
+  has "$dynamic" 'SONAME.*\[libfieldlog\.so\.0\]' || { echo "$dynamic"; return 1; }
   local foreign
   foreign=$(nm -D --defined-only "$lib" | c++filt | cut -d' ' -f3- |
     grep -Ev '^(fieldlog::|typeinfo for fieldlog::|typeinfo name for fieldlog::|vtable for fieldlog::)' || true)
@@ -89,8 +95,11 @@ shared_library() {
 
 # Its program depends on libfieldlog.so.0 and finds it in the install prefix.
 links_shared() {
-  readelf -d "$1" | grep -q 'NEEDED.*\[libfieldlog\.so\.0\]' || { readelf -d "$1"; return 1; }
-  ldd "$1" | grep -q "libfieldlog\.so\.0 => $work/shared/" || { ldd "$1"; return 1; }
+  local dynamic resolved
+  dynamic=$(readelf -d "$1")
+  has "$dynamic" 'NEEDED.*\[libfieldlog\.so\.0\]' || { echo "$dynamic"; return 1; }
+  resolved=$(ldd "$1")
+  has "$resolved" "libfieldlog\.so\.0 => $work/shared/" || { echo "$resolved"; return 1; }
 }
 
 cmake_consumer() {
@@ -113,7 +122,7 @@ pkgconfig_consumer() {
   if [ "$variant" = shared ]; then
     LD_LIBRARY_PATH=$libdir links_shared "$work/$variant-pc-consumer"
   else
-    ! readelf -d "$work/$variant-pc-consumer" | grep -q libfieldlog || { echo "links a shared fieldlog"; return 1; }
+    ! has "$(readelf -d "$work/$variant-pc-consumer")" libfieldlog || { echo "links a shared fieldlog"; return 1; }
   fi
   local out
   out=$(LD_LIBRARY_PATH=$libdir "$work/$variant-pc-consumer")
@@ -141,7 +150,7 @@ static_plugins() {
   exported=$(nm -D --defined-only "$one" | c++filt | cut -d' ' -f3- |
     grep -E '^(fieldlog::|typeinfo for fieldlog::|typeinfo name for fieldlog::|vtable for fieldlog::)' || true)
   [ -z "$exported" ] || { echo "the plugin exports fieldlog's symbols:"; echo "$exported"; return 1; }
-  ! readelf -d "$work/host" | grep -q libfieldlog || { echo "the host links fieldlog"; return 1; }
+  ! has "$(readelf -d "$work/host")" libfieldlog || { echo "the host links fieldlog"; return 1; }
   two="$work/plugin-static-copy.so"
   cp "$one" "$two"
   local out
