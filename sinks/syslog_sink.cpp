@@ -142,6 +142,7 @@ struct SyslogSink::State final : detail::SocketWaiter {
     bool send_tcp(std::uint64_t until) noexcept;
     bool send_tls(std::uint64_t until) noexcept;
     bool send_tls_piece(const char* data, std::size_t size) noexcept;
+    void report_session_failure(std::string_view operation) noexcept;
     bool open_relp_session(Clock::time_point give_up) noexcept;
     bool send_relp(std::uint64_t until) noexcept;
     bool send_relp_command(std::string_view command, std::string_view data) noexcept;
@@ -363,7 +364,7 @@ bool SyslogSink::State::connect_once() noexcept {
     pushed = 0;
     if (credentials) {
         session = std::make_unique<detail::TlsStream>(*credentials, tls_settings, fd, pushed);
-        if (const std::string failure = session->handshake(*this, give_up); !failure.empty()) {
+        if (const std::string failure = session->handshake(*this, give_up, !relp); !failure.empty()) {
             return give_up_opening("TLS handshake", failure);
         }
     }
@@ -496,12 +497,32 @@ bool SyslogSink::State::send_tls(std::uint64_t until) noexcept {
     return true;
 }
 
+/// Reports the TLS session's failure at `operation`. Before the answer to RELP's open, the
+/// session failing is the receiver's verdict on it (a refused client certificate looks so under
+/// TLS 1.3), reported as such.
+void SyslogSink::State::report_session_failure(std::string_view operation) noexcept {
+    if (relp && !relp_session_open) {
+        char reason[256];
+        const int size = std::snprintf(reason, sizeof reason, "the receiver closed the session after the handshake: %s",
+                                       session->error_text());
+        const std::size_t written = size < 0 ? 0 : std::min(static_cast<std::size_t>(size), sizeof reason - 1);
+        report("RELP open", std::string_view(reason, written));
+    } else {
+        report(operation, session->error_text());
+    }
+}
+
 bool SyslogSink::State::send_tls_piece(const char* data, std::size_t size) noexcept {
     std::size_t done = 0;
     for (;;) {
         const int rc = session->send(data, size, done);
         if (rc > 0) return true;
-        if (rc < 0 || past_deadline()) {
+        if (rc < 0) {
+            owner.count_error();
+            report_session_failure("TLS send");
+            return false;
+        }
+        if (past_deadline()) {
             owner.count_error();
             report("TLS send", session->error_text());
             return false;
@@ -651,7 +672,7 @@ bool SyslogSink::State::receive_some(char* data, std::size_t size, std::size_t& 
     if (session) {
         const ssize_t n = session->receive(data, size);
         if (n < 0) {
-            report("receive", session->error_text());
+            report_session_failure("receive");
             return false;
         }
         got = static_cast<std::size_t>(n);

@@ -60,10 +60,12 @@ public:
     TlsStream(const TlsStream&) = delete;
     TlsStream& operator=(const TlsStream&) = delete;
 
-    /// Runs the handshake, verification included, and the server's verdict on our certificate
-    /// (await_verdict), on the non-blocking socket, waiting through `waiter` until `give_up`;
-    /// "" or why it failed.
-    std::string handshake(SocketWaiter& waiter, std::chrono::steady_clock::time_point give_up) noexcept;
+    /// Runs the handshake, verification included, and (`await_server_verdict`) the server's
+    /// verdict on our certificate (await_verdict), on the non-blocking socket, waiting through
+    /// `waiter` until `give_up`; "" or why it failed. A protocol whose first exchange is
+    /// answered (RELP's `open`) has its verdict there and need not wait.
+    std::string handshake(SocketWaiter& waiter, std::chrono::steady_clock::time_point give_up,
+                          bool await_server_verdict) noexcept;
     /// Sends `data[done, size)` as records, advancing `done`; 1 all sent, 0 the send timed out
     /// (call again with the same arguments), -1 the connection is gone.
     int send(const char* data, std::size_t size, std::size_t& done) noexcept;

@@ -65,7 +65,9 @@ def frame_bytes(line, pid):
 
 def check_refusals(helper, port, certs, directory, reasons, transport="tls"):
     """Runs the refused cases against the receiver on `port` over `transport` (tls or relp-tls);
-    `reasons` gives what stderr must say for the two the receiver refuses. "" or what went wrong."""
+    `reasons` gives what stderr must say for the two the receiver refuses (after "TLS handshake: ",
+    or over relp-tls "RELP open: ": there the answer to RELP's open is the verdict). "" or what
+    went wrong."""
     over = f"transport={transport}"
     trusted = [over, f"ca={certs['ca']}", "server_name=localhost"]
     client = [f"cert={certs['client']}", f"key={certs['client-key']}"]
@@ -78,6 +80,7 @@ def check_refusals(helper, port, certs, directory, reasons, transport="tls"):
         ("an untrusted server certificate", [over, f"ca={certs['other-ca']}", "server_name=localhost"] + client,
          "The certificate issuer is unknown"))
     for number, (case, settings, reason) in enumerate(cases):
+        operation = "RELP open" if transport == "relp-tls" and number < 2 else "TLS handshake"
         expected = os.path.join(directory, f"refused-{number}.expected")
         pid, counters, err = run_records(helper, port, expected, settings)
         with open(expected) as data:
@@ -87,8 +90,8 @@ def check_refusals(helper, port, certs, directory, reasons, transport="tls"):
         if counters["unacknowledged_bytes"] != held or counters["dropped"] != 0:
             return (f"{case}: {counters['unacknowledged_bytes']} bytes held of the {held} it was given, "
                     f"{counters['dropped']} dropped before closing")
-        if reason not in err or "TLS handshake" not in err:
-            return f"{case}: stderr does not say '{reason}': {err!r}"
+        if f"{operation}: " not in err or reason not in err:
+            return f"{case}: stderr does not say '{operation}: ...{reason}': {err!r}"
         # Closing waits drain_timeout (the helper's 200 ms) for records still held, no longer.
         if counters["longest_call_us"] > 250_000 or not 200 <= counters["close_ms"] < 2000:
             return f"{case}: a log call took {counters['longest_call_us']} µs, closing {counters['close_ms']} ms"
