@@ -2,6 +2,8 @@
 // every function of a sink under that sink's one lock, counts the records and bytes it hands
 // over, and keeps a sink's exception from its callers; a sink only writes (and reports what it
 // alone knows: records it lost, system calls that failed). Implementations live in sinks/.
+// A typed sink (SinkInfo::typed: the test observer, fieldlog/testing/observer.hpp) takes the
+// record's parts unencoded instead, through write_typed.
 #pragma once
 
 #include <atomic>
@@ -14,7 +16,9 @@
 
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
+#include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
+#include "fieldlog/logger.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog {
@@ -30,6 +34,21 @@ struct FIELDLOG_API RecordView {
     std::span<const char> bytes;
     Level level = Level::info;
     Timestamp time{};
+};
+
+/// One record in its typed parts, as a typed sink (SinkInfo::typed) sees it: nothing encoded.
+/// Each field list is in the order written (outer before inner), keys as given: merging
+/// repeated keys (field.hpp's rule) is the sink's to do.
+/// NOTE: everything it refers to lives for the call only (the message's fmt arguments, the
+/// fields' values); a sink copies what it keeps.
+struct FIELDLOG_API TypedRecordView {
+    Level level = Level::info;
+    Timestamp time{};
+    std::string_view logger;
+    const Message& message;  ///< formatted() tells a fmt message from plain text; where() the call site
+    std::span<const Field> bound;   ///< the logger's with() fields, the parent's first
+    std::span<const Field> scope;   ///< the scopes open on the logging thread, outermost first
+    std::span<const Field> fields;  ///< the call's own
 };
 
 /// A sink's counters, readable at any time from any thread.
@@ -49,6 +68,9 @@ struct FIELDLOG_API SinkInfo {
     /// The one format the sink takes (it reads the lines it gets); configure() gives it records
     /// in that format whatever Config::format says, and rejects a SinkConfig::format of another.
     std::optional<Format> format{};
+    /// The sink takes records as typed parts (write_typed, never write): on the logging
+    /// thread, before the logging call returns, in async mode too; no format applies to it.
+    bool typed = false;
 };
 
 /// The lock the dispatcher holds around every call into one sink. Free, it costs one atomic
@@ -126,6 +148,8 @@ public:
     /// regard to mutex() (the holder may be the thread that crashed). Default: nothing (what
     /// the sink buffered and these records are lost for it).
     virtual void write_on_crash(std::span<const RecordView> records) noexcept { static_cast<void>(records); }
+    /// A typed sink's record (SinkInfo::typed), instead of write(). Default: nothing.
+    virtual void write_typed(const TypedRecordView& record) { static_cast<void>(record); }
     /// What the dispatcher needs to know about this sink; asked once when it joins a configuration.
     [[nodiscard]] virtual SinkInfo info() const { return {}; }
 

@@ -29,7 +29,7 @@ std::atomic<std::uint32_t> g_generations{0};
 void Pipeline::seal_rules() {
     generation = g_generations.fetch_add(1, std::memory_order_relaxed) + 1;
     if (samplers.size() > 255) throw ConfigError("sampling: at most 255 entries");
-    gate = routing.filters.empty() && samplers.empty() ? routing.min_level : Level::off;
+    gate = routing.filters.empty() && samplers.empty() && routing.typed.empty() ? routing.min_level : Level::off;
 }
 
 std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept {
@@ -65,6 +65,14 @@ void Pipeline::dispatch(const Channel& channel, const RecordView& record, Logger
         wait_until_open();
     }
     write_to_sinks(channel, record, admitted, flush_each_record);
+}
+
+void Pipeline::dispatch_typed(const TypedRecordView& record, LoggerMask admitted) const noexcept {
+    for (const Route& route : routing.typed) {
+        if (record.level < route.level && !route.takes(record.level, admitted)) continue;
+        const std::lock_guard lock(route.sink->mutex());
+        deliver_typed(*route.sink, record);
+    }
 }
 
 void Pipeline::wait_until_open() const noexcept {

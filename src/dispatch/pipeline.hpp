@@ -21,7 +21,8 @@ namespace fieldlog::detail {
 struct Pipeline {
     RoutingTable routing;
     /// The record path's first gate: routing.min_level, or `off` when some logger has rules of
-    /// its own (a filtered sink, a sampler), so that every record asks rules_for() past it.
+    /// its own (a filtered sink, a sampler) or a typed sink takes records, so that every record
+    /// asks rules_for() past it (and a record without a typed sink asks nothing more).
     Level gate = Level::off;
     /// Config::sampling: the logger name each sampler covers (with its dotted children).
     std::vector<std::pair<std::string, std::unique_ptr<Sampler>>> samplers;
@@ -67,6 +68,9 @@ struct Pipeline {
     /// Hands one encoded record of `channel` to its sinks (those of them that take loggers of
     /// mask `admitted`), or to the writer's queue.
     void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
+    /// Hands `record` to the typed sinks that take it (records of mask `admitted`), on the
+    /// calling thread, in async mode too.
+    void dispatch_typed(const TypedRecordView& record, LoggerMask admitted) const noexcept;
     /// Waits until the writer (if any) has written every record queued so far, then flushes
     /// every sink.
     void flush() const noexcept;

@@ -91,22 +91,28 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
         sinks.push_back(handle);
         sink_filter_.push_back(bit);
     }
+    const Route route = bit == 0 ? Route{.sink = handle->sink.get(), .level = level}
+                                 : Route{.sink = handle->sink.get(), .level = Level::off, .filtered_level = level, .filter = bit};
+    min_level = std::min(min_level, level);
+    if (handle->info.typed) {
+        typed.push_back(route);
+        work_out_lowest();  // a row for the sink, `off` in every channel
+        return;
+    }
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) { return c.options == options; });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});
         channel = channels.end() - 1;
     }
-    if (bit == 0) {
-        channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level});
-    } else {
-        channel->routes.push_back(Route{.sink = handle->sink.get(), .level = Level::off, .filtered_level = level, .filter = bit});
-    }
+    channel->routes.push_back(route);
     // With a filtered route the channel's gate is `off`: every record asks takes().
     channel->filtered = channel->filtered || bit != 0;
     if (bit == 0) channel->unfiltered_level = std::min(channel->unfiltered_level, level);
     channel->min_level = channel->filtered ? Level::off : channel->unfiltered_level;
-    min_level = std::min(min_level, level);
+    work_out_lowest();
+}
 
+void RoutingTable::work_out_lowest() {
     lowest_.assign(sinks.size() * channels.size(), Level::off);
     for (std::size_t c = 0; c < channels.size(); ++c) {
         for (const Route& route : channels[c].routes) {
@@ -120,7 +126,7 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
 }
 
 bool RoutingTable::takes_everything(std::size_t sink) const noexcept {
-    if (sink_filter_[sink] != 0) return false;
+    if (sink_filter_[sink] != 0 || sinks[sink]->info.typed) return false;
     for (std::size_t c = 0; c < channels.size(); ++c) {
         if (lowest(sink, c) != Level::trace) return false;
     }

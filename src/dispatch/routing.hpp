@@ -113,11 +113,14 @@ std::uint32_t intern_options(const EncoderOptions& options);
 struct RoutingTable {
     std::vector<std::shared_ptr<SinkHandle>> sinks;  ///< each running sink once
     std::vector<Channel> channels;
+    /// The typed sinks' routes (SinkInfo::typed): no channel, as they take records unencoded.
+    std::vector<Route> typed;
     Level min_level = Level::off;  ///< lowest level any sink takes
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
-    /// `filter` admits (cold: configure()). Throws ConfigError past kMaxFilteredSinks.
+    /// `filter` admits (cold: configure()); a typed sink's records unencoded, whatever
+    /// `options` say. Throws ConfigError past kMaxFilteredSinks.
     void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
              const LoggerFilter& filter);
 
@@ -135,6 +138,9 @@ struct RoutingTable {
     [[nodiscard]] LoggerMask admitted(std::string_view logger) const noexcept;
 
 private:
+    /// Fills lowest_ from the channels' routes (add()).
+    void work_out_lowest();
+
     std::vector<Level> lowest_;           // sinks × channels
     std::vector<LoggerMask> sink_filter_;  // per sink
 };

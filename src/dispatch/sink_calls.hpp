@@ -41,6 +41,17 @@ inline void deliver(Sink& sink, const RecordView& record) noexcept {
     }
 }
 
+/// Hands a typed record to a typed `sink` (caller holds sink.mutex()): counted as a record of
+/// no bytes.
+inline void deliver_typed(Sink& sink, const TypedRecordView& record) noexcept {
+    SinkAccess::count_handed(sink, 1, 0);
+    try {
+        sink.write_typed(record);
+    } catch (...) {
+        lost_to_exception(sink, 1, "write_typed");
+    }
+}
+
 /// Hands `records` to `sink` as one batch (caller holds sink.mutex()). A write_batch of the
 /// sink's own that throws loses the whole batch: which of its records went out is unknown.
 void deliver_batch(Sink& sink, std::span<const RecordView> records) noexcept;

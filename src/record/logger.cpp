@@ -1,6 +1,7 @@
 // The record path past the level gate: take this thread's buffer, encode the record once per
-// format in use, hand it to the dispatcher, give the buffer back. Hot path: no heap, no lock
-// other than each sink's own.
+// format in use, hand it to the dispatcher, give the buffer back (typed sinks, a test's
+// Observer, get the record's parts unencoded first). Hot path: no heap, no lock other than
+// each sink's own.
 #include "fieldlog/logger.hpp"
 
 #include <time.h>
@@ -58,30 +59,20 @@ std::int64_t monotonic_nanos() noexcept {
     return decision.write;
 }
 
-/// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
-/// instructions a record.
-[[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
+/// The record's time: the configuration's clock, else this thread's.
+[[gnu::always_inline]] inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) noexcept {
+    return pipeline.clock != nullptr ? pipeline.clock() : context.clock.now();
+}
+
+/// Encodes the record once per channel that takes it and dispatches each line.
+[[gnu::always_inline]] inline void encode_for_channels(ThreadContext& context, const Pipeline& pipeline,
                                                        const LoggerCore& logger, ContextNode* bound, Level level,
-                                                       const Message& message, std::span<const Field> fields) noexcept {
-    if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
-        ThreadCounters::bump(context.counters.after_shutdown);
-        return;
-    }
-    // A value past `fatal` (a cast integer) is written as fatal: not lost, and no table below is
-    // indexed past its end.
-    if (level > Level::fatal) [[unlikely]] level = Level::fatal;
-    LoggerMask admitted = kEveryLogger;
-    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or loggers have rules
-        if (level < pipeline->routing.min_level) return;
-        const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
-        admitted = rules.admitted;
-        if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
-    }
-    const Timestamp now = pipeline->clock != nullptr ? pipeline->clock() : context.clock.now();
+                                                       const Message& message, std::span<const Field> fields,
+                                                       LoggerMask admitted, Timestamp now) noexcept {
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
-    for (const Channel& channel : pipeline->routing.channels) {
+    for (const Channel& channel : pipeline.routing.channels) {
         if (level < channel.min_level && (!channel.filtered || !channel.takes(level, admitted))) continue;
         const ContextEncoding encoding{channel.options, channel.options_id};
         try {
@@ -100,10 +91,64 @@ std::int64_t monotonic_nanos() noexcept {
         }
         const std::span<const char> line = buffer.span();
         ThreadCounters::bump(context.counters.encoded_bytes, line.size());
-        pipeline->dispatch(channel, RecordView{line, level, now}, admitted);
+        pipeline.dispatch(channel, RecordView{line, level, now}, admitted);
         oversized = buffer.shrink() || oversized;
     }
     if (oversized) ThreadCounters::bump(context.counters.oversized);
+}
+
+/// The record path of a pipeline with typed sinks (a test's Observer): they get the record's
+/// typed parts, then the channels their lines. Out of line: no other pipeline comes here.
+[[gnu::noinline]] void dispatch_typed_and_encoded(ThreadContext& context, const Pipeline& pipeline,
+                                                  const LoggerCore& logger, ContextNode* bound, Level level,
+                                                  const Message& message, std::span<const Field> fields,
+                                                  LoggerMask admitted) noexcept {
+    const Timestamp now = record_time(context, pipeline);
+    std::vector<Field>& gathered = context.typed_fields;
+    gathered.clear();
+    try {
+        gather_fields(bound, nullptr, gathered);
+        const std::size_t bound_count = gathered.size();
+        gather_fields(context.home->top, nullptr, gathered);
+        const std::span<const Field> all(gathered);
+        pipeline.dispatch_typed(TypedRecordView{.level = level,
+                                                .time = now,
+                                                .logger = logger.name.text,
+                                                .message = message,
+                                                .bound = all.first(bound_count),
+                                                .scope = all.subspan(bound_count),
+                                                .fields = fields},
+                                admitted);
+    } catch (...) {  // memory ran out gathering the fields: the typed sinks miss this record
+    }
+    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+}
+
+/// emit_records' body, inlined into Logger::emit: out of line, its seven arguments cost ~30
+/// instructions a record.
+[[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
+                                                       const LoggerCore& logger, ContextNode* bound, Level level,
+                                                       const Message& message, std::span<const Field> fields) noexcept {
+    if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
+        ThreadCounters::bump(context.counters.after_shutdown);
+        return;
+    }
+    // A value past `fatal` (a cast integer) is written as fatal: not lost, and no table below is
+    // indexed past its end.
+    if (level > Level::fatal) [[unlikely]] level = Level::fatal;
+    LoggerMask admitted = kEveryLogger;
+    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, loggers have rules, or typed sinks
+        if (level < pipeline->routing.min_level) return;
+        const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
+        admitted = rules.admitted;
+        if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
+        if (!pipeline->routing.typed.empty()) {
+            dispatch_typed_and_encoded(context, *pipeline, logger, bound, level, message, fields, admitted);
+            return;
+        }
+    }
+    encode_for_channels(context, *pipeline, logger, bound, level, message, fields, admitted,
+                        record_time(context, *pipeline));
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ struct ThreadContext {
     /// it allocates only when a record has more fields than any before it on this thread.
     std::vector<Field> counted_fields;
     std::uint64_t counted_suppressed = 0;  ///< the count counted_fields begins with
+    /// A record's bound and scope fields, typed, for the typed sinks (logger.cpp); reused like
+    /// counted_fields, and never touched without a typed sink.
+    std::vector<Field> typed_fields;
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.
