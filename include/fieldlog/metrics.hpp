@@ -15,7 +15,7 @@ namespace fieldlog {
 
 struct FIELDLOG_API SinkMetrics {
     std::string name;    ///< SinkConfig::name, or the one made for it (`file:logs/app.log`)
-    std::string kind;    ///< Sink::info().kind: "stdout", "stderr", "file", "udp", "null", "memory", "callback", "custom"
+    std::string kind;    ///< Sink::info().kind: "stdout", "stderr", "file", "udp", "null", "memory", "callback", "observer", "custom"
     std::string target;  ///< path or address; empty for the others
     SinkCounters counters;  ///< since this sink joined the running configuration
 };
