@@ -3,7 +3,8 @@
 # if missing) and a shared build (library only, in build-pkg-shared, reused between runs) into
 # temporary prefixes; then for each builds and runs the CMake consumer (find_package), a plain
 # `c++ … $(pkg-config --cflags --libs fieldlog)` consumer and a dlopen()ed plugin, and checks
-# their lines. One line per check; exits non-zero if any failed.
+# their lines (and a consumer's exit status: its test observer kept the record). One line per
+# check; exits non-zero if any failed.
 # The checks are functions that check() runs: shellcheck cannot see them called.
 # shellcheck disable=SC2317
 set -euo pipefail
