@@ -183,15 +183,30 @@ ObservedRecords keep_if(const std::vector<ObservedRecord>& records, const std::f
 
 }  // namespace
 
+ObservedValue::ObservedValue() noexcept = default;
+ObservedValue::ObservedValue(std::nullptr_t) noexcept {}
+
+ObservedValue::ObservedValue(const char* s) {
+    if (s != nullptr) value_.emplace<std::string>(s);
+}
+
+ObservedValue::ObservedValue(Timestamp t) noexcept : value_(t) {}
+
+ObservedValue::ObservedValue(ErrorCode ec) noexcept : value_(std::in_place_type<ErrorCode>, std::move(ec)) {}
+
+ObservedValue::ObservedValue(std::vector<std::byte> bytes) noexcept
+    : value_(std::in_place_type<std::vector<std::byte>>, std::move(bytes)) {}
+
+ObservedValue::ObservedValue(std::vector<ObservedValue> array) noexcept
+    : value_(std::in_place_type<std::vector<ObservedValue>>, std::move(array)) {}
+
 ObservedValue::ObservedValue(const std::error_code& ec)
     : value_(std::in_place_type<ErrorCode>, ErrorCode{ec.value(), ec.category().name(), ec.message()}) {}
 
-ObservedValue::ObservedValue(std::vector<ObservedMember> object) noexcept
-    : value_(std::in_place_type<std::vector<ObservedMember>>, std::move(object)) {}
+ObservedValue::ObservedValue(std::vector<ObservedMember> object)
+    : value_(std::make_shared<const std::vector<ObservedMember>>(std::move(object))) {}
 
-const std::vector<ObservedMember>& ObservedValue::as_object() const {
-    return std::get<std::vector<ObservedMember>>(value_);
-}
+const std::vector<ObservedMember>& ObservedValue::as_object() const { return *std::get<Members>(value_); }
 
 ObservedValue ObservedValue::of(const Value& value) {
     Builder builder;
@@ -200,8 +215,9 @@ ObservedValue ObservedValue::of(const Value& value) {
 }
 
 const ObservedValue* ObservedValue::find(std::string_view key) const noexcept {
-    const auto* members = std::get_if<std::vector<ObservedMember>>(&value_);
-    if (members == nullptr) return nullptr;
+    const Members* shared = std::get_if<Members>(&value_);
+    if (shared == nullptr) return nullptr;
+    const std::vector<ObservedMember>* members = shared->get();
     const auto found = std::find_if(members->begin(), members->end(), [&](const ObservedMember& m) { return m.key == key; });
     return found != members->end() ? &found->value : nullptr;
 }
@@ -215,6 +231,7 @@ std::string ObservedValue::to_string() const {
 bool ObservedValue::equals(const ObservedValue& other) const noexcept {
     const auto is_integer = [](Kind k) { return k == Kind::int64 || k == Kind::uint64; };
     if (is_integer(kind()) && is_integer(other.kind())) return integers_equal(*this, other);
+    if (kind() == Kind::object && other.kind() == Kind::object) return as_object() == other.as_object();
     return value_ == other.value_;
 }
 

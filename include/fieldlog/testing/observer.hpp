@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -58,8 +59,8 @@ public:
         friend bool operator==(const ErrorCode&, const ErrorCode&) = default;
     };
 
-    ObservedValue() noexcept = default;
-    ObservedValue(std::nullptr_t) noexcept {}  // NOLINT: implicit by design, as every one below
+    ObservedValue() noexcept;
+    ObservedValue(std::nullptr_t) noexcept;  // NOLINT: implicit by design, as every one below
     template <std::same_as<bool> B>
     ObservedValue(B b) noexcept : value_(static_cast<bool>(b)) {}  // NOLINT
     template <std::signed_integral T>
@@ -71,25 +72,21 @@ public:
     template <std::floating_point T>
     ObservedValue(T v) noexcept : value_(static_cast<double>(v)) {}  // NOLINT
     /// A string; null for a null pointer, as a field's value is.
-    ObservedValue(const char* s) {  // NOLINT
-        if (s != nullptr) value_.emplace<std::string>(s);
-    }
+    ObservedValue(const char* s);  // NOLINT
     template <typename S>
         requires(std::convertible_to<const S&, std::string_view> && !std::convertible_to<const S&, const char*>)
     ObservedValue(const S& s) : value_(std::in_place_type<std::string>, std::string_view(s)) {}  // NOLINT
     template <typename Rep, typename Period>
     ObservedValue(std::chrono::duration<Rep, Period> d) noexcept  // NOLINT
         : value_(std::chrono::duration_cast<std::chrono::nanoseconds>(d)) {}
-    ObservedValue(Timestamp t) noexcept : value_(t) {}  // NOLINT
+    ObservedValue(Timestamp t) noexcept;  // NOLINT
     template <typename Duration>
     ObservedValue(std::chrono::sys_time<Duration> t) noexcept : value_(Timestamp(t)) {}  // NOLINT
     ObservedValue(const std::error_code& ec);  // NOLINT
-    ObservedValue(ErrorCode ec) noexcept : value_(std::in_place_type<ErrorCode>, std::move(ec)) {}  // NOLINT
-    ObservedValue(std::vector<std::byte> bytes) noexcept  // NOLINT
-        : value_(std::in_place_type<std::vector<std::byte>>, std::move(bytes)) {}
-    ObservedValue(std::vector<ObservedValue> array) noexcept  // NOLINT
-        : value_(std::in_place_type<std::vector<ObservedValue>>, std::move(array)) {}
-    ObservedValue(std::vector<ObservedMember> object) noexcept;  // NOLINT
+    ObservedValue(ErrorCode ec) noexcept;  // NOLINT
+    ObservedValue(std::vector<std::byte> bytes) noexcept;  // NOLINT
+    ObservedValue(std::vector<ObservedValue> array) noexcept;  // NOLINT
+    ObservedValue(std::vector<ObservedMember> object);  // NOLINT
 
     /// The owned copy of a field's value (user types through their fieldlog_encode).
     /// Throws what a user type's encoding throws.
@@ -122,10 +119,12 @@ public:
     friend std::ostream& operator<<(std::ostream& out, const ObservedValue& value) { return out << value.to_string(); }
 
 private:
-    // In the order of Kind.
+    // In the order of Kind. An object's members are shared (a value never changes): a vector
+    // of ObservedMember, not complete here, cannot be a member of every compiler's variant.
+    using Members = std::shared_ptr<const std::vector<ObservedMember>>;
     using Variant = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string,
                                  std::vector<std::byte>, std::chrono::nanoseconds, Timestamp, ErrorCode,
-                                 std::vector<ObservedValue>, std::vector<ObservedMember>>;
+                                 std::vector<ObservedValue>, Members>;
     Variant value_;
 };
 
