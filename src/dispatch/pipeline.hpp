@@ -21,8 +21,8 @@ namespace fieldlog::detail {
 struct Pipeline {
     RoutingTable routing;
     /// The record path's first gate: routing.min_level, or `off` when some logger has rules of
-    /// its own (a filtered sink, a sampler) or a typed sink takes records, so that every record
-    /// asks rules_for() past it (and a record without a typed sink asks nothing more).
+    /// its own (a filtered sink, a sampler) or a typed sink takes records (their path leaves
+    /// from past it), so that every record asks rules_for() past it.
     Level gate = Level::off;
     /// Config::sampling: the logger name each sampler covers (with its dotted children).
     std::vector<std::pair<std::string, std::unique_ptr<Sampler>>> samplers;
