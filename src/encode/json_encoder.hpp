@@ -83,8 +83,8 @@ private:
     bool write_pending_key(std::string_view k, PendingMembers& pending);
     /// Makes the entries of the pending members.
     void index_pending(PendingMembers& pending);
-    /// key(), inlined into the encoder's own member loops (a key costs ~100 instructions; the
-    /// call and its register saves were a fifth of that).
+    /// key(), inlined into the encoder's own member loops: the call and its register saves were
+    /// a large part of a key's cost.
     void write_key(std::string_view k);
     /// A key known short and not repeated (see write_object()), in a nested object: written
     /// with its separator when it is JSON-safe; false, writing nothing that counts, otherwise.
@@ -118,7 +118,7 @@ private:
         write_value(v);
     }
     /// A value after its separator. The commonest kinds are written inline in the caller: a
-    /// call into one function for every kind cost ~18 instructions of register saves a value.
+    /// call into one function for every kind cost each value its register saves.
     void write_value(const Value& v);
     /// A time value, out of line: inline, its call needs registers saved in every caller.
     [[gnu::noinline]] void write_time(Timestamp t);
@@ -132,7 +132,7 @@ private:
     using AppendTime = char* (*)(char*, Timestamp, const TimestampFormat&) noexcept;
     /// Writes a time (quoted unless numeric) at `o`, which has room for it, through `Append`
     /// (append_rfc3339 for the record's time, append_rfc3339_value for fields); returns the end.
-    /// A template: a call through a pointer cost a time value ~20 instructions more.
+    /// A template: a call through a pointer cost every time value more.
     template <AppendTime Append>
     char* write_timestamp(char* o, Timestamp t) const noexcept {
         const bool quoted = !options_.timestamp.is_numeric();
