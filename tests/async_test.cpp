@@ -11,6 +11,7 @@
 #include <csignal>
 #include <condition_variable>
 #include <cstdlib>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -482,7 +483,19 @@ TEST_CASE("Rings of exited threads are kept as spares up to the bound, and new t
     const ResetAfter reset;
     auto sink = std::make_shared<SequenceSink>(12, false);
     fieldlog::configure(async_config(sink, 16 * 1024));
-    log_numbered(fieldlog::get("spares"), 12, 200);  // 12 threads, each with a ring, all exited
+    {
+        // 12 threads, each holding a ring until all have logged: a thread that exited earlier
+        // could hand its ring, as a spare, to one that starts later, and fewer rings exist.
+        std::latch all_logged(12);
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < 12; ++t) {
+            threads.emplace_back([&all_logged, t] {
+                for (std::uint64_t n = 0; n < 200; ++n) fieldlog::get("spares").info("record", {{"t", t}, {"n", n}});
+                all_logged.arrive_and_wait();
+            });
+        }
+        for (std::thread& thread : threads) thread.join();
+    }
     fieldlog::flush();
     fieldlog::AsyncMetrics m = wait_for_async_metrics([](const fieldlog::AsyncMetrics& a) { return a.rings.empty(); });
     CHECK(m.rings.empty());
