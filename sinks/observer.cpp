@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "base/value_calls.hpp"
+
 namespace fieldlog::testing {
 namespace {
 
@@ -49,19 +51,8 @@ public:
                 return;
             }
             case Value::Kind::object:
-                begin_object();
-                for (const Field& f : v.as_object()) {
-                    key(f.key);
-                    value(f.value);
-                }
-                end_object();
-                return;
             case Value::Kind::array:
-                begin_array();
-                for (const Value& element : v.as_array()) value(element);
-                end_array();
-                return;
-            case Value::Kind::custom: v.encode_custom_into(*this); return;
+            case Value::Kind::custom: detail::write_as_calls(*this, v); return;
         }
         put(ObservedValue());  // a kind past the list: null, as the encoders write it
     }

@@ -14,6 +14,7 @@
 #include "encode/encode.hpp"
 #include "encode/json_safe.hpp"
 #include "base/buffer.hpp"
+#include "base/value_calls.hpp"
 
 namespace fieldlog::detail {
 
@@ -83,21 +84,8 @@ public:
 
     // The recorder of a user type's value: each call one TapeOp, contiguous in the structs.
     void value(const Value& v) override {
+        if (write_as_calls(*this, v)) return;
         switch (v.kind()) {
-            case Value::Kind::object:
-                begin_object();
-                for (const Field& f : v.as_object()) {
-                    key(f.key);
-                    value(f.value);
-                }
-                end_object();
-                return;
-            case Value::Kind::array:
-                begin_array();
-                for (const Value& element : v.as_array()) value(element);
-                end_array();
-                return;
-            case Value::Kind::custom: v.encode_custom_into(*this); return;
             case Value::Kind::error_code:
                 if (TapeOp* op = take<TapeOp>(1)) {
                     new (op) TapeOp{TapeOp::Kind::value, Value(), v.as_error_code()};
