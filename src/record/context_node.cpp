@@ -23,8 +23,7 @@ namespace fieldlog::detail {
 struct TapeOp {
     enum class Kind : std::uint8_t { value, key, formatted, begin_array, end_array, begin_object, end_object };
     Kind kind;
-    Value value;            ///< the value; the text of key and formatted
-    std::error_code code;   ///< what an error_code value points at
+    Value value;  ///< the value (an error code aside, with the strings); the text of key and formatted
 };
 struct Tape {
     const TapeOp* ops;
@@ -82,17 +81,22 @@ public:
         return out;
     }
 
-    // The recorder of a user type's value: each call one TapeOp, contiguous in the structs.
+    // The recorder of a user type's value: each call one TapeOp, contiguous in the structs. An
+    // object or array of scalars and strings is one op, its copy beside the strings; any other
+    // is recorded as the calls that make it.
     void value(const Value& v) override {
+        if (is_flat_container(v)) {
+            record(TapeOp::Kind::value, copy_flat_container(v));
+            return;
+        }
         if (write_as_calls(*this, v)) return;
         switch (v.kind()) {
-            case Value::Kind::error_code:
-                if (TapeOp* op = take<TapeOp>(1)) {
-                    new (op) TapeOp{TapeOp::Kind::value, Value(), v.as_error_code()};
-                    op->value = Value(op->code);
-                    ++tape_ops_;
-                }
+            case Value::Kind::error_code: {  // the code it points at goes aside
+                auto* code = take_aside<std::error_code>(1);
+                if (code != nullptr) new (code) std::error_code(v.as_error_code());
+                record(TapeOp::Kind::value, code != nullptr ? Value(*code) : Value());
                 return;
+            }
             default: record(TapeOp::Kind::value, copy(v)); return;
         }
     }
@@ -125,6 +129,58 @@ private:
         chars_used_ += n;
         return at;
     }
+    static bool is_flat(const Value& v) noexcept {
+        switch (v.kind()) {
+            case Value::Kind::error_code:
+            case Value::Kind::bytes:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: return false;
+            default: return true;
+        }
+    }
+    static bool is_flat_container(const Value& v) noexcept {
+        if (v.kind() == Value::Kind::object) {
+            for (const Field& f : v.as_object()) {
+                if (!is_flat(f.value)) return false;
+            }
+            return true;
+        }
+        if (v.kind() == Value::Kind::array) {
+            for (const Value& element : v.as_array()) {
+                if (!is_flat(element)) return false;
+            }
+            return true;
+        }
+        return false;
+    }
+    /// Room for `n` T among the strings (the structs hold the tape's ops back to back).
+    template <typename T>
+    T* take_aside(std::size_t n) noexcept {
+        static_assert(alignof(T) <= 8);
+        const std::size_t padding = (8 - chars_used_ % 8) % 8;
+        char* at = take_chars(padding + n * sizeof(T));
+        return at == nullptr ? nullptr : reinterpret_cast<T*>(at + padding);
+    }
+    /// `v` (is_flat_container) copied aside.
+    Value copy_flat_container(const Value& v) {
+        if (v.kind() == Value::Kind::object) {
+            const std::span<const Field> in = v.as_object();
+            Field* out = take_aside<Field>(in.size());
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                const Field copied{text(in[i].key), copy(in[i].value)};
+                if (out != nullptr) new (out + i) Field(copied);
+            }
+            return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : in.size())));
+        }
+        const std::span<const Value> in = v.as_array();
+        Value* out = take_aside<Value>(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const Value copied = copy(in[i]);
+            if (out != nullptr) new (out + i) Value(copied);
+        }
+        return Value(Array(std::span<const Value>(out, out == nullptr ? 0 : in.size())));
+    }
     std::string_view text(std::string_view s) {
         if (s.empty()) return {};
         char* at = take_chars(s.size());
@@ -134,7 +190,7 @@ private:
     }
     void record(TapeOp::Kind kind, const Value& v) {
         if (TapeOp* op = take<TapeOp>(1)) {
-            new (op) TapeOp{kind, v, {}};
+            new (op) TapeOp{kind, v};
             ++tape_ops_;
         }
     }
@@ -265,14 +321,10 @@ char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
     return at + s.size();
 }
 
-/// make_context_node for flat fields: one pass, no user code.
-ContextNode* make_flat_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, std::size_t chars) {
-    const std::size_t head = align_up(sizeof(ContextNode));
-    const std::size_t structs = align_up(fields.size() * sizeof(Field));
-    void* block = pool_allocate(home, head + structs + chars);
-    auto* node = new (block) ContextNode;
-    auto* copied = reinterpret_cast<Field*>(static_cast<char*>(block) + head);
-    char* at = static_cast<char*>(block) + head + structs;
+/// copy_fields for flat fields: one pass, no user code.
+const Field* copy_flat_fields(std::span<const Field> fields, std::size_t structs, char* block) noexcept {
+    auto* copied = reinterpret_cast<Field*>(block);
+    char* at = block + structs;
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const Field& in = fields[i];
         std::string_view key;
@@ -285,27 +337,34 @@ ContextNode* make_flat_node(ContextHome* home, ContextNode* parent, std::span<co
             new (copied + i) Field{key, in.value};
         }
     }
-    node->fields = copied;
-    node->field_count = static_cast<std::uint32_t>(fields.size());
-    node->parent = parent;
-    return node;
+    return copied;
 }
 
 }  // namespace
 
+FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch) {
+    if (const std::optional<std::size_t> chars = flat_chars(fields)) {
+        return FieldsRoom{.structs = align_up(fields.size() * sizeof(Field)), .chars = *chars, .flat = true};
+    }
+    Copier measure(scratch);
+    measure.fields(fields);
+    return FieldsRoom{.structs = align_up(measure.structs_used()), .chars = measure.chars_used(), .flat = false};
+}
+
+const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
+    if (room.flat) return copy_flat_fields(fields, room.structs, block);
+    Copier write(scratch, block, room.structs, block + room.structs, room.chars);
+    return write.fields(fields);
+}
+
 ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch) {
     void* block = nullptr;
     try {
-        if (const std::optional<std::size_t> chars = flat_chars(fields)) return make_flat_node(home, parent, fields, *chars);
-        Copier measure(scratch);
-        measure.fields(fields);
+        const FieldsRoom room = measure_fields(fields, scratch);
         const std::size_t head = align_up(sizeof(ContextNode));
-        const std::size_t structs = align_up(measure.structs_used());
-        block = pool_allocate(home, head + structs + measure.chars_used());
+        block = pool_allocate(home, head + room.structs + room.chars);
         auto* node = new (block) ContextNode;
-        char* const base = static_cast<char*>(block);
-        Copier write(scratch, base + head, structs, base + head + structs, measure.chars_used());
-        node->fields = write.fields(fields);
+        node->fields = copy_fields(fields, room, static_cast<char*>(block) + head, scratch);
         node->field_count = node->fields != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0;
         node->parent = parent;
         return node;

@@ -32,6 +32,20 @@ struct ContextNode {
     std::array<std::atomic<const EncodedContext*>, format_count> encoded{};
 };
 
+/// The room a typed copy of `fields` takes (copy_fields): `structs` for the fields and what
+/// they hold by address (nested arrays, user types' tapes), then `chars` for every string.
+struct FieldsRoom {
+    std::size_t structs = 0;  ///< a multiple of 16
+    std::size_t chars = 0;
+    bool flat = false;  ///< only scalars and strings: copied in one pass, no user code runs
+};
+/// Throws what a user type throws (its fieldlog_encode runs once here, once in copy_fields),
+/// or bad_alloc. `scratch` holds what fmt formats meanwhile.
+FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch);
+/// Copies `fields` into `block` (room.structs + room.chars bytes, 8-aligned) as measured; the
+/// copy points only into the block. Throws like measure_fields.
+const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch);
+
 /// A node with `fields` (copied) after `parent`'s (whose reference it takes over; may be null),
 /// with one reference. A user type's value is recorded now, once (its fieldlog_encode runs
 /// twice: to size the copy, then to make it; `scratch` holds what fmt formats meanwhile).
