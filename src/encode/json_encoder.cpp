@@ -4,7 +4,6 @@
 #include <array>
 #include <cstring>
 
-#include "base/thread_id.hpp"
 #include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
 #include "encode/reserved_keys.hpp"
@@ -67,14 +66,15 @@ void JsonEncoder::record(const RecordInput& r) {
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r.message.where());
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
     members_.append_context(r.bound, kKeyOffset);
     members_.append_context(r.scope, kKeyOffset);
     if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
 }
 
-void JsonEncoder::write_call_facts(const SourceLocation& where) {
+void JsonEncoder::write_call_facts(const RecordInput& r) {
+    const SourceLocation where = r.message.where();
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");
         append_json_escaped(out_, source_file_tail(where.file_name()));
@@ -88,7 +88,7 @@ void JsonEncoder::write_call_facts(const SourceLocation& where) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(",\"tid\":");
-        append_int(out_, cached_thread_id());
+        append_int(out_, record_thread_id(r));
     }
 }
 

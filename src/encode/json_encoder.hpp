@@ -64,7 +64,7 @@ public:
 
 private:
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const SourceLocation& where);
+    void write_call_facts(const RecordInput& record);
     /// Top-level members whose keys are in the index's mask but which have no entry yet.
     struct PendingMembers {
         static constexpr std::size_t kMax = 32;

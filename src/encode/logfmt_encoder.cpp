@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "base/thread_id.hpp"
 #include "encode/console_style.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
@@ -159,14 +158,15 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 }
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(record.message.where());
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(record);
     const std::uint8_t key_offset = console_key_offset(dim_keys_);
     members_.append_context(record.bound, key_offset);
     members_.append_context(record.scope, key_offset);
     write_fields(record.fields);
 }
 
-void KeyValueEncoder::write_call_facts(const SourceLocation& where) {
+void KeyValueEncoder::write_call_facts(const RecordInput& record) {
+    const SourceLocation where = record.message.where();
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(" caller=");
         const std::string_view file = source_file_tail(where.file_name());
@@ -184,7 +184,7 @@ void KeyValueEncoder::write_call_facts(const SourceLocation& where) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(" tid=");
-        append_int(out_, cached_thread_id());
+        append_int(out_, record_thread_id(record));
     }
 }
 

@@ -62,7 +62,7 @@ protected:
 
 private:
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const SourceLocation& where);
+    void write_call_facts(const RecordInput& record);
     void write_fields(std::span<const Field> fields);
     void write_scalar(const Value& v);
     void begin_nested();

@@ -6,7 +6,6 @@
 #include <type_traits>
 #include <variant>
 
-#include "base/thread_id.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -129,7 +128,7 @@ void OtelEncoder::record(const RecordInput& r) {
     out_.append(",\"attributes\":");
     const std::size_t attributes = out_.size();
     MemberIndex& index = attributes_.index();
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r.message.where());
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
     index.append_context(r.bound, kKeyOffset);
     if (!trace.any) {
         index.append_context(r.scope, kKeyOffset);
@@ -155,7 +154,8 @@ void OtelEncoder::record(const RecordInput& r) {
     out_.append("}}\n");
 }
 
-void OtelEncoder::write_call_facts(const SourceLocation& where) {
+void OtelEncoder::write_call_facts(const RecordInput& r) {
+    const SourceLocation where = r.message.where();
     MemberIndex& index = attributes_.index();
     // Each key written and reported before its value, as the JSON encoder does: a later field
     // with the same key replaces it.
@@ -176,7 +176,7 @@ void OtelEncoder::write_call_facts(const SourceLocation& where) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         key(",\"thread.id\":");
-        append_int(out_, cached_thread_id());
+        append_int(out_, record_thread_id(r));
     }
 }
 

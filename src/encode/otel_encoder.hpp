@@ -33,7 +33,7 @@ public:
 
 private:
     /// The call's facts the options ask for, as attributes with the semantic conventions' keys.
-    void write_call_facts(const SourceLocation& where);
+    void write_call_facts(const RecordInput& record);
     /// `,"resource":{…}` from the options.
     void write_resource();
 

@@ -1,6 +1,7 @@
 // What an encoder needs to write one record. Everything is borrowed for the duration of the
-// encode call: the message and fields from the call site, the encoded bound and scope fields
-// from the context nodes of the logger and the thread.
+// encode call: the message and fields from the call site (or from the record's typed copy in
+// an async ring), the encoded bound and scope fields from the context nodes of the logger and
+// the thread.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <span>
 #include <string_view>
 
+#include "base/thread_id.hpp"
 #include "encode/members.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
@@ -24,6 +26,12 @@ struct RecordInput {
     const EncodedContext* bound;  ///< already encoded in this format; null: none
     const EncodedContext* scope;  ///< likewise
     std::span<const Field> fields;
+    int thread_id = 0;  ///< of the thread that logged it; 0: the encoding thread
 };
+
+/// The kernel id of the thread that logged `record`.
+inline int record_thread_id(const RecordInput& record) noexcept {
+    return record.thread_id != 0 ? record.thread_id : cached_thread_id();
+}
 
 }  // namespace fieldlog::detail
