@@ -12,7 +12,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/buffer.hpp"
 #include "encode/console_encoder.hpp"
@@ -127,6 +131,16 @@ std::string line_in(Format format, fieldlog::Fields fields, const fieldlog::Mess
     return lines[0];
 }
 
+/// The line the async writer makes of the same record from its typed copy.
+std::string queued_line_in(Format format, fieldlog::Fields fields, const fieldlog::Message& message = "m") {
+    auto sink = capture(format, true);
+    fieldlog::get("test").info(message, fields);
+    fieldlog::flush();
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    return lines[0];
+}
+
 std::string json_line(const std::string& members) {
     return R"({"ts":")" + kTs + R"(","level":"info","logger":"test","msg":"m")" + members + "}";
 }
@@ -218,6 +232,9 @@ TEST_CASE("every value kind has its exact form in json, logfmt and console", "[f
             CHECK(jsonl_errors({json}) == "");
             CHECK(line_in(Format::logfmt, {{"v", c.value}}) == logfmt_line(" v=" + c.logfmt));
             CHECK(line_in(Format::console, {{"v", c.value}}) == console_line(" v=" + c.console));
+            for (const Format format : {Format::json, Format::logfmt, Format::console, Format::otel}) {
+                CHECK(queued_line_in(format, {{"v", c.value}}) == line_in(format, {{"v", c.value}}));
+            }
         }
     }
 }
@@ -456,6 +473,68 @@ TEST_CASE("a fmt message combines with fields in every format", "[formats][messa
     fieldlog::get("test").info("took {} ms", 12);
     REQUIRE(sink->lines().size() == 1);
     CHECK(sink->lines()[0] == "ts=" + kTs + R"( level=info logger=test msg="took 12 ms")");
+}
+
+namespace {
+
+/// The lines of one request's records: bound fields (a user type, a reserved key), scope
+/// fields (a streamed user type), fmt messages, call facts, a user type adding a sibling, one
+/// past the nesting limit. In async mode they are the writer's, from the typed copies.
+std::vector<std::string> request_lines(Format format, bool async) {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,
+                                         .format = format,
+                                         .caller = fieldlog::Caller::with_function,
+                                         .tid = true,
+                                         .async = {.enabled = async},
+                                         .sinks = {fieldlog::SinkConfig{.target = sink}},
+                                         .clock = &fieldlog_test::fixed_clock});
+    const User user{"Jane Doe", 7};
+    const std::vector<int> ids{4, 5};
+    {
+        const fieldlog::Logger log = fieldlog::get("test.typed").with({{"service", "api"}, {"user", user}, {"msg", "bound"}});
+        const fieldlog::Scope request{{"request_id", "r-1"}, {"streamed", Streamed{}}};
+        log.info(fieldlog::format("user {} took {} ms", "jane", 12),
+                 {{"status", 200}, {"request_id", "the call's"}, {"sibling", AddsSibling{}}, {"ids", ids}});
+        log.debug("no fields of its own");
+        {
+            const fieldlog::Scope inner{{"attempt", 2}};
+            fieldlog::get("test.typed").warn("unbound", {{"chain", Chain{40}}, {"ratio", 0.25}});
+        }
+        log.error("last", {{"elapsed", 1500us}});
+    }
+    fieldlog::flush();
+    std::vector<std::string> lines = sink->lines();
+    fieldlog_test::release_sinks();
+    return lines;
+}
+
+}  // namespace
+
+TEST_CASE("the async writer's lines from the typed copies equal the caller's, in every format", "[formats][async]") {
+    for (const Format format : {Format::json, Format::logfmt, Format::console, Format::otel}) {
+        const std::vector<std::string> direct = request_lines(format, false);
+        REQUIRE(direct.size() == 4);
+        CHECK(request_lines(format, true) == direct);
+    }
+}
+
+TEST_CASE("a queued record names the thread that logged it, not the writer's", "[formats][async]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,
+                                         .tid = true,
+                                         .async = {.enabled = true},
+                                         .sinks = {fieldlog::SinkConfig{.target = sink}}});
+    long logged_by = 0;
+    std::thread([&] {
+        logged_by = ::syscall(SYS_gettid);
+        fieldlog::get("test").info("m");
+    }).join();
+    fieldlog::flush();
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find(",\"tid\":" + std::to_string(logged_by) + "}") != std::string::npos);
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("a 1 MiB value is written whole and the thread's buffers shrink back", "[formats][large]") {

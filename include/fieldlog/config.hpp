@@ -91,14 +91,18 @@ enum class OverflowPolicy : std::uint8_t {
     drop,   ///< drop the record and count it: the caller never waits
 };
 
-/// Async mode: the caller encodes its record and copies it into a bounded ring of its own
-/// thread (single producer, single consumer: no lock, no shared head); one writer thread
-/// drains every ring and hands the sinks what it finds, in batches.
+/// Async mode: the caller copies its record's typed form (message, fields with their bytes,
+/// references to its context) into a bounded ring of its own thread (single producer, single
+/// consumer: no lock, no shared head) and encodes nothing; one writer thread drains every ring,
+/// encodes each record once per format in use, and hands the sinks what it finds, in batches.
+/// The lines are byte for byte those the caller would have made.
 /// - Memory: queue_bytes is **per ring**, rounded down to a power of two (4 KiB to 1 GiB); a
 ///   thread's ring is allocated on its first async record and kept while it lives. When a
 ///   thread exits its ring is drained; up to 4 drained rings are kept for new threads, the rest
-///   freed (so at most live threads + 4 rings). Each record takes its size plus 40 bytes,
-///   rounded up to 8.
+///   freed (so at most live threads + 4 rings). A record takes 120 bytes, 40 per field (more
+///   for a nested container or a user type), and the bytes of its strings, rounded up to 8.
+///   The writer keeps up to 4 MiB of one batch's lines for the next.
+/// - A fmt message is formatted by the caller (its arguments may point at the caller's stack).
 /// - Order: a thread's records stay in order. Across threads the writer merges by timestamp
 ///   what it finds in every ring at one look (a sweep); a record that arrives after that look is
 ///   written later, even with an earlier timestamp.

@@ -35,8 +35,8 @@ struct FIELDLOG_API AsyncRingMetrics {
 };
 
 struct FIELDLOG_API AsyncMetrics {
-    std::uint64_t accepted_records = 0;
-    std::uint64_t accepted_bytes = 0;
+    std::uint64_t accepted_records = 0;  ///< written by the writer thread
+    std::uint64_t accepted_bytes = 0;    ///< the bytes of their lines (once per format in use)
     std::uint64_t dropped_records = 0;   ///< overflow with policy `drop`
     std::uint64_t queue_high_water = 0;  ///< most bytes ever waiting in one ring of the running writer
     std::uint64_t queue_capacity = 0;    ///< of each ring of the running writer; 0 in sync mode

@@ -27,6 +27,7 @@ public:
     [[nodiscard]] char* data() noexcept { return data_; }
     [[nodiscard]] const char* data() const noexcept { return data_; }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
     [[nodiscard]] std::span<const char> span() const noexcept { return {data_, size_}; }
     [[nodiscard]] std::string_view view() const noexcept { return {data_, size_}; }
     char& operator[](std::size_t i) noexcept { return data_[i]; }

@@ -9,9 +9,11 @@
 #include <set>
 #include <system_error>
 
+#include "control/crash.hpp"
 #include "control/fork.hpp"
 #include "control/state.hpp"
 #include "dispatch/sink_calls.hpp"
+#include "record/queued_record.hpp"
 #include "record/thread_registry.hpp"
 
 namespace fieldlog {
@@ -262,7 +264,10 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
         pipeline->samplers.emplace_back(name, std::make_unique<Sampler>(sampling));
     }
     pipeline->seal_rules();
-    if (config.async.enabled) pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
+    if (config.async.enabled) {
+        reserve_final_storage();
+        pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async, queued_codec);
+    }
     return pipeline;
 }
 

@@ -23,10 +23,12 @@ constexpr auto kDrainWait = 1000ms;  // for the writer thread to hand out what w
 constexpr auto kLockWait = 500ms;    // for all sink mutexes together
 constexpr std::size_t kBatch = 64;   // records per write_on_crash call
 constexpr std::size_t kMaxSinks = 64;
+constexpr std::size_t kQueuedLinesRoom = std::size_t{1} << 20;  // reserve_final_storage()
 
 // The handler's own storage: only one final path ever runs.
 Buffer g_final_record;
 Buffer g_final_scratch;
+Buffer g_queued_lines;  // the lines of one batch, back to back; never grown in the handler
 RecordView g_batch[kBatch];
 
 void sleep_briefly() noexcept {
@@ -47,23 +49,37 @@ Timestamp now_for(const Pipeline& pipeline) noexcept {
     return Timestamp(now.tv_sec, static_cast<std::uint32_t>(now.tv_nsec));
 }
 
-/// One sink's share of the queued records, gathered into g_batch.
+/// One sink's share of the queued records, encoded into g_queued_lines, gathered into g_batch.
 struct CrashShare {
     const RoutingTable& routing;
+    const QueuedCodec codec;
     std::size_t sink;
     std::size_t count = 0;
 
     void flush() noexcept {
         routing.sinks[sink]->sink->write_on_crash({g_batch, count});
         count = 0;
+        g_queued_lines.clear();
     }
-    static void take(void* self, std::uint32_t channel, LoggerMask admitted, const RecordView& record) noexcept {
+    static void take(void* self, const QueuedView& record) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
-        if (record.level < share.routing.lowest(share.sink, channel)) return;
         const LoggerMask filter = share.routing.filter_of(share.sink);
-        if (filter != 0 && (admitted & filter) == 0) return;
-        g_batch[share.count++] = record;
-        if (share.count == kBatch) share.flush();
+        if (filter != 0 && (record.admitted & filter) == 0) return;
+        for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
+            if (record.level < share.routing.lowest(share.sink, c)) continue;
+            const Channel& channel = share.routing.channels[c];
+            const std::size_t bound = share.codec.line_bound(record, channel);
+            if (bound > g_queued_lines.capacity()) continue;  // its line might need the heap
+            if (g_queued_lines.capacity() - g_queued_lines.size() < bound) share.flush();
+            const std::size_t start = g_queued_lines.size();
+            if (!share.codec.encode(record, channel, g_queued_lines, g_final_scratch)) {
+                g_queued_lines.truncate(start);
+                continue;
+            }
+            g_batch[share.count++] = RecordView{{g_queued_lines.data() + start, g_queued_lines.size() - start},
+                                                record.level, record.time};
+            if (share.count == kBatch) share.flush();
+        }
     }
 };
 
@@ -108,7 +124,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         while (!writer->rings_mutex().try_lock() && monotonic_now() < lock_deadline) sleep_briefly();
     }
     for (std::size_t i = 0; i < sinks; ++i) {
-        CrashShare share{routing, i};
+        CrashShare share{routing, writer != nullptr ? writer->codec() : QueuedCodec{}, i};
         if (writer != nullptr) writer->visit_unwritten(i, &CrashShare::take, &share);
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;
@@ -123,6 +139,14 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         }
     }
     // Every mutex stays taken: nothing more is written before the process ends.
+}
+
+void reserve_final_storage() noexcept {
+    if (g_queued_lines.capacity() >= kQueuedLinesRoom) return;
+    try {
+        g_queued_lines.reserve(kQueuedLinesRoom);
+    } catch (...) {  // no memory: the crash path makes do with the inline room
+    }
 }
 
 void flush_and_hold() noexcept {

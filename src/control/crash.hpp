@@ -21,6 +21,11 @@ namespace fieldlog::detail {
 /// `note`, in each format it takes. Sets `note.time`.
 void write_final_records(FinalNote& note, bool fatal_record) noexcept;
 
+/// Makes the room the crash path encodes queued records in (an async pipeline's rings hold
+/// them in their typed form), once; cold: configure() calls it for an async configuration. A
+/// record whose line may exceed that room is not written by the crash path.
+void reserve_final_storage() noexcept;
+
 /// Before the process ends by SIGTERM/SIGINT's default action, on a normal thread: seals the
 /// async queue, waits until the writer handed out everything accepted, then flushes every sink
 /// and keeps its mutex.

@@ -52,6 +52,7 @@ Metrics metrics() {
             m.async.spare_rings = running.spare_rings;
         }
     }
+    m.encoded_bytes += m.async.accepted_bytes;  // in async mode the writers encode
     return m;
 }
 

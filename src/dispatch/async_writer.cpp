@@ -1,8 +1,9 @@
-// The rings and the writer thread. A ring entry is a 32-byte record header and the record's
-// bytes (what the writer needs to route, order and write it). Callers: find the thread's ring
-// (one compare), reserve, copy, commit with one release store. Writer: at each sweep, one look
-// at every ring; batches of what that look saw, merged by time; hand each sink its share, then
-// free each ring's part. A ring is shared by its thread and the writer, and freed by whichever
+// The rings and the writer thread. A ring entry is a 32-byte record header (what the writer
+// needs to order and route it) and the record's typed form (the record layer's payload).
+// Callers: find the thread's ring (one compare), reserve, copy, commit with one release store.
+// Writer: at each sweep, one look at every ring; batches of what that look saw, merged by time;
+// encode each record once per channel that takes it, hand each sink its share, then release
+// each record's payload and free each ring's part. A ring is shared by its thread and the writer, and freed by whichever
 // lets go of it last, so neither has to outlive the other.
 #include "dispatch/async_writer.hpp"
 
@@ -63,15 +64,16 @@ constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // entry sizes must 
 constexpr auto kIdleSleep = 1ms;
 constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wait for the next
 
-// The record header at the start of each ring entry (offsets in bytes); the bytes follow it.
+// The record header at the start of each ring entry (offsets in bytes); the payload follows it.
 constexpr std::size_t kLengthAt = 0;
 constexpr std::size_t kNanosAt = 4;
 constexpr std::size_t kSecondsAt = 8;
 constexpr std::size_t kOrderKeyAt = 16;
-constexpr std::size_t kChannelAt = 24;
-constexpr std::size_t kLevelAt = 26;
+constexpr std::size_t kLevelAt = 24;
 constexpr std::size_t kAdmittedAt = 28;  // the logger's LoggerMask
-constexpr std::size_t kHeaderSize = 32;
+constexpr std::size_t kHeaderSize = 32;  // a multiple of 8: the payload is 8-aligned
+// Lines kept for the next batch at most; a batch that needed more gives the rest back.
+constexpr std::size_t kRetainedLineBytes = std::size_t{4} << 20;
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -84,10 +86,11 @@ T get(const char* at) noexcept {
     return value;
 }
 
-RecordView view_of(const char* entry) noexcept {
-    return RecordView{{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt)},
+QueuedView view_of(const char* entry) noexcept {
+    return QueuedView{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt),
                       static_cast<Level>(get<std::uint8_t>(entry + kLevelAt)),
-                      Timestamp(get<std::int64_t>(entry + kSecondsAt), get<std::uint32_t>(entry + kNanosAt))};
+                      Timestamp(get<std::int64_t>(entry + kSecondsAt), get<std::uint32_t>(entry + kNanosAt)),
+                      get<LoggerMask>(entry + kAdmittedAt)};
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) noexcept {
@@ -159,14 +162,17 @@ thread_local RingReturn t_ring_return;
 
 }  // namespace
 
-AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config)
+AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec)
     : pipeline_(pipeline),
+      codec_(codec),
       capacity_(ring_capacity(config.queue_bytes)),
       overflow_(config.overflow),
       serial_(g_writer_serials.fetch_add(1, std::memory_order_relaxed) + 1),
       batch_(kMaxBatch),
-      views_(kMaxBatch * 2) {
+      views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
     runs_.reserve(kMaxBatch);  // a run has at least one record
+    taken_.reserve(kMaxBatch);
+    line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
     spares_.reserve(kSpareRings);
 }
 
@@ -176,33 +182,35 @@ AsyncWriter::~AsyncWriter() {
     for (Ring* ring : spares_) let_go(ring);
 }
 
-AsyncWriter::Enqueued AsyncWriter::enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept {
-    const std::size_t length = record.bytes.size();
-    const std::size_t size = kHeaderSize + length;
-    if (SpscRing::footprint(size) > capacity_ / 2) {
-        if (overflow_ == OverflowPolicy::block) return Enqueued::too_large;
+AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
+    const std::size_t entry_size = kHeaderSize + size;
+    if (SpscRing::footprint(entry_size) > capacity_ / 2) {
+        if (overflow_ == OverflowPolicy::block) return {nullptr, Enqueued::too_large};
         dropped_.fetch_add(1, std::memory_order_relaxed);
-        return Enqueued::dropped;
+        return {nullptr, Enqueued::dropped};
     }
     Ring* ring = t_ring.ring;
     if (t_ring.writer != serial_) [[unlikely]] {
         ring = attach();
-        if (ring == nullptr) return t_ring.exiting ? Enqueued::too_large : Enqueued::dropped;
+        if (ring == nullptr) return {nullptr, t_ring.exiting ? Enqueued::too_large : Enqueued::dropped};
     }
-
-    char* p = ring->queue.try_reserve(size);
+    char* p = ring->queue.try_reserve(entry_size);
     if (p == nullptr) [[unlikely]] {
-        p = wait_for_space(*ring, size);
-        if (p == nullptr) return Enqueued::dropped;
+        p = wait_for_space(*ring, entry_size);
+        if (p == nullptr) return {nullptr, Enqueued::dropped};
     }
-    put(p + kLengthAt, static_cast<std::uint32_t>(length));
-    put(p + kNanosAt, record.time.nanos);
-    put(p + kSecondsAt, record.time.seconds);
-    put(p + kOrderKeyAt, order_key(record.time));
-    put(p + kChannelAt, static_cast<std::uint16_t>(channel));
-    put(p + kLevelAt, static_cast<std::uint8_t>(record.level));
+    put(p + kLengthAt, static_cast<std::uint32_t>(size));
+    return {p + kHeaderSize, Enqueued::queued};
+}
+
+AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Level level, Timestamp time, LoggerMask admitted) noexcept {
+    Ring* ring = t_ring.ring;
+    char* p = payload - kHeaderSize;
+    put(p + kNanosAt, time.nanos);
+    put(p + kSecondsAt, time.seconds);
+    put(p + kOrderKeyAt, order_key(time));
+    put(p + kLevelAt, static_cast<std::uint8_t>(level));
     put(p + kAdmittedAt, admitted);
-    std::memcpy(p + kHeaderSize, record.bytes.data(), length);
     // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
     // caller sees the seal.
     ring->queue.commit(std::memory_order_seq_cst);
@@ -486,11 +494,6 @@ std::size_t AsyncWriter::collect() noexcept {
 }
 
 void AsyncWriter::write_batch(std::size_t collected) noexcept {
-    RecordView* all = views_.data();
-    RecordView* chosen = views_.data() + kMaxBatch;
-    std::uint16_t channel_of[kMaxBatch];
-    LoggerMask admitted_of[kMaxBatch];
-    std::uint64_t bytes = 0;
     // Hold-back: a ring this batch did not take to its sweep end may still hold a record older
     // than what others offer, so nothing later than its first record left out goes in this
     // batch. Records a thread logged after another's (a join, a lock) keep that order too
@@ -505,47 +508,76 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     }
     // Merge the runs by time: each is in order already, and on equal keys the earlier run
     // goes first, so every ring keeps its own order.
-    std::size_t count = 0;
-    for (; count < collected; ++count) {
+    taken_.clear();
+    for (std::size_t i = 0; i < collected; ++i) {
         Run* first = nullptr;
         for (Run& run : runs_) {
             if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
         }
         if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
-        const char* entry = batch_[first->begin++].record;
-        all[count] = view_of(entry);
-        channel_of[count] = get<std::uint16_t>(entry + kChannelAt);
-        admitted_of[count] = get<LoggerMask>(entry + kAdmittedAt);
-        bytes += all[count].bytes.size();
+        taken_.push_back(view_of(batch_[first->begin++].record));  // reserved: never allocates
     }
     for (const Run& run : runs_) {  // what was held back is taken again by the next batch
         if (run.begin < run.end) run.ring->batch_end = batch_[run.begin].position;
     }
+    encode_lines(taken_.size());
+
+    RecordView* all = views_.data();
+    RecordView* chosen = views_.data() + views_.size() / 2;
+    const std::size_t count = line_facts_.size();
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const Line& line = line_facts_[i];
+        all[i] = RecordView{{lines_.data() + line.offset, line.size}, line.level, line.time};
+        bytes += line.size;
+    }
     const RoutingTable& routing = pipeline_.routing;
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
-        std::span<const RecordView> share(all, count);
-        if (!routing.takes_everything(s)) {
-            const LoggerMask filter = routing.filter_of(s);
-            std::size_t n = 0;
-            for (std::size_t i = 0; i < count; ++i) {
-                if (all[i].level >= routing.lowest(s, channel_of[i]) && (filter == 0 || (admitted_of[i] & filter) != 0)) {
-                    chosen[n++] = all[i];
-                }
+        std::size_t n = 0;
+        const LoggerMask filter = routing.filter_of(s);
+        for (std::size_t i = 0; i < count; ++i) {
+            const Line& line = line_facts_[i];
+            if (line.level >= routing.lowest(s, line.channel) && (filter == 0 || (line.admitted & filter) != 0)) {
+                chosen[n++] = all[i];
             }
-            share = std::span<const RecordView>(chosen, n);
         }
         Sink& sink = *routing.sinks[s]->sink;
         const std::lock_guard lock(sink.mutex());
-        if (!share.empty()) deliver_batch(sink, share);
+        if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
         for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
     }
+    for (const QueuedView& record : taken_) codec_.release(record);
     for (const Run& run : runs_) {
         run.ring->read = run.ring->batch_end;
         run.ring->queue.release(run.ring->batch_end);
     }
-    accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
+    if (lines_.capacity() > kRetainedLineBytes) std::vector<char>().swap(lines_);
+    accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + taken_.size(), std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
     note_progress();
+}
+
+void AsyncWriter::encode_lines(std::size_t count) noexcept {
+    lines_.clear();
+    line_facts_.clear();
+    const std::vector<Channel>& channels = pipeline_.routing.channels;
+    for (std::size_t i = 0; i < count; ++i) {
+        const QueuedView& record = taken_[i];
+        for (std::size_t c = 0; c < channels.size(); ++c) {
+            if (!channels[c].takes_record(record.level, record.admitted)) continue;
+            line_.clear();
+            if (codec_.encode(record, channels[c], line_, scratch_)) {
+                try {
+                    const std::size_t offset = lines_.size();
+                    lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
+                    line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
+                                               static_cast<std::uint32_t>(c), record.admitted});  // reserved
+                } catch (...) {  // no memory for the batch's lines: this channel's sinks miss the record
+                }
+            }
+            line_.shrink();
+        }
+    }
 }
 
 void AsyncWriter::note_progress() noexcept {
@@ -573,8 +605,11 @@ AsyncMetrics AsyncWriter::metrics() const {
 
 void AsyncWriter::after_fork_in_child() noexcept {
     // Only the forking thread exists here, and lock_for_fork() holds the list. The parent's
-    // records are the parent's to write: every ring is emptied. The rings of the threads that
-    // did not survive are let go on their behalf, so the writer recycles them.
+    // records are the parent's to write: every ring is emptied. Their payloads' references are
+    // not given back: the parent's writer may have been giving some back at the fork, and one
+    // given back twice would free a node in use; what they hold stays until the child exits.
+    // The rings of the threads that did not survive are let go on their behalf, so the writer
+    // recycles them.
     for (Ring* ring : rings_) {
         const std::uint64_t end = ring->queue.published();
         ring->read = ring->sweep_end = ring->batch_end = end;
@@ -615,7 +650,7 @@ void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context
         }
         if (first == nullptr) return;
         const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
-        visit(context, get<std::uint16_t>(entry.data + kChannelAt), get<LoggerMask>(entry.data + kAdmittedAt), view_of(entry.data));
+        visit(context, view_of(entry.data));
         first->crash_read = entry.next;
     }
 }

@@ -1,8 +1,10 @@
-// The async half of the dispatcher: each logging thread copies its encoded record into a
-// bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in batches
-// and hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
+// The async half of the dispatcher: each logging thread copies its record's typed form into a
+// bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in batches,
+// encodes each record once per format in use (through the record layer's QueuedCodec), and
+// hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
 //
-//   Logger::emit ─► Pipeline::dispatch ─► AsyncWriter::enqueue ─► the thread's ring ─► writer ─► sinks
+//   Logger::emit ─► AsyncWriter::reserve, the typed copy, commit ─► the thread's ring
+//       ─► writer: QueuedCodec::encode per channel ─► sinks
 //
 // Order: a thread's records keep their order. Across threads the writer works in sweeps: a
 // sweep begins with one look at every ring's published end, and its batches take only what was
@@ -27,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/buffer.hpp"
 #include "dispatch/routing.hpp"
 #include "dispatch/spsc_ring.hpp"
 #include "fieldlog/config.hpp"
@@ -37,9 +40,32 @@ namespace fieldlog::detail {
 
 struct Pipeline;
 
+/// A queued record as the writer sees it: the facts of its header, and the payload the record
+/// layer wrote (record/queued_record.hpp), opaque here.
+struct QueuedView {
+    const char* payload;  ///< 8-aligned; stays where it is until the writer releases it
+    std::size_t size;
+    Level level;
+    Timestamp time;
+    LoggerMask admitted;  ///< the logger's mask, for the filtered sinks (routing.hpp)
+};
+
+/// How the writer makes lines of payloads, and lets go of them: the record layer's, which
+/// writes them (record/queued_record.hpp).
+struct QueuedCodec {
+    /// Appends the line of `record` in `channel`'s format to `out`; false when it could not be
+    /// made (memory ran out): that channel's sinks miss the record.
+    bool (*encode)(const QueuedView& record, const Channel& channel, Buffer& out, Buffer& scratch) noexcept;
+    /// The most bytes encode() appends for `record` in `channel`'s format (the crash path, which
+    /// may not grow a buffer, asks first).
+    std::size_t (*line_bound)(const QueuedView& record, const Channel& channel) noexcept;
+    /// Gives back what the payload holds (its context references) once every sink has its lines.
+    void (*release)(const QueuedView& record) noexcept;
+};
+
 class AsyncWriter {
 public:
-    /// What became of a record handed to enqueue().
+    /// What became of a record handed to reserve() and commit().
     enum class Enqueued : std::uint8_t {
         queued,     ///< in the thread's ring; the writer thread will write it
         dropped,    ///< the ring was full and the policy is `drop` (counted)
@@ -49,7 +75,7 @@ public:
 
     /// Allocates the writer's batch arrays; the rings come with the threads that log. No thread
     /// runs until start(). NOTE: `pipeline` MUST outlive the writer (the Pipeline owns it).
-    AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config);
+    AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec);
     ~AsyncWriter();
     AsyncWriter(const AsyncWriter&) = delete;
     AsyncWriter& operator=(const AsyncWriter&) = delete;
@@ -59,13 +85,22 @@ public:
     static constexpr std::size_t kSpareRings = 4;
     static constexpr std::size_t kMaxBatch = 1024;
 
-    /// Caller side, hot path: copies the record of channel `channel` into this thread's ring. No
-    /// lock, no heap, no system call unless the ring is full (policy `block`) or more than half
-    /// full while the writer sleeps; the thread's first record here takes a ring (cold path). A
-    /// record larger than half a ring is never queued: with policy `block` it is too_large and
-    /// the caller writes it itself after drain() (so its thread's order holds); with `drop` it is
-    /// dropped and counted. `admitted`: the logger's mask, for the filtered sinks (routing.hpp).
-    Enqueued enqueue(std::uint32_t channel, const RecordView& record, LoggerMask admitted) noexcept;
+    /// Where a record's payload goes, or why it does not (`payload` null).
+    struct Slot {
+        char* payload;  ///< `size` bytes, 8-aligned, in this thread's ring
+        Enqueued outcome;
+    };
+    /// Caller side, hot path: room for a payload of `size` bytes in this thread's ring; fill it,
+    /// then commit() (or do not: the room is taken again by the next record). No lock, no heap,
+    /// no system call unless the ring is full (policy `block`); the thread's first record here
+    /// takes a ring (cold path). A record larger than half a ring is never queued: with policy
+    /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
+    /// order holds); with `drop` it is dropped and counted.
+    Slot reserve(std::size_t size) noexcept;
+    /// Publishes the payload reserve() gave this thread last, of a record at `level` and `time`
+    /// of a logger with mask `admitted`; from here the writer owns what it holds. Wakes the
+    /// writer when the ring is more than half full and it sleeps.
+    Enqueued commit(char* payload, Level level, Timestamp time, LoggerMask admitted) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
     /// a sink both pipelines share gets the old pipeline's records first.
@@ -104,11 +139,13 @@ public:
     [[nodiscard]] bool holds_unwritten() const noexcept;
     /// Kernel thread id of the writer thread; 0 when none runs.
     [[nodiscard]] int writer_thread_id() const noexcept { return writer_tid_.load(std::memory_order_acquire); }
-    /// Calls `visit(context, channel, admitted, record)` for each published record the writer has
-    /// not yet handed to sink `sink` (an index into the routing table), the rings merged by
-    /// timestamp. A record a thread has not published yet is not visited.
-    using Visitor = void (*)(void* context, std::uint32_t channel, LoggerMask admitted, const RecordView& record);
+    /// Calls `visit(context, record)` for each published record the writer has not yet handed
+    /// to sink `sink` (an index into the routing table), the rings merged by timestamp. A record
+    /// a thread has not published yet is not visited.
+    using Visitor = void (*)(void* context, const QueuedView& record);
     void visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept;
+    /// What makes the lines of queued records.
+    [[nodiscard]] const QueuedCodec& codec() const noexcept { return codec_; }
 
     struct Ring;
 
@@ -122,6 +159,14 @@ private:
         Ring* ring;
         std::size_t begin;
         std::size_t end;
+    };
+    struct Line {  // one record's line for one channel, in lines_
+        std::size_t offset;
+        std::size_t size;
+        Level level;
+        Timestamp time;
+        std::uint32_t channel;
+        LoggerMask admitted;
     };
 
     // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
@@ -142,10 +187,12 @@ private:
     void look_at_rings() noexcept;
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
+    void encode_lines(std::size_t count) noexcept;
     void note_progress() noexcept;
     void raise_high_water(Ring& ring, std::uint64_t used) noexcept;
 
     const Pipeline& pipeline_;
+    const QueuedCodec codec_;
     const std::size_t capacity_;  // of each ring, a power of two
     const OverflowPolicy overflow_;
     const std::uint64_t serial_;  // tells this writer from any other, even at the same address
@@ -180,6 +227,11 @@ private:
     std::uint32_t rings_seen_ = 0;    // rings_changed_ at that look
     std::vector<Pending> batch_;
     std::vector<Run> runs_;
+    std::vector<QueuedView> taken_;  // the batch's records in the order they go out
+    Buffer line_;                    // one line being encoded
+    Buffer scratch_;                 // the encoders' scratch
+    std::vector<char> lines_;        // the batch's lines, back to back (capacity kept)
+    std::vector<Line> line_facts_;   // where each is, and for whom
     std::vector<RecordView> views_;
     pthread_t thread_{};
     std::atomic<int> writer_tid_{0};  // kernel thread id of the writer thread; 0 when none

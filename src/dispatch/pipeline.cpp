@@ -57,13 +57,8 @@ void Pipeline::dispatch(const Channel& channel, const RecordView& record, Logger
         write_to_sinks(channel, record, admitted, false);
         return;
     }
-    if (writer) {
-        const auto index = static_cast<std::uint32_t>(&channel - routing.channels.data());
-        if (writer->enqueue(index, record, admitted) != AsyncWriter::Enqueued::too_large) return;
-        writer->drain();  // too large for the queue: written here, after this thread's earlier records
-    } else if (!open.load(std::memory_order_acquire)) [[unlikely]] {
-        wait_until_open();
-    }
+    // With a writer, only a record too large for its rings comes here, after drain().
+    if (!writer && !open.load(std::memory_order_acquire)) [[unlikely]] wait_until_open();
     write_to_sinks(channel, record, admitted, flush_each_record);
 }
 

@@ -66,7 +66,8 @@ struct Pipeline {
     [[gnu::cold]] std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
 
     /// Hands one encoded record of `channel` to its sinks (those of them that take loggers of
-    /// mask `admitted`), or to the writer's queue.
+    /// mask `admitted`) on the calling thread. In async mode records go to the writer's rings
+    /// in their typed form instead; only one too large for them comes here, after drain().
     void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
     /// Hands `record` to the typed sinks that take it (records of mask `admitted`), on the
     /// calling thread, in async mode too.

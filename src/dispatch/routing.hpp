@@ -96,7 +96,12 @@ struct Channel {
 
     Level unfiltered_level = Level::off;  ///< lowest level its routes without rules take
 
-    /// True when some route takes a record at `level` of a logger with mask `admitted`.
+    /// True when some route takes a record at `level` of a logger with mask `admitted`: the
+    /// gate, then takes() for a filtered channel.
+    [[nodiscard]] bool takes_record(Level level, LoggerMask admitted) const noexcept {
+        return level >= min_level || (filtered && takes(level, admitted));
+    }
+    /// takes_record past the gate.
     [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept {
         if (level >= unfiltered_level) return true;
         for (const Route& route : routes) {

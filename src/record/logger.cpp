@@ -1,7 +1,8 @@
 // The record path past the level gate: take this thread's buffer, encode the record once per
 // format in use, hand it to the dispatcher, give the buffer back (typed sinks, a test's
-// Observer, get the record's parts unencoded first). Hot path: no heap, no lock other than
-// each sink's own.
+// Observer, get the record's parts unencoded first). In async mode the record's typed form goes
+// to the writer's rings instead (queued_record.hpp), which encodes it. Hot path: no heap, no
+// lock other than each sink's own.
 #include "fieldlog/logger.hpp"
 
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "encode/encode.hpp"
 #include "record/context_node.hpp"
 #include "record/emit.hpp"
+#include "record/queued_record.hpp"
 #include "record/scope_layers.hpp"
 #include "record/thread_context.hpp"
 
@@ -97,6 +99,28 @@ std::int64_t monotonic_nanos() noexcept {
     if (oversized) ThreadCounters::bump(context.counters.oversized);
 }
 
+/// Async mode: the record's typed copy to the writer's rings; one too large for them is encoded
+/// and written here, once the writer has written this thread's earlier records.
+[[gnu::noinline]] void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger,
+                                      ContextNode* bound, Level level, const Message& message,
+                                      std::span<const Field> fields, LoggerMask admitted, Timestamp now) noexcept {
+    if (queue_record(context, pipeline, logger, bound, level, message, fields, admitted, now)) return;
+    pipeline.writer->drain();
+    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+}
+
+/// The record path past the gates: queued in async mode, else encoded and written here.
+[[gnu::always_inline]] inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
+                                                  const LoggerCore& logger, ContextNode* bound, Level level,
+                                                  const Message& message, std::span<const Field> fields,
+                                                  LoggerMask admitted, Timestamp now) noexcept {
+    if (pipeline.writer) {
+        queue_or_write(context, pipeline, logger, bound, level, message, fields, admitted, now);
+        return;
+    }
+    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+}
+
 /// The record path of a pipeline with typed sinks (a test's Observer): they get the record's
 /// typed parts, then the channels their lines. Out of line: no other pipeline comes here.
 [[gnu::noinline]] void dispatch_typed_and_encoded(ThreadContext& context, const Pipeline& pipeline,
@@ -121,7 +145,7 @@ std::int64_t monotonic_nanos() noexcept {
                                 admitted);
     } catch (...) {  // memory ran out gathering the fields: the typed sinks miss this record
     }
-    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+    deliver_record(context, pipeline, logger, bound, level, message, fields, admitted, now);
 }
 
 /// emit_records' body, inlined into Logger::emit: out of line, passing its seven arguments
@@ -147,8 +171,7 @@ std::int64_t monotonic_nanos() noexcept {
             return;
         }
     }
-    encode_for_channels(context, *pipeline, logger, bound, level, message, fields, admitted,
-                        record_time(context, *pipeline));
+    deliver_record(context, *pipeline, logger, bound, level, message, fields, admitted, record_time(context, *pipeline));
 }
 
 }  // namespace

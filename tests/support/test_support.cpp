@@ -123,10 +123,11 @@ std::string info_line(std::string_view msg, std::string_view members, std::strin
            R"(","msg":")" + std::string(msg) + '"' + std::string(members) + "}";
 }
 
-std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format) {
+std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format, bool async) {
     auto sink = std::make_shared<fieldlog::MemorySink>();
     fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::trace,
                                          .format = format,
+                                         .async = {.enabled = async},
                                          .sinks = {fieldlog::SinkConfig{.target = sink}},
                                          .clock = &fixed_clock});
     return sink;

@@ -131,8 +131,8 @@ fieldlog::Timestamp fixed_clock() noexcept;
 std::string info_line(std::string_view msg, std::string_view members, std::string_view logger = "svc");
 
 /// Configures one MemorySink (JSON unless `format` says otherwise) with the fixed clock at
-/// level trace, and returns the sink.
-std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format = fieldlog::Format::json);
+/// level trace, and returns the sink. `async`: in async mode (read the sink after a flush()).
+std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format = fieldlog::Format::json, bool async = false);
 
 /// A configuration whose one sink, a NullSink, takes no record: no record passes the pipeline's
 /// gate, as if there were no sinks at all.

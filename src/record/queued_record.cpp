@@ -1,0 +1,135 @@
+// The typed copy (caller side) and its encoding (writer side). The copy is one pass over flat
+// fields (scalars and strings) and two over any others, the same copy context nodes make.
+#include "record/queued_record.hpp"
+
+#include <cstring>
+#include <iterator>
+#include <new>
+
+#include "base/buffer.hpp"
+#include "base/thread_id.hpp"
+#include "dispatch/pipeline.hpp"
+#include "encode/encode.hpp"
+#include "record/context_node.hpp"
+#include "record/thread_context.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+static_assert(sizeof(QueuedRecord) % 8 == 0 && alignof(QueuedRecord) <= 8);  // the fields after it stay 8-aligned
+
+/// Makes sure `node` carries its encoding for every channel that takes the record.
+void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
+                          LoggerMask admitted) {
+    if (node == nullptr) return;
+    for (const Channel& channel : pipeline.routing.channels) {
+        if (!channel.takes_record(level, admitted)) continue;
+        context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
+                         context.scratch);
+    }
+}
+
+const QueuedRecord& record_of(const QueuedView& view) noexcept {
+    return *reinterpret_cast<const QueuedRecord*>(view.payload);
+}
+
+bool encode_queued(const QueuedView& view, const Channel& channel, Buffer& out, Buffer& scratch) noexcept {
+    const QueuedRecord& queued = record_of(view);
+    const ContextEncoding encoding{channel.options, channel.options_id};
+    try {
+        const Message message(queued.message, queued.where);
+        // The encodings were made when the record was queued: these find them.
+        const RecordInput record{view.time,
+                                 view.level,
+                                 queued.logger->name,
+                                 message,
+                                 context_encoding(nullptr, queued.bound, encoding, out, scratch),
+                                 context_encoding(nullptr, queued.scope, encoding, out, scratch),
+                                 std::span<const Field>(queued.fields, queued.field_count),
+                                 queued.thread_id};
+        encode_record(channel.options, out, scratch, record);
+    } catch (...) {  // memory ran out
+        return false;
+    }
+    return true;
+}
+
+std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
+    if (node == nullptr) return 0;
+    const EncodedContext* e =
+        node->encoded[static_cast<std::size_t>(channel.options.format)].load(std::memory_order_acquire);
+    while (e != nullptr && e->options_id != channel.options_id) e = e->next;
+    return e != nullptr ? e->size : 0;
+}
+
+std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) noexcept {
+    // An escaped byte takes at most 6 (\u00XX); every field's value, held in its 40 bytes,
+    // is written in fewer than 6 times as many; the header's fixed parts in under 1 KiB.
+    constexpr std::size_t kEscapedAtMost = 6;
+    constexpr std::size_t kFixedParts = 1024;
+    const QueuedRecord& queued = record_of(view);
+    const std::size_t texts = view.size + queued.logger->name.text.size() +
+                              std::string_view(queued.where.file_name()).size() +
+                              std::string_view(queued.where.function_name()).size();
+    return kFixedParts + kEscapedAtMost * texts + context_bytes(queued.bound, channel) +
+           context_bytes(queued.scope, channel);
+}
+
+void release_queued(const QueuedView& view) noexcept {
+    const QueuedRecord& queued = record_of(view);
+    ContextHome* home = t_context != nullptr ? t_context->home : nullptr;
+    if (queued.bound != nullptr) release(home, queued.bound);
+    if (queued.scope != nullptr) release(home, queued.scope);
+}
+
+}  // namespace
+
+const QueuedCodec queued_codec{&encode_queued, &queued_line_bound, &release_queued};
+
+bool queue_record(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger, ContextNode* bound,
+                  Level level, const Message& message, std::span<const Field> fields, LoggerMask admitted,
+                  Timestamp now) noexcept {
+    ContextNode* scope = context.home->top;
+    Buffer& text = context.record;  // free in async mode: no line is made here
+    try {
+        encode_context_ahead(context, pipeline, bound, level, admitted);
+        encode_context_ahead(context, pipeline, scope, level, admitted);
+        std::string_view message_text = message.text();
+        if (message.formatted()) {
+            text.clear();
+            fmt::vformat_to(std::back_inserter(text), message.text(), message.args());
+            message_text = text.view();
+        }
+        const FieldsRoom room = measure_fields(fields, context.scratch);
+        const std::size_t size = sizeof(QueuedRecord) + room.structs + room.chars + message_text.size();
+        const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
+        if (slot.payload == nullptr) {
+            text.shrink();
+            if (slot.outcome == AsyncWriter::Enqueued::too_large) return false;
+            ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+            return true;
+        }
+        char* const copied_fields = slot.payload + sizeof(QueuedRecord);
+        char* const copied_message = copied_fields + room.structs + room.chars;
+        if (!message_text.empty()) std::memcpy(copied_message, message_text.data(), message_text.size());
+        const Field* copied = copy_fields(fields, room, copied_fields, context.scratch);
+        new (slot.payload) QueuedRecord{.logger = &logger,
+                                        .bound = bound,
+                                        .scope = scope,
+                                        .where = message.where(),
+                                        .message = std::string_view(copied_message, message_text.size()),
+                                        .fields = copied,
+                                        .field_count = copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0,
+                                        .thread_id = cached_thread_id()};
+        text.shrink();
+        if (bound != nullptr) retain(bound);
+        if (scope != nullptr) retain(scope);
+        pipeline.writer->commit(slot.payload, level, now, admitted);
+        ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+    } catch (...) {  // a user type or formatter threw, or memory ran out: drop this record
+        text.shrink();
+    }
+    return true;
+}
+
+}  // namespace fieldlog::detail
