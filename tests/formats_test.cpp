@@ -1,7 +1,8 @@
 // The three formats from the same record: exact golden lines for every value kind in json,
 // logfmt and console; logfmt quoting and key rules; console layout, colour and escaping; the
 // duplicate-key rule; user types (objects, scalars, ranges, maps, optionals, fmt-formattable,
-// unbalanced streams); fmt messages with fields; the nesting limit; a 1 MiB value.
+// unbalanced streams); fmt messages with fields; the nesting limit; a 1 MiB value; and the
+// async writer's lines from the records' typed copies, equal to the caller's in every format.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -12,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -64,6 +66,15 @@ void fieldlog_encode(fieldlog::ValueEncoder& enc, const Streamed&) {
     enc.key("a");
     enc.value(3);
     enc.end_object();
+}
+
+/// Writes an object holding an error code and bytes (not flat: recorded call by call).
+struct Failure {
+    std::error_code code;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Failure& f) {
+    static constexpr std::array<std::byte, 2> kBytes{std::byte{1}, std::byte{2}};
+    enc.value(fieldlog::Object{{"code", f.code}, {"raw", fieldlog::Bytes{kBytes}}, {"attempt", 3}});
 }
 
 /// Forgets to close what it opens.
@@ -501,7 +512,7 @@ std::vector<std::string> request_lines(Format format, bool async) {
             const fieldlog::Scope inner{{"attempt", 2}};
             fieldlog::get("test.typed").warn("unbound", {{"chain", Chain{40}}, {"ratio", 0.25}});
         }
-        log.error("last", {{"elapsed", 1500us}});
+        log.error("last", {{"elapsed", 1500us}, {"failure", Failure{std::make_error_code(std::errc::timed_out)}}});
     }
     fieldlog::flush();
     std::vector<std::string> lines = sink->lines();
@@ -516,6 +527,19 @@ TEST_CASE("the async writer's lines from the typed copies equal the caller's, in
         const std::vector<std::string> direct = request_lines(format, false);
         REQUIRE(direct.size() == 4);
         CHECK(request_lines(format, true) == direct);
+    }
+}
+
+TEST_CASE("queued records with long tapes and long strings make the same lines", "[formats][async]") {
+    std::vector<std::string> many;  // a tape of 602 ops
+    for (int i = 0; i < 600; ++i) many.push_back("value-" + std::to_string(i));
+    const std::vector<std::string> long_ones(3, std::string(3000, 'x'));
+    const std::vector<std::string> few{"a", "b"};
+    for (const Format format : {Format::json, Format::logfmt}) {
+        CHECK(queued_line_in(format, {{"many", many}}) == line_in(format, {{"many", many}}));
+        CHECK(queued_line_in(format, {{"long", long_ones}}) == line_in(format, {{"long", long_ones}}));
+        CHECK(queued_line_in(format, {{"few", few}, {"user", User{"Jane", 7}}}) ==
+              line_in(format, {{"few", few}, {"user", User{"Jane", 7}}}));
     }
 }
 

@@ -99,7 +99,7 @@ enum class OverflowPolicy : std::uint8_t {
 /// - Memory: queue_bytes is **per ring**, rounded down to a power of two (4 KiB to 1 GiB); a
 ///   thread's ring is allocated on its first async record and kept while it lives. When a
 ///   thread exits its ring is drained; up to 4 drained rings are kept for new threads, the rest
-///   freed (so at most live threads + 4 rings). A record takes 120 bytes, 40 per field (more
+///   freed (so at most live threads + 4 rings). A record takes 136 bytes, 40 per field (more
 ///   for a nested container or a user type), and the bytes of its strings, rounded up to 8.
 ///   The writer keeps up to 4 MiB of one batch's lines for the next.
 /// - A fmt message is formatted by the caller (its arguments may point at the caller's stack).

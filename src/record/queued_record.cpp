@@ -1,5 +1,6 @@
-// The typed copy (caller side) and its encoding (writer side). The copy is one pass over flat
-// fields (scalars and strings) and two over any others, the same copy context nodes make.
+// The typed copy (caller side) and its encoding (writer side). The copy is the one context
+// nodes make: one pass over flat fields (scalars and strings), two over any others (to size
+// the copy, then to make it in the ring).
 #include "record/queued_record.hpp"
 
 #include <cstring>
@@ -15,6 +16,11 @@
 
 namespace fieldlog::detail {
 namespace {
+
+// The encoders load a short string as one 16-byte block from its start (json_safe.hpp). This
+// room after the last string keeps those loads inside the record's own entry, which nothing
+// writes while the writer reads it (the thread's next entry follows it at once).
+constexpr std::size_t kOverreadRoom = 16;
 
 static_assert(sizeof(QueuedRecord) % 8 == 0 && alignof(QueuedRecord) <= 8);  // the fields after it stay 8-aligned
 
@@ -101,7 +107,7 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
             message_text = text.view();
         }
         const FieldsRoom room = measure_fields(fields, context.scratch);
-        const std::size_t size = sizeof(QueuedRecord) + room.structs + room.chars + message_text.size();
+        const std::size_t size = sizeof(QueuedRecord) + room.structs + room.chars + message_text.size() + kOverreadRoom;
         const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
         if (slot.payload == nullptr) {
             text.shrink();
@@ -112,6 +118,7 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
         char* const copied_fields = slot.payload + sizeof(QueuedRecord);
         char* const copied_message = copied_fields + room.structs + room.chars;
         if (!message_text.empty()) std::memcpy(copied_message, message_text.data(), message_text.size());
+        text.shrink();
         const Field* copied = copy_fields(fields, room, copied_fields, context.scratch);
         new (slot.payload) QueuedRecord{.logger = &logger,
                                         .bound = bound,
@@ -121,7 +128,6 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
                                         .fields = copied,
                                         .field_count = copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0,
                                         .thread_id = cached_thread_id()};
-        text.shrink();
         if (bound != nullptr) retain(bound);
         if (scope != nullptr) retain(scope);
         pipeline.writer->commit(slot.payload, level, now, admitted);
