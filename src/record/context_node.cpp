@@ -246,11 +246,6 @@ private:
     bool writing_ = false;
 };
 
-const EncodedContext* find_encoded(const EncodedContext* e, std::uint32_t options_id) noexcept {
-    while (e != nullptr && e->options_id != options_id) e = e->next;
-    return e;
-}
-
 /// Encodes `node` after its parent's encoding `inherited`, and publishes it on the node (or
 /// returns the one another thread published first).
 const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Segment& inherited,

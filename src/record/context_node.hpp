@@ -68,14 +68,20 @@ struct ContextEncoding {
 const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
                                      Buffer& scratch);
 
+/// The encoding among `e` and those after it made under options `options_id`, or null.
+inline const EncodedContext* find_encoded(const EncodedContext* e, std::uint32_t options_id) noexcept {
+    while (e != nullptr && e->options_id != options_id) e = e->next;
+    return e;
+}
+
 /// The encoded fields `node` brings to a record of `encoding` (null when `node` is). Inline:
 /// every record asks, and almost always finds them made.
 inline const EncodedContext* context_encoding(ContextHome* home, ContextNode* node, ContextEncoding encoding,
                                               Buffer& out, Buffer& scratch) {
     if (node == nullptr) return nullptr;
     const Format format = encoding.options.format;
-    const EncodedContext* e = node->encoded[static_cast<std::size_t>(format)].load(std::memory_order_acquire);
-    while (e != nullptr && e->options_id != encoding.options_id) e = e->next;
+    const EncodedContext* e =
+        find_encoded(node->encoded[static_cast<std::size_t>(format)].load(std::memory_order_acquire), encoding.options_id);
     if (e == nullptr) [[unlikely]]
         e = &encode_context(home, node, encoding, out, scratch);
     return e;

@@ -62,9 +62,8 @@ bool encode_queued(const QueuedView& view, const Channel& channel, Buffer& out, 
 
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
     if (node == nullptr) return 0;
-    const EncodedContext* e =
-        node->encoded[static_cast<std::size_t>(channel.options.format)].load(std::memory_order_acquire);
-    while (e != nullptr && e->options_id != channel.options_id) e = e->next;
+    const EncodedContext* e = find_encoded(
+        node->encoded[static_cast<std::size_t>(channel.options.format)].load(std::memory_order_acquire), channel.options_id);
     return e != nullptr ? e->size : 0;
 }
 
