@@ -119,7 +119,7 @@ def main():
             daemon.wait(timeout=30)
         elapsed = time.monotonic() - started
 
-        delivery = Delivery(bodies, counters["records"], dropped_path)
+        delivery = Delivery(bodies, counters["records"], dropped_path, stop_signal == signal.SIGKILL)
         stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
         figures = (f"{transport[0]}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters) +
                    f", errors {counters['errors']}")

@@ -10,7 +10,8 @@ the file (a wait for that condition, no fixed sleeps). The helper writes the num
 records its sink dropped (a full buffer); at the end it waits until the receiver acknowledged
 its whole buffer and prints its counters.
 
-Checked: every line is one whole JSON record (no frame cut or merged); the sink's drop count
+Checked: every line is one whole JSON record (no frame cut or merged; after SIGKILL, the
+daemon's own cut of its file at the kill is told apart, see Delivery); the sink's drop count
 equals the records it named as dropped, and none of those arrived; every other record arrived,
 except around a stop, where TCP cannot tell the sender what the daemon did: records lost
 (acknowledged by the receiver's kernel, never read by the daemon) and records twice (read by
@@ -85,18 +86,34 @@ def runs(numbers, sent, skip):
     return count
 
 
+def record_number(line):
+    try:
+        return json.loads(line)["seq"]
+    except (ValueError, KeyError):
+        return None
+
+
 class Delivery:
     """What arrived of the `sent` numbered records of a restart run: the receiver's file of JSON
-    bodies (one "seq" each) against the sender's list of the records it dropped (counted)."""
+    bodies (one "seq" each) against the sender's list of the records it dropped (counted).
 
-    def __init__(self, bodies, sent, dropped_path):
+    A daemon killed by SIGKILL may leave the start of a record in its file: rsyslog's file
+    writer flushes its buffer when it fills, mid-record, and the daemon started next appends
+    after that cut. With `receiver_killed`, a line that is such a cut followed by one whole
+    record counts as that record and a cut by the kill (at most one per stop); the cut record
+    itself counts as lost."""
+
+    def __init__(self, bodies, sent, dropped_path, receiver_killed=False):
         self.sent = sent
-        self.seen, self.twice, self.copies, self.malformed = set(), set(), 0, 0
+        self.seen, self.twice, self.copies, self.malformed, self.cut_by_kill = set(), set(), 0, 0, 0
         with open(bodies, "rb") as data:
             for line in data.read().splitlines():
-                try:
-                    seq = json.loads(line)["seq"]
-                except (ValueError, KeyError):
+                seq = record_number(line)
+                restart = line.rfind(b'{"ts":')
+                if seq is None and receiver_killed and restart > 0:
+                    seq = record_number(line[restart:])
+                    self.cut_by_kill += seq is not None
+                if seq is None:
                     self.malformed += 1
                     continue
                 if seq in self.seen:
@@ -112,12 +129,14 @@ class Delivery:
     def figures(self, counters):
         return (f"sent {self.sent}, delivered {len(self.seen)}, dropped (buffer full, counted) {counters['dropped']}, "
                 f"lost {len(self.lost)} (in {self.lost_runs} runs), twice {self.copies} (in {self.twice_runs} runs), "
-                f"cut or merged lines {self.malformed}, connects {counters['connects']}, resent {counters['resent']}")
+                f"cut or merged lines {self.malformed}, cut by the receiver's kill {self.cut_by_kill}, connects {counters['connects']}, resent {counters['resent']}")
 
     def problem(self, counters):
         """What every restart run must show, whatever the transport: None, or what went wrong."""
         if self.malformed:
             return f"{self.malformed} lines are not one whole record"
+        if self.cut_by_kill > RESTARTS:
+            return f"{self.cut_by_kill} records cut, more than the {RESTARTS} kills of the receiver"
         if self.seen and max(self.seen) >= self.sent:
             return "more records arrived than were sent"
         if len(self.dropped) != counters["dropped"]:
@@ -229,7 +248,7 @@ def main():
             daemon.wait(timeout=30)
         elapsed = time.monotonic() - started
 
-        delivery = Delivery(bodies, counters["records"], dropped_path)
+        delivery = Delivery(bodies, counters["records"], dropped_path, stop_signal == signal.SIGKILL)
         stop_name = "SIGKILL" if stop_signal == signal.SIGKILL else "SIGTERM"
         figures = f"{transport}, {RESTARTS} restarts by {stop_name} in {elapsed:.1f} s: " + delivery.figures(counters)
         print(figures)
