@@ -11,7 +11,7 @@
 // where the script mounts a tmpfs over /run (in that mount namespace only), bind-mounts
 // <root>/runtime onto /run/systemd/journal (its sockets: socket, stdout, dev-log, varlink) and
 // <root>/logs onto /run/log/journal (the volatile journal), writes a drop-in
-// /run/systemd/journald.conf.d/test.conf (Storage=volatile, ReadKMSG=no, no forwarding, no rate
+// /run/systemd/journald.conf.d/test.conf (Storage=volatile, ReadKMsg=no, no forwarding, no rate
 // limit) and then execs /lib/systemd/systemd-journald, so the child's pid is journald's. The
 // socket journald binds is a file in <root>/runtime, which this process reaches by its path
 // from outside the namespace. Journald 252 has no environment variable or option that moves its
@@ -212,6 +212,17 @@ bool datagram_socket_listens(const std::string& path) {
     return connected;
 }
 
+/// Sends `path` one native-protocol entry that entries() leaves out (FIELDLOG_TEST_PROBE).
+void send_probe(const std::string& path) {
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    constexpr std::string_view probe = "MESSAGE=probe\nFIELDLOG_TEST_PROBE=1\n";
+    (void)::sendto(fd, probe.data(), probe.size(), 0, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::close(fd);
+}
+
 /// systemd-journald as a child process, in a mount namespace of its own (see the top comment),
 /// with its socket and journal under `root`.
 class Journald {
@@ -245,7 +256,14 @@ public:
             pid_ = -1;
             return false;
         }
-        return wait_until([&] { return datagram_socket_listens(socket()); });
+        // Ready once an entry of ours arrives with our _PID: journald binds its socket before it
+        // asks for the senders' credentials (SO_PASSCRED), and an entry sent in between has no
+        // _PID, so entries() would never find it.
+        return wait_until([&] {
+            if (!datagram_socket_listens(socket())) return false;
+            send_probe(socket());
+            return !journal_json({"FIELDLOG_TEST_PROBE=1"}).empty();
+        });
     }
 
     /// Stops journald (SIGTERM: it writes what it received and exits); its socket file stays.
@@ -257,15 +275,11 @@ public:
         pid_ = -1;
     }
 
-    /// Every entry this process sent, in journal order.
+    /// Every entry this process sent, in journal order (start()'s probes left out).
     [[nodiscard]] std::vector<Entry> entries() const {
-        const std::string json = (root_ / "journalctl.json").string();
-        if (run({kJournalctl, "--directory=" + (root_ / "logs").string(), "-o", "json", "--all", "--no-pager",
-                 "_PID=" + std::to_string(::getpid())},
-                json) != 0) {
-            return {};
-        }
-        return JournalJsonReader(read_file(json)).entries();
+        std::vector<Entry> sent = JournalJsonReader(journal_json({})).entries();
+        std::erase_if(sent, [](const Entry& entry) { return entry.contains("FIELDLOG_TEST_PROBE"); });
+        return sent;
     }
 
     /// Waits until `count` entries of this process are in the journal (or 10 s passed).
@@ -279,6 +293,16 @@ public:
     }
 
 private:
+    /// What `journalctl -o json` shows of this process's entries that also match `matches`
+    /// ("" when it fails).
+    [[nodiscard]] std::string journal_json(const std::vector<std::string>& matches) const {
+        const std::string json = (root_ / "journalctl.json").string();
+        std::vector<std::string> argv{kJournalctl, "--directory=" + (root_ / "logs").string(), "-o", "json", "--all",
+                                      "--no-pager", "_PID=" + std::to_string(::getpid())};
+        argv.insert(argv.end(), matches.begin(), matches.end());
+        return run(argv, json) == 0 ? read_file(json) : std::string();
+    }
+
     std::filesystem::path root_;
     pid_t pid_ = -1;
 };

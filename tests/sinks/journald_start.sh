@@ -10,6 +10,6 @@ mount -t tmpfs fieldlog-journald-test /run
 mkdir -p /run/systemd/journal /run/log/journal /run/systemd/journald.conf.d
 mount --bind "$root/runtime" /run/systemd/journal
 mount --bind "$root/logs" /run/log/journal
-printf '[Journal]\nStorage=volatile\nRuntimeMaxUse=%s\nReadKMSG=no\nForwardToSyslog=no\nForwardToWall=no\nForwardToConsole=no\nRateLimitBurst=0\n' "${2:-64M}" \
+printf '[Journal]\nStorage=volatile\nRuntimeMaxUse=%s\nReadKMsg=no\nForwardToSyslog=no\nForwardToWall=no\nForwardToConsole=no\nRateLimitBurst=0\n' "${2:-64M}" \
   > /run/systemd/journald.conf.d/test.conf
 exec /lib/systemd/systemd-journald
