@@ -34,14 +34,16 @@ void SinkHandle::tick(std::chrono::steady_clock::time_point now) noexcept {
 }
 
 std::uint32_t intern_options(const EncoderOptions& options) {
-    static std::mutex mutex;
-    static std::vector<EncoderOptions> known;
-    const std::lock_guard lock(mutex);
-    for (std::size_t i = 0; i < known.size(); ++i) {
-        if (known[i] == options) return static_cast<std::uint32_t>(i);
+    // Never destroyed: the exit handler configures once more, and a table first used after it
+    // was registered (a first configuration of typed sinks only) would be destroyed before it.
+    static auto* const mutex = new std::mutex;
+    static auto* const known = new std::vector<EncoderOptions>;
+    const std::lock_guard lock(*mutex);
+    for (std::size_t i = 0; i < known->size(); ++i) {
+        if ((*known)[i] == options) return static_cast<std::uint32_t>(i);
     }
-    known.push_back(options);
-    return static_cast<std::uint32_t>(known.size() - 1);
+    known->push_back(options);
+    return static_cast<std::uint32_t>(known->size() - 1);
 }
 
 namespace {
