@@ -91,6 +91,16 @@ struct ContextNode;  // the fields Logger::with attached (src/record/context_nod
 FIELDLOG_API void retain_context(ContextNode* node) noexcept;
 FIELDLOG_API void release_context(ContextNode* node) noexcept;
 
+/// Per level: how many backtraces open now, on any thread, keep records at that level
+/// (scope.hpp's Backtrace). While one does, the level gate lets such records through to
+/// Logger::emit, which keeps them when their thread has that backtrace open.
+FIELDLOG_API extern std::atomic<std::uint32_t> backtrace_keepers[level_count];
+
+/// True when some thread's open backtrace keeps records at `level`.
+inline bool kept_by_a_backtrace(Level level) noexcept {
+    return level < Level::off && backtrace_keepers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
+}
+
 /// True when calls at `level` survive FIELDLOG_ACTIVE_LEVEL (a template so that the default 0
 /// does not produce an always-true comparison warning in users' code).
 template <int ActiveLevel>
@@ -215,9 +225,12 @@ public:
     void set_level(Level level) const;
     /// Undoes set_level(): this name follows the configuration (or a name above it) again.
     void reset_level() const;
-    /// The level gate: one relaxed load and a compare.
+    /// The level gate: one relaxed load and a compare, and below the threshold a second look,
+    /// at whether an open backtrace anywhere keeps records at `level` (then the record goes on,
+    /// to be kept if its thread has one open; see scope.hpp).
     [[nodiscard]] bool enabled(Level level) const noexcept {
-        return level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off;
+        return (level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off) ||
+               detail::kept_by_a_backtrace(level);
     }
 
     /// Logs one record when `level` is enabled. Fields are encoded before the call returns.

@@ -57,6 +57,10 @@ struct FIELDLOG_API Metrics {
     std::uint64_t context_pool_bytes = 0;
     std::uint64_t nested_dropped = 0;    ///< records logged from inside a logging call (dropped)
     std::uint64_t dropped_after_shutdown = 0;  ///< records logged after shutdown() (dropped)
+    /// Records below their logger's level that a scope's backtrace kept (scope.hpp), and those
+    /// of them written because a record reached the trigger; the rest were discarded.
+    std::uint64_t backtrace_kept = 0;
+    std::uint64_t backtrace_written = 0;
     AsyncMetrics async{};
     std::vector<SinkMetrics> sinks;      ///< the running sinks
     std::vector<LoggerMetrics> loggers;  ///< the loggers that rate limits kept records of, by name

@@ -12,6 +12,15 @@
 //           fieldlog::Scope s{ctx};                        // this thread's records carry it too
 //       });
 //   }
+//
+// A scope may also keep a backtrace: records below the logger's level (down to a chosen one)
+// logged on its thread while it is open are kept in their typed form instead of dropped; a
+// record at the trigger level or above, within the scope, writes them first, in order and
+// marked "backtrace":true; a scope that closes without one discards them.
+//
+//   fieldlog::Scope request{{{"request_id", rid}}, fieldlog::Backtrace{.records = 16}};
+//   log.debug("cache miss", {{"key", key}});   // kept, not written (the logger is at info)
+//   log.error("upstream failed");             // writes the debug record, then this one
 #pragma once
 
 #include <cstdint>
@@ -29,6 +38,19 @@ namespace detail {
 struct ContextHome;
 }  // namespace detail
 
+/// What a Scope's backtrace keeps and when it writes it. Memory: each kept record is one block
+/// of the thread's context pool (about 200 bytes, 40 more a field, plus its strings), given
+/// back when it is written or discarded; at most `records` of them per scope.
+struct Backtrace {
+    /// Kept at most; one more lets the oldest go (discarded).
+    std::uint32_t records = 32;
+    /// The lowest level kept. Records below the logger's level and at or above this are kept.
+    Level keep_from = Level::debug;
+    /// A record at or above this, logged on the scope's thread while it is open, writes the
+    /// kept records first.
+    Level trigger = Level::error;
+};
+
 /// The scope fields open on one thread, captured: a reference to them (copying it copies a
 /// pointer and counts a reference), valid anywhere and for as long as it lives, whatever
 /// happens to the scopes it was taken from. Re-open it with `Scope s{context}` on any thread.
@@ -36,12 +58,15 @@ class FIELDLOG_API ScopeContext {
 public:
     /// An empty context (re-opening it adds no fields).
     ScopeContext() noexcept = default;
-    ScopeContext(const ScopeContext& other) noexcept : node_(other.node_) {
+    ScopeContext(const ScopeContext& other) noexcept : node_(other.node_), backtrace_(other.backtrace_) {
         if (node_ != nullptr) detail::retain_context(node_);
     }
-    ScopeContext(ScopeContext&& other) noexcept : node_(other.node_) { other.node_ = nullptr; }
+    ScopeContext(ScopeContext&& other) noexcept : node_(other.node_), backtrace_(other.backtrace_) {
+        other.node_ = nullptr;
+    }
     ScopeContext& operator=(ScopeContext other) noexcept {
         std::swap(node_, other.node_);
+        backtrace_ = other.backtrace_;
         return *this;
     }
     ~ScopeContext() {
@@ -49,11 +74,15 @@ public:
     }
     /// True when it holds no fields.
     [[nodiscard]] bool empty() const noexcept { return node_ == nullptr; }
+    /// The backtrace of the innermost scope that kept one when this was captured (records 0:
+    /// none). Re-opening the capture opens a backtrace like it on the re-opening thread.
+    [[nodiscard]] const Backtrace& backtrace() const noexcept { return backtrace_; }
 
 private:
     friend class Scope;
-    explicit ScopeContext(detail::ContextNode* node) noexcept : node_(node) {}
+    ScopeContext(detail::ContextNode* node, const Backtrace& backtrace) noexcept : node_(node), backtrace_(backtrace) {}
     detail::ContextNode* node_ = nullptr;  ///< holds a reference
+    Backtrace backtrace_{.records = 0};
 };
 
 /// RAII: while it lives, every record logged on the thread that opened it carries its fields.
@@ -65,13 +94,23 @@ private:
 /// thread's next record, so no later record there carries it. A scope opened from inside a
 /// logging call (by a user type's encoder) opens nothing and is counted in
 /// Metrics::context_fields_dropped, like a scope whose value throws while being copied.
+/// A backtrace (see Backtrace) is the scope's own, on its thread: a record another thread logs
+/// is kept there only by a scope open on that thread (a re-opened capture opens one like it).
 class FIELDLOG_API Scope {
 public:
     /// Opens a scope with `fields` (copied now; the values need not outlive this call).
     explicit Scope(Fields fields) noexcept : Scope(std::span<const Field>(fields.begin(), fields.size())) {}
     /// The same for a field list built at run time.
-    explicit Scope(std::span<const Field> fields) noexcept;
-    /// Re-opens a captured context on this thread (as one scope, inside those already open).
+    explicit Scope(std::span<const Field> fields) noexcept : Scope(fields, Backtrace{.records = 0}) {}
+    /// Opens a scope with `fields` that keeps a backtrace (records 0: none).
+    Scope(Fields fields, const Backtrace& backtrace) noexcept
+        : Scope(std::span<const Field>(fields.begin(), fields.size()), backtrace) {}
+    /// The same for a field list built at run time.
+    Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept;
+    /// Opens a scope that only keeps a backtrace.
+    explicit Scope(const Backtrace& backtrace) noexcept : Scope(std::span<const Field>(), backtrace) {}
+    /// Re-opens a captured context on this thread (as one scope, inside those already open),
+    /// with a backtrace like the one it was captured in, if any.
     explicit Scope(const ScopeContext& context) noexcept;
     /// Opens a scope with the trace position's `trace_id`, `span_id` and `trace_flags`: string
     /// fields of 32, 16 and 2 lowercase hex digits.
@@ -88,7 +127,8 @@ public:
     /// Closes the scope: later records on its thread no longer carry its fields.
     ~Scope();
 
-    /// Every scope field open on this thread now, as a reference.
+    /// Every scope field open on this thread now, as a reference (with the innermost open
+    /// backtrace's settings; not its kept records, which stay on this thread).
     [[nodiscard]] static ScopeContext capture() noexcept;
 
 private:

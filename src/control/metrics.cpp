@@ -28,6 +28,8 @@ Metrics metrics() {
             m.context_fields_dropped += c.context_fields_dropped.load(std::memory_order_relaxed);
             m.nested_dropped += c.nested_dropped.load(std::memory_order_relaxed);
             m.dropped_after_shutdown += c.after_shutdown.load(std::memory_order_relaxed);
+            m.backtrace_kept += c.backtrace_kept.load(std::memory_order_relaxed);
+            m.backtrace_written += c.backtrace_written.load(std::memory_order_relaxed);
         }
     }
     m.context_pool_bytes = detail::pooled_bytes();
@@ -112,6 +114,10 @@ std::string metrics_text() {
     line("fieldlog_nested_dropped_total", "", m.nested_dropped);
     counter(out, "fieldlog_dropped_after_shutdown_total", "Records logged after shutdown(), dropped.");
     line("fieldlog_dropped_after_shutdown_total", "", m.dropped_after_shutdown);
+    counter(out, "fieldlog_backtrace_kept_total", "Records below their logger's level kept by a scope's backtrace.");
+    line("fieldlog_backtrace_kept_total", "", m.backtrace_kept);
+    counter(out, "fieldlog_backtrace_written_total", "Kept records written because a record reached the trigger level.");
+    line("fieldlog_backtrace_written_total", "", m.backtrace_written);
 
     counter(out, "fieldlog_async_accepted_records_total", "Records accepted by the async queue.");
     line("fieldlog_async_accepted_records_total", "", m.async.accepted_records);

@@ -16,6 +16,7 @@
 
 #include "encode/members.hpp"
 #include "fieldlog/field.hpp"
+#include "record/backtrace.hpp"
 
 namespace fieldlog::detail {
 
@@ -31,9 +32,11 @@ inline constexpr std::size_t kPoolRetainedBytes = 256 * 1024;
 /// An open Scope on its thread: `own` is the node its Scope object names, `chain` the node its
 /// records carry (own, or a node made from it: a re-opened capture, or a rebuild after an
 /// outer scope closed first). Each layer's chain descends from the layer's below it.
+/// `kept`: the records its backtrace holds, or null when it keeps none (backtrace.hpp).
 struct ScopeLayer {
     ContextNode* own;
     ContextNode* chain;
+    KeptRecords* kept;
 };
 
 /// A Scope closed away from its thread's record path (on another thread, or inside a logging
@@ -50,6 +53,7 @@ struct ContextHome {
     std::size_t free_bytes = 0;
     std::vector<ScopeLayer> layers;  ///< open scopes, outermost first (capacity kept)
     ContextNode* top = nullptr;      ///< layers.back().chain, or null: what records carry
+    std::uint32_t backtraces = 0;    ///< layers that keep a backtrace
     std::vector<SegmentMember> members;  ///< scratch of encode_context (capacity kept)
     std::vector<Field> gathered;         ///< scratch of a re-opened capture (capacity kept)
 

@@ -13,6 +13,7 @@
 
 #include "dispatch/pipeline.hpp"
 #include "encode/encode.hpp"
+#include "record/backtrace.hpp"
 #include "record/context_node.hpp"
 #include "record/emit.hpp"
 #include "record/queued_record.hpp"
@@ -68,9 +69,10 @@ std::int64_t monotonic_nanos() noexcept {
 
 /// Encodes the record once per channel that takes it and dispatches each line.
 [[gnu::always_inline]] inline void encode_for_channels(ThreadContext& context, const Pipeline& pipeline,
-                                                       const LoggerCore& logger, ContextNode* bound, Level level,
-                                                       const Message& message, std::span<const Field> fields,
-                                                       LoggerMask admitted, Timestamp now) noexcept {
+                                                       const LoggerCore& logger, ContextNode* bound,
+                                                       ContextNode* scope, Level level, const Message& message,
+                                                       std::span<const Field> fields, LoggerMask admitted,
+                                                       Timestamp now) noexcept {
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
@@ -83,7 +85,7 @@ std::int64_t monotonic_nanos() noexcept {
                                      logger.name,
                                      message,
                                      context_encoding(context.home, bound, encoding, buffer, context.scratch),
-                                     context_encoding(context.home, context.home->top, encoding, buffer, context.scratch),
+                                     context_encoding(context.home, scope, encoding, buffer, context.scratch),
                                      fields};
             buffer.clear();
             encode_record(channel.options, buffer, context.scratch, record);
@@ -102,38 +104,38 @@ std::int64_t monotonic_nanos() noexcept {
 /// Async mode: the record's typed copy to the writer's rings; one too large for them is encoded
 /// and written here, once the writer has written this thread's earlier records.
 [[gnu::noinline]] void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger,
-                                      ContextNode* bound, Level level, const Message& message,
+                                      ContextNode* bound, ContextNode* scope, Level level, const Message& message,
                                       std::span<const Field> fields, LoggerMask admitted, Timestamp now) noexcept {
-    if (queue_record(context, pipeline, logger, bound, level, message, fields, admitted, now)) return;
+    if (queue_record(context, pipeline, logger, bound, scope, level, message, fields, admitted, now)) return;
     pipeline.writer->drain();
-    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+    encode_for_channels(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
 }
 
 /// The record path past the gates: queued in async mode, else encoded and written here.
+/// `scope`: the thread's open scopes when the record was logged.
 [[gnu::always_inline]] inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
-                                                  const LoggerCore& logger, ContextNode* bound, Level level,
-                                                  const Message& message, std::span<const Field> fields,
+                                                  const LoggerCore& logger, ContextNode* bound, ContextNode* scope,
+                                                  Level level, const Message& message, std::span<const Field> fields,
                                                   LoggerMask admitted, Timestamp now) noexcept {
     if (pipeline.writer) {
-        queue_or_write(context, pipeline, logger, bound, level, message, fields, admitted, now);
+        queue_or_write(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
         return;
     }
-    encode_for_channels(context, pipeline, logger, bound, level, message, fields, admitted, now);
+    encode_for_channels(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
 }
 
 /// The record path of a pipeline with typed sinks (a test's Observer): they get the record's
 /// typed parts, then the channels their lines. Out of line: no other pipeline comes here.
 [[gnu::noinline]] void dispatch_typed_and_encoded(ThreadContext& context, const Pipeline& pipeline,
-                                                  const LoggerCore& logger, ContextNode* bound, Level level,
-                                                  const Message& message, std::span<const Field> fields,
-                                                  LoggerMask admitted) noexcept {
-    const Timestamp now = record_time(context, pipeline);
+                                                  const LoggerCore& logger, ContextNode* bound, ContextNode* scope,
+                                                  Level level, const Message& message, std::span<const Field> fields,
+                                                  LoggerMask admitted, Timestamp now) noexcept {
     std::vector<Field>& gathered = context.typed_fields;
     gathered.clear();
     try {
         gather_fields(bound, nullptr, gathered);
         const std::size_t bound_count = gathered.size();
-        gather_fields(context.home->top, nullptr, gathered);
+        gather_fields(scope, nullptr, gathered);
         const std::span<const Field> all(gathered);
         pipeline.dispatch_typed(TypedRecordView{.level = level,
                                                 .time = now,
@@ -145,7 +147,7 @@ std::int64_t monotonic_nanos() noexcept {
                                 admitted);
     } catch (...) {  // memory ran out gathering the fields: the typed sinks miss this record
     }
-    deliver_record(context, pipeline, logger, bound, level, message, fields, admitted, now);
+    deliver_record(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
 }
 
 /// emit_records' body, inlined into Logger::emit: out of line, passing its seven arguments
@@ -167,11 +169,67 @@ std::int64_t monotonic_nanos() noexcept {
         admitted = rules.admitted;
         if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
         if (!pipeline->routing.typed.empty()) {
-            dispatch_typed_and_encoded(context, *pipeline, logger, bound, level, message, fields, admitted);
+            dispatch_typed_and_encoded(context, *pipeline, logger, bound, context.home->top, level, message, fields,
+                                       admitted, record_time(context, *pipeline));
             return;
         }
     }
-    deliver_record(context, *pipeline, logger, bound, level, message, fields, admitted, record_time(context, *pipeline));
+    deliver_record(context, *pipeline, logger, bound, context.home->top, level, message, fields, admitted,
+                   record_time(context, *pipeline));
+}
+
+/// Writes the records a backtrace kept, each as it was logged (its time, context and call
+/// site; the sinks' levels and the loggers' filters apply, not the sampler), then gives them
+/// back. Cold: only a record at a backtrace's trigger level comes here.
+[[gnu::noinline, gnu::cold]] void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
+                                                     KeptRecords& kept) noexcept {
+    for (const KeptRecord* r = kept.first; r != nullptr && pipeline != nullptr; r = r->next) {
+        if (r->level < pipeline->routing.min_level) continue;
+        const LoggerMask admitted = r->level < pipeline->gate ? pipeline->rules_for(*r->logger).admitted : kEveryLogger;
+        const Message message(r->message, r->where);
+        const std::span<const Field> fields(r->fields, r->field_count);
+        ThreadCounters::bump(context.counters.backtrace_written);
+        if (!pipeline->routing.typed.empty()) {
+            dispatch_typed_and_encoded(context, *pipeline, *r->logger, r->bound, r->scope, r->level, message, fields,
+                                       admitted, r->time);
+        } else {
+            deliver_record(context, *pipeline, *r->logger, r->bound, r->scope, r->level, message, fields, admitted,
+                           r->time);
+        }
+    }
+    discard_kept_records(*context.home, kept);
+}
+
+/// Before a record at `level`: writes what each open backtrace with a trigger at or below it
+/// kept, outermost first (an inner scope's records are the later ones).
+void write_backtraces(ThreadContext& context, const Pipeline* pipeline, Level level) noexcept {
+    for (ScopeLayer& layer : context.home->layers) {
+        if (layer.kept != nullptr && layer.kept->count != 0 && level >= layer.kept->trigger)
+            write_kept_records(context, pipeline, *layer.kept);
+    }
+}
+
+/// Logger::emit's path while a backtrace is open on this thread or the record is below its
+/// logger's level (the gate let it through for a backtrace open somewhere): a record below is
+/// kept when this thread has a backtrace that keeps its level, else dropped; one at or above
+/// is written after what the backtraces it triggers kept. Cold: off the path of every record
+/// outside a backtrace.
+[[gnu::noinline, gnu::cold]] void emit_with_backtraces(ThreadContext& context, const LoggerCore& logger,
+                                                       ContextNode* bound, Level level, const Message& message,
+                                                       std::span<const Field> fields, bool below_threshold) noexcept {
+    if (below_threshold && (context.home->backtraces == 0 || logger.threshold.load(std::memory_order_relaxed) == Level::off))
+        return;
+    context.busy = true;
+    const Pipeline* pipeline = acquire_pipeline(context);
+    if (!below_threshold) {
+        write_backtraces(context, pipeline, level);
+        encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
+    } else if (pipeline != nullptr && keep_record(*context.home, context.record, context.scratch, logger, bound,
+                                                  level, message, fields, record_time(context, *pipeline))) {
+        ThreadCounters::bump(context.counters.backtrace_kept);
+    }
+    release_pipeline(context);
+    context.busy = false;
 }
 
 }  // namespace
@@ -188,6 +246,7 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
                                                       const Message& message, std::span<const Field> fields) noexcept {
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.
+    if (level < logger.threshold.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
     static auto* const mutex = new std::recursive_mutex;
     static ThreadContext* shared = nullptr;
     const std::lock_guard lock(*mutex);
@@ -228,6 +287,12 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
+    // Below the threshold, the gate let the record through for a backtrace (scope.hpp).
+    const bool below_threshold = level < core_->threshold.load(std::memory_order_relaxed);
+    if (below_threshold || context->home->backtraces != 0) [[unlikely]] {
+        detail::emit_with_backtraces(*context, *core_, context_, level, message, fields, below_threshold);
+        return;
+    }
     context->busy = true;
     detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
     detail::release_pipeline(*context);

@@ -92,9 +92,8 @@ void release_queued(const QueuedView& view) noexcept {
 const QueuedCodec queued_codec{&encode_queued, &queued_line_bound, &release_queued};
 
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger, ContextNode* bound,
-                  Level level, const Message& message, std::span<const Field> fields, LoggerMask admitted,
-                  Timestamp now) noexcept {
-    ContextNode* scope = context.home->top;
+                  ContextNode* scope, Level level, const Message& message, std::span<const Field> fields,
+                  LoggerMask admitted, Timestamp now) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
     try {
         encode_context_ahead(context, pipeline, bound, level, admitted);

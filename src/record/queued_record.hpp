@@ -34,13 +34,14 @@ struct QueuedRecord {
     int thread_id;
 };
 
-/// Copies a record into this thread's ring of `pipeline`'s writer. Every context encoding the
-/// writer will need is made first, here, so that neither the writer nor the crash path ever
-/// makes one. True when the record is done with (queued; dropped by the overflow policy or
-/// because a user type threw); false when it is too large for a ring: the caller writes it.
+/// Copies a record into this thread's ring of `pipeline`'s writer (`scope`: the thread's open
+/// scopes when it was logged). Every context encoding the writer will need is made first,
+/// here, so that neither the writer nor the crash path ever makes one. True when the record
+/// is done with (queued; dropped by the overflow policy or because a user type threw); false
+/// when it is too large for a ring: the caller writes it.
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger, ContextNode* bound,
-                  Level level, const Message& message, std::span<const Field> fields, LoggerMask admitted,
-                  Timestamp now) noexcept;
+                  ContextNode* scope, Level level, const Message& message, std::span<const Field> fields,
+                  LoggerMask admitted, Timestamp now) noexcept;
 
 /// How the writer (and the crash path) make lines of QueuedRecords and let go of them.
 extern const QueuedCodec queued_codec;

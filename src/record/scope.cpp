@@ -37,9 +37,22 @@ bool chain_holds(const ContextNode* node, const ContextNode* top) noexcept {
     return false;
 }
 
-void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain) {
-    home.layers.push_back(ScopeLayer{own, chain});
+/// MUST: the layers have room for one more (push_back cannot throw). Inline: every Scope
+/// opens through it.
+[[gnu::always_inline]] inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain,
+                                              const Backtrace& backtrace) noexcept {
+    KeptRecords* const kept = backtrace.records != 0 ? open_kept_records(home, backtrace) : nullptr;
+    home.layers.push_back(ScopeLayer{own, chain, kept});
+    if (kept != nullptr) ++home.backtraces;
     home.top = chain;
+}
+
+/// Gives back what a closing layer's backtrace kept.
+void close_backtrace(ContextHome& home, ScopeLayer& layer) noexcept {
+    if (layer.kept == nullptr) return;
+    close_kept_records(home, layer.kept);
+    layer.kept = nullptr;
+    --home.backtraces;
 }
 
 /// A node for `fields` on `parent` (a reference is taken), or, when that fails (a user type
@@ -70,6 +83,7 @@ ThreadCounters* counters_of_this_thread() noexcept {
 [[gnu::always_inline]] inline void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
     std::vector<ScopeLayer>& layers = home.layers;
     if (!layers.empty() && layers.back().own == own && layers.back().chain == own) [[likely]] {  // the innermost: pop
+        close_backtrace(home, layers.back());
         layers.pop_back();
         home.top = layers.empty() ? nullptr : layers.back().chain;
         release(&home, own, 2);  // the layer's reference and the Scope's
@@ -96,12 +110,14 @@ void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noex
         gather_fields(old_chain, previous, home.gathered);
         ContextNode* remade = node_or_parent(home, below, home.gathered, scratch, counters_of_this_thread());
         home.gathered.clear();
+        if (layers[j].kept != nullptr) hold_kept_scopes(*layers[j].kept, old_chain);
         release(&home, old_chain);
         layers[j].chain = remade;
         previous = old_chain;  // still alive: the next layer's old chain holds it
         below = remade;
     }
     release(&home, removed);
+    close_backtrace(home, layers[i]);
     layers.erase(layers.begin() + static_cast<std::ptrdiff_t>(i));
     home.top = layers.empty() ? nullptr : layers.back().chain;
     release(&home, own);
@@ -139,6 +155,7 @@ void close_queued_scopes(ContextHome& home, Buffer& scratch) noexcept {
 void close_all_scopes(ContextHome& home, Buffer& scratch) noexcept {
     close_queued_scopes(home, scratch);
     while (!home.layers.empty()) {
+        close_backtrace(home, home.layers.back());
         release(&home, home.layers.back().chain);
         home.layers.pop_back();
     }
@@ -147,7 +164,7 @@ void close_all_scopes(ContextHome& home, Buffer& scratch) noexcept {
 
 }  // namespace detail
 
-Scope::Scope(std::span<const Field> fields) noexcept {
+Scope::Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
     if (context == nullptr) return;
     if (context->busy) {  // opened from inside a logging call: its buffers are in use
@@ -166,7 +183,7 @@ Scope::Scope(std::span<const Field> fields) noexcept {
         return;
     }
     detail::retain(node);  // one reference for the layer, one for this object
-    detail::push_layer(home, node, node);
+    detail::push_layer(home, node, node, backtrace);
     home_ = &home;
     own_ = node;
     generation_ = home.generation.load(std::memory_order_relaxed);
@@ -205,7 +222,7 @@ Scope::Scope(const ScopeContext& captured) noexcept {
         return;
     }
     detail::retain(node);
-    detail::push_layer(home, node, chain);
+    detail::push_layer(home, node, chain, captured.backtrace_);
     home_ = &home;
     own_ = node;
     generation_ = home.generation.load(std::memory_order_relaxed);
@@ -236,9 +253,16 @@ ScopeContext Scope::capture() noexcept {
     if (context == nullptr) return {};
     detail::ContextHome& home = *context->home;
     if (!context->busy) detail::close_queued(home, context->scratch);
-    if (home.top == nullptr) return {};
+    Backtrace backtrace{.records = 0};
+    for (auto layer = home.layers.rbegin(); home.backtraces != 0 && layer != home.layers.rend(); ++layer) {
+        if (layer->kept != nullptr) {
+            backtrace = detail::backtrace_of(*layer->kept);
+            break;
+        }
+    }
+    if (home.top == nullptr) return ScopeContext(nullptr, backtrace);
     detail::retain(home.top);
-    return ScopeContext(home.top);
+    return ScopeContext(home.top, backtrace);
 }
 
 }  // namespace fieldlog

@@ -88,6 +88,8 @@ ThreadContext::~ThreadContext() {
     r.retired.context_fields_dropped += counters.context_fields_dropped.load(std::memory_order_relaxed);
     r.retired.nested_dropped += counters.nested_dropped.load(std::memory_order_relaxed);
     r.retired.dropped_after_shutdown += counters.after_shutdown.load(std::memory_order_relaxed);
+    r.retired.backtrace_kept += counters.backtrace_kept.load(std::memory_order_relaxed);
+    r.retired.backtrace_written += counters.backtrace_written.load(std::memory_order_relaxed);
     r.threads.erase(std::remove(r.threads.begin(), r.threads.end(), this), r.threads.end());
 }
 

@@ -29,6 +29,8 @@ struct ThreadCounters {
     std::atomic<std::uint64_t> context_fields_dropped{0};
     std::atomic<std::uint64_t> nested_dropped{0};
     std::atomic<std::uint64_t> after_shutdown{0};
+    std::atomic<std::uint64_t> backtrace_kept{0};
+    std::atomic<std::uint64_t> backtrace_written{0};
 
     static void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
         counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);

@@ -111,6 +111,45 @@ TEST_CASE("scopes, captured scopes, child loggers, user types and fmt messages a
     CHECK(console->counters().records == json->counters().records);
 }
 
+TEST_CASE("backtraces keep, write and discard records without allocating, on any thread", "[alloc][backtrace]") {
+    auto json = std::make_shared<fieldlog::NullSink>();
+    auto logfmt = std::make_shared<fieldlog::NullSink>();
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .sinks = {{.target = json}, {.target = logfmt, .format = fieldlog::Format::logfmt}}});
+    const Inputs in;
+    const auto log = fieldlog::get("alloc").with({{"service", "checkout"}});
+    // Every second request fails: its kept records are written, the others' discarded; each
+    // keeps more than its bound, so the oldest go too.
+    auto request = [&](int i) {
+        const fieldlog::Scope scope{{{"request_id", in.request_id}}, fieldlog::Backtrace{.records = 4}};
+        for (int step = 0; step < 6; ++step) {
+            log.debug("step", {{"step", step}, {"account", in.account}, {"counts", in.counts}, {"big", in.big}});
+            log.debug(fieldlog::format("step {} of {}", step, in.request_id));
+        }
+        {
+            const fieldlog::Scope reopened{fieldlog::Scope::capture()};
+            log.debug("inner", {{"retry", in.retry}});
+        }
+        if (i % 2 == 0) log.error("failed", {{"attempt", i}});
+    };
+    auto run = [&](int requests) {
+        request(0);  // warm-up: this thread's context and pool exist from now on
+        const std::uint64_t before = fieldlog_test::allocations();
+        for (int i = 0; i < requests; ++i) request(i);
+        return fieldlog_test::allocations() - before;
+    };
+    const auto written_before = fieldlog::metrics().backtrace_written;
+    CHECK(run(10'000) == 0);
+    std::uint64_t on_thread = 1;
+    std::thread other([&] { on_thread = run(2'000); });
+    other.join();
+    CHECK(on_thread == 0);
+    // Failed requests (half, and the two warm-ups) wrote the 4 records their backtrace kept.
+    CHECK(fieldlog::metrics().backtrace_written - written_before == 4 * (5'000 + 1'000 + 2));
+    CHECK(json->counters().records == 5 * (5'000 + 1'000 + 2));
+    CHECK(logfmt->counters().records == json->counters().records);
+}
+
 TEST_CASE("trace contexts parsed, formatted, made children of and opened as scopes allocate nothing", "[alloc][trace]") {
     auto json = std::make_shared<fieldlog::NullSink>();
     auto logfmt = std::make_shared<fieldlog::NullSink>();

@@ -1,0 +1,75 @@
+// Backtraces of scopes (fieldlog::Backtrace, scope.hpp): the records a scope's thread logs
+// below its logger's level while the scope is open, kept in their typed form (the fields
+// copied as context nodes copy them) in blocks of the thread's context pool, until a record
+// at the trigger level writes them or the scope's close discards them. All on the owning
+// thread; the only shared state is the per-level count the level gate reads.
+//
+//   Logger::emit, below the threshold ─► keep_record ─► (trigger) Logger::emit ─► write_kept_records
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "fieldlog/field.hpp"
+#include "fieldlog/logger.hpp"
+#include "fieldlog/scope.hpp"
+#include "fieldlog/timestamp.hpp"
+
+namespace fieldlog::detail {
+
+class Buffer;
+struct ContextHome;
+struct ContextNode;
+
+/// One kept record: what the record path needs to write it later, pointing only into its own
+/// block, or at what its references keep alive.
+struct KeptRecord {
+    KeptRecord* next;
+    const LoggerCore* logger;
+    ContextNode* bound;  ///< a reference
+    /// The thread's open scopes when it was logged: a reference when `holds_scope`; else the
+    /// chain of the layer that keeps the record, alive while the layer is (hold_kept_scopes).
+    ContextNode* scope;
+    SourceLocation where;
+    std::string_view message;  ///< formatted already when the call gave fmt arguments
+    const Field* fields;       ///< "backtrace": true, then the call's fields
+    std::uint32_t field_count;
+    bool holds_scope;
+    Level level;
+    Timestamp time;
+};
+
+/// The kept records of one open scope that keeps a backtrace (its ScopeLayer's), oldest
+/// first. A block of the thread's pool: a scope without a backtrace has none.
+struct KeptRecords {
+    KeptRecord* first = nullptr;
+    KeptRecord* last = nullptr;
+    std::uint32_t count = 0;
+    std::uint32_t capacity = 0;
+    Level keep_from = Level::debug;
+    Level trigger = Level::error;
+};
+
+/// The kept records' state for a scope of `home` opening with `backtrace`, counted in
+/// backtrace_keepers; null when it keeps nothing (0 records, or no level below the trigger)
+/// or memory ran out (then the scope opens without a backtrace).
+KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept;
+/// Discards what `kept` holds, takes it out of backtrace_keepers and gives its block back.
+void close_kept_records(ContextHome& home, KeptRecords* kept) noexcept;
+/// The layer keeping `kept` is about to let go of its chain `chain` (a scope below it closed,
+/// and the chain is remade): its records logged on that chain take a reference of their own.
+void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept;
+/// Gives back every record `kept` holds; it stays open.
+void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept;
+/// The settings `kept` was opened with.
+Backtrace backtrace_of(const KeptRecords& kept) noexcept;
+
+/// Keeps a record below its logger's level in the innermost open scope of `home` that keeps
+/// a backtrace at `level`; nothing when there is none. `record` is the thread's record buffer
+/// (for a fmt message's text), `scratch` its scratch buffer. False when not kept: no such
+/// scope, or a user type threw, or memory ran out.
+bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
+                 Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept;
+
+}  // namespace fieldlog::detail

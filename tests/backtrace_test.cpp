@@ -1,0 +1,342 @@
+// Backtraces of scopes (fieldlog::Backtrace): records below the logger's level kept per scope,
+// written before a record at the trigger level within it, marked, each with its own time and
+// context; discarded when the scope closes without one. Nested scopes, captures re-opened on
+// other threads, the bound, the sinks' levels, async mode, the typed observer, the gate after
+// the last backtrace closes.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fieldlog/testing/observer.hpp"
+#include "support/test_support.hpp"
+
+using fieldlog::Backtrace;
+using fieldlog::Level;
+using fieldlog::Scope;
+
+namespace {
+
+std::atomic<std::uint32_t> g_tick{0};
+
+/// A clock a nanosecond later at every call from 2026-11-30T08:38:11.000000001Z: a kept
+/// record's line shows the time it was logged at, not the time it was written.
+fieldlog::Timestamp ticking_clock() noexcept { return fieldlog::Timestamp(1796027891, ++g_tick); }
+
+struct Capture {
+    std::shared_ptr<fieldlog::MemorySink> all = std::make_shared<fieldlog::MemorySink>();
+    std::shared_ptr<fieldlog::MemorySink> info_and_up = std::make_shared<fieldlog::MemorySink>();
+};
+
+/// Loggers at info; one sink takes every level, one info and up; the ticking clock from 0.
+Capture configure_at_info(fieldlog::Format format = fieldlog::Format::json, bool async = false) {
+    Capture sinks;
+    g_tick = 0;
+    fieldlog::configure({.level = Level::info,
+                         .format = format,
+                         .async = {.enabled = async},
+                         .sinks = {{.target = sinks.all}, {.target = sinks.info_and_up, .level = Level::info}},
+                         .clock = &ticking_clock});
+    return sinks;
+}
+
+/// The JSON line of a record at the ticking clock's `tick`.
+std::string line(unsigned tick, std::string_view level, std::string_view msg, std::string_view members) {
+    return R"({"ts":"2026-11-30T08:38:11.)" + fmt::format("{:09}", tick) + R"(Z","level":")" + std::string(level) +
+           R"(","logger":"svc","msg":")" + std::string(msg) + '"' + std::string(members) + "}";
+}
+
+fieldlog::Metrics counters() { return fieldlog::metrics(); }
+
+}  // namespace
+
+TEST_CASE("an error inside a scope writes what its backtrace kept first, in order, marked, then the error",
+          "[backtrace]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc").with({{"service", "checkout"}});
+    const auto before = counters();
+    {
+        const Scope request{{{"request_id", "r-1"}}, Backtrace{.records = 8}};
+        log.debug("cache miss", {{"key", "user:7"}});   // tick 1
+        log.info("upstream called");                    // tick 2: written now, not kept
+        log.debug("retry {} of {}", 1, 3);             // tick 3: a fmt message, formatted when kept
+        log.trace("below debug");                      // not kept: below keep_from
+        log.error("upstream failed", {{"status", 502}});  // tick 4
+    }
+    const std::vector<std::string> expected{
+        line(2, "info", "upstream called", R"(,"service":"checkout","request_id":"r-1")"),
+        line(1, "debug", "cache miss", R"(,"service":"checkout","request_id":"r-1","backtrace":true,"key":"user:7")"),
+        line(3, "debug", "retry 1 of 3", R"(,"service":"checkout","request_id":"r-1","backtrace":true)"),
+        line(4, "error", "upstream failed", R"(,"service":"checkout","request_id":"r-1","status":502)")};
+    CHECK(sinks.all->lines() == expected);
+    // The sink at info takes no kept debug record.
+    CHECK(sinks.info_and_up->lines() == std::vector<std::string>{expected[0], expected[3]});
+    const auto after = counters();
+    CHECK(after.backtrace_kept - before.backtrace_kept == 2);
+    CHECK(after.backtrace_written - before.backtrace_written == 2);
+}
+
+TEST_CASE("a scope that closes without an error discards what it kept, and later errors write nothing of it",
+          "[backtrace]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const auto before = counters();
+    {
+        const Scope request{{{"request_id", "r-2"}}, Backtrace{.records = 8}};
+        log.debug("step", {{"n", 1}});
+        log.debug("step", {{"n", 2}});
+        log.warn("slow");  // below the trigger: written, and the kept records stay kept
+    }
+    log.error("unrelated");
+    log.debug("outside any backtrace");
+    const auto lines = sinks.all->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == line(3, "warn", "slow", R"(,"request_id":"r-2")"));
+    CHECK(lines[1] == line(4, "error", "unrelated", ""));
+    const auto after = counters();
+    CHECK(after.backtrace_kept - before.backtrace_kept == 2);
+    CHECK(after.backtrace_written - before.backtrace_written == 0);
+}
+
+TEST_CASE("a second error in the scope writes only what was kept since the first", "[backtrace]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const Scope request{Backtrace{.records = 8}};
+    log.debug("a");
+    log.error("first");
+    log.error("second");
+    log.debug("b");
+    log.fatal("third");
+    const std::vector<std::string> expected{line(1, "debug", "a", R"(,"backtrace":true)"), line(2, "error", "first", ""),
+                                            line(3, "error", "second", ""),
+                                            line(4, "debug", "b", R"(,"backtrace":true)"), line(5, "fatal", "third", "")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("a backtrace keeps the newest records up to its bound, and the oldest go", "[backtrace][capacity]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    {
+        const Scope request{Backtrace{.records = 3}};
+        for (int i = 0; i < 6; ++i) log.debug("step", {{"i", i}});  // ticks 1..6
+        log.error("failed");                                         // tick 7
+    }
+    const std::vector<std::string> expected{line(4, "debug", "step", R"(,"backtrace":true,"i":3)"),
+                                            line(5, "debug", "step", R"(,"backtrace":true,"i":4)"),
+                                            line(6, "debug", "step", R"(,"backtrace":true,"i":5)"),
+                                            line(7, "error", "failed", "")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("nested scopes: the innermost backtrace keeps, an error writes the outer's first", "[backtrace][nested]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    {
+        const Scope request{{{"request_id", "r-3"}}, Backtrace{.records = 8}};
+        log.debug("outer");  // tick 1: the request's
+        {
+            const Scope plain{{"step", "load"}};  // keeps no backtrace: the request's keeps
+            log.debug("in plain");                // tick 2
+            const Scope query{{{"query", "q-1"}}, Backtrace{.records = 8, .trigger = Level::warn}};
+            log.debug("inner");  // tick 3: the query's
+            log.warn("slow");    // tick 4: triggers the query's alone
+            log.debug("inner again");  // tick 5
+        }  // the query's kept record is discarded
+        log.error("failed");  // tick 6: the request's two
+    }
+    const std::vector<std::string> expected{
+        line(3, "debug", "inner", R"(,"request_id":"r-3","step":"load","query":"q-1","backtrace":true)"),
+        line(4, "warn", "slow", R"(,"request_id":"r-3","step":"load","query":"q-1")"),
+        line(1, "debug", "outer", R"(,"request_id":"r-3","backtrace":true)"),
+        line(2, "debug", "in plain", R"(,"request_id":"r-3","step":"load","backtrace":true)"),
+        line(6, "error", "failed", R"(,"request_id":"r-3")")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("an error in an inner scope writes every open backtrace, outermost first", "[backtrace][nested]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const Scope request{{{"request_id", "r-4"}}, Backtrace{.records = 8}};
+    log.debug("outer");
+    const Scope query{{{"query", "q-2"}}, Backtrace{.records = 8}};
+    log.debug("inner");
+    log.error("failed");
+    const std::vector<std::string> expected{
+        line(1, "debug", "outer", R"(,"request_id":"r-4","backtrace":true)"),
+        line(2, "debug", "inner", R"(,"request_id":"r-4","query":"q-2","backtrace":true)"),
+        line(3, "error", "failed", R"(,"request_id":"r-4","query":"q-2")")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("a kept record keeps the context it was logged in when a scope below closes first", "[backtrace][nested]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    std::optional<Scope> outer;
+    outer.emplace(fieldlog::Fields{{"tenant", "acme"}});
+    const Scope request{{{"request_id", "r-9"}}, Backtrace{.records = 8}};
+    log.debug("under both");  // tick 1
+    outer.reset();            // out of order: the request's chain is remade without the tenant
+    log.debug("request only");  // tick 2
+    log.error("failed");        // tick 3
+    const std::vector<std::string> expected{
+        line(1, "debug", "under both", R"(,"tenant":"acme","request_id":"r-9","backtrace":true)"),
+        line(2, "debug", "request only", R"(,"request_id":"r-9","backtrace":true)"),
+        line(3, "error", "failed", R"(,"request_id":"r-9")")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("a capture re-opened on another thread keeps that thread's records with the request's fields",
+          "[backtrace][capture][concurrent]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    fieldlog::ScopeContext context;
+    std::optional<Scope> request;
+    request.emplace(fieldlog::Fields{{"request_id", "r-5"}}, Backtrace{.records = 4, .trigger = Level::warn});
+    log.debug("on the origin");  // tick 1: kept here, on the origin thread
+    context = Scope::capture();
+    CHECK(context.backtrace().records == 4);
+    CHECK(context.backtrace().trigger == Level::warn);
+    std::thread worker([&log, context] {
+        log.debug("before the capture opens");  // no backtrace open on this thread: dropped
+        const Scope task{context};
+        log.debug("on the worker");  // tick 2
+        log.warn("worker warns");    // tick 3: writes the worker's kept record only
+    });
+    worker.join();
+    std::vector<std::string> expected{line(2, "debug", "on the worker", R"(,"request_id":"r-5","backtrace":true)"),
+                                      line(3, "warn", "worker warns", R"(,"request_id":"r-5")")};
+    CHECK(sinks.all->lines() == expected);
+    log.warn("origin warns");  // tick 4: the origin's own kept record
+    expected.push_back(line(1, "debug", "on the origin", R"(,"request_id":"r-5","backtrace":true)"));
+    expected.push_back(line(4, "warn", "origin warns", R"(,"request_id":"r-5")"));
+    CHECK(sinks.all->lines() == expected);
+    request.reset();
+}
+
+TEST_CASE("records another thread logs are not kept by this thread's backtrace", "[backtrace][concurrent]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const Scope request{Backtrace{.records = 8}};
+    std::thread other([&log] {
+        log.debug("elsewhere");  // let through by the gate, dropped: no backtrace open there
+        log.error("elsewhere failed");
+    });
+    other.join();
+    log.error("here");
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(1, "error", "elsewhere failed", ""), line(2, "error", "here", "")});
+}
+
+TEST_CASE("a scope's backtrace lasts while it is open: the level gate is back once the last closes", "[backtrace][gate]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    CHECK_FALSE(log.enabled(Level::debug));
+    {
+        const Scope request{Backtrace{.records = 8, .keep_from = Level::trace}};
+        CHECK(log.enabled(Level::trace));
+        CHECK(log.enabled(Level::debug));
+        {
+            const Scope inner{Backtrace{.records = 2}};
+            CHECK(log.enabled(Level::debug));
+        }
+        CHECK(log.enabled(Level::trace));
+    }
+    CHECK_FALSE(log.enabled(Level::debug));
+    CHECK_FALSE(log.enabled(Level::trace));
+
+    // A scope moved to another thread and closed there after its own thread exited.
+    std::optional<Scope> moved;
+    std::thread opener([&moved] {
+        moved.emplace(Backtrace{.records = 8});
+        fieldlog::get("svc").debug("kept, then discarded with its thread");
+    });
+    opener.join();
+    CHECK_FALSE(log.enabled(Level::debug));  // the thread's exit closed its scopes
+    moved.reset();
+    CHECK_FALSE(log.enabled(Level::debug));
+    log.error("after");
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(2, "error", "after", "")});
+}
+
+TEST_CASE("a logger at off keeps nothing, and a backtrace of 0 records is no backtrace", "[backtrace]") {
+    const Capture sinks = configure_at_info();
+    const auto quiet = fieldlog::get("quiet");
+    quiet.set_level(Level::off);
+    const auto log = fieldlog::get("svc");
+    {
+        const Scope none{Backtrace{.records = 0}};
+        CHECK_FALSE(log.enabled(Level::debug));
+        const Scope request{Backtrace{.records = 8}};
+        quiet.debug("from a logger at off");
+        quiet.error("also off");
+        log.error("failed");
+    }
+    quiet.reset_level();
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(1, "error", "failed", "")});
+}
+
+TEST_CASE("kept records are written in every format as records of their own", "[backtrace][formats]") {
+    {
+        const Capture sinks = configure_at_info(fieldlog::Format::logfmt);
+        const auto log = fieldlog::get("svc");
+        const Scope request{{{"request_id", "r-6"}}, Backtrace{.records = 8}};
+        log.debug("cache miss", {{"key", "user 7"}});
+        log.error("failed");
+        CHECK(sinks.all->lines() ==
+              std::vector<std::string>{
+                  R"(ts=2026-11-30T08:38:11.000000001Z level=debug logger=svc msg="cache miss" request_id=r-6 backtrace=true key="user 7")",
+                  R"(ts=2026-11-30T08:38:11.000000002Z level=error logger=svc msg=failed request_id=r-6)"});
+    }
+    {
+        const Capture sinks = configure_at_info(fieldlog::Format::console);
+        const auto log = fieldlog::get("svc");
+        const Scope request{Backtrace{.records = 8}};
+        log.debug("cache miss");
+        log.error("failed");
+        const auto lines = sinks.all->lines();
+        REQUIRE(lines.size() == 2);
+        CHECK(lines[0].find("cache miss") != std::string::npos);
+        CHECK(lines[0].find("backtrace=true") != std::string::npos);
+        CHECK(lines[1].find("failed") != std::string::npos);
+    }
+}
+
+TEST_CASE("in async mode the kept records reach the sinks before the error, as logged", "[backtrace][async]") {
+    const Capture sinks = configure_at_info(fieldlog::Format::json, true);
+    const auto log = fieldlog::get("svc");
+    {
+        const Scope request{{{"request_id", "r-7"}}, Backtrace{.records = 8}};
+        for (int i = 0; i < 3; ++i) log.debug("step", {{"i", i}});  // ticks 1..3
+        log.error("failed");                                         // tick 4
+    }
+    fieldlog::flush();
+    const std::vector<std::string> expected{line(1, "debug", "step", R"(,"request_id":"r-7","backtrace":true,"i":0)"),
+                                            line(2, "debug", "step", R"(,"request_id":"r-7","backtrace":true,"i":1)"),
+                                            line(3, "debug", "step", R"(,"request_id":"r-7","backtrace":true,"i":2)"),
+                                            line(4, "error", "failed", R"(,"request_id":"r-7")")};
+    CHECK(sinks.all->lines() == expected);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("the typed observer sees kept records with their marker and the scope's fields", "[backtrace][observer]") {
+    auto observer = std::make_shared<fieldlog::testing::Observer>();
+    fieldlog::configure({.level = Level::info, .sinks = {{.target = observer}}, .clock = &fieldlog_test::fixed_clock});
+    const auto log = fieldlog::get("db");
+    {
+        const Scope request{{{"request_id", "r-8"}}, Backtrace{.records = 8}};
+        log.debug("query", {{"rows", 3}});
+        log.error("commit failed");
+    }
+    const auto records = observer->records();
+    REQUIRE(records.size() == 2);
+    CHECK(records[0].level == Level::debug);
+    CHECK(records[0].field("backtrace")->as_bool());
+    CHECK(*records[0].field("rows") == 3);
+    CHECK(*records[0].field("request_id") == "r-8");
+    CHECK(records.filter_level(Level::error).filter_field("request_id", "r-8").size() == 1);
+    CHECK_FALSE(records[1].has("backtrace"));
+    fieldlog_test::release_sinks();
+}
