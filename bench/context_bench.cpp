@@ -10,6 +10,9 @@
 //                               records, the fields inline in each record, on a with() child,
 //                               in a Scope, in a Scope captured and re-opened
 //   fieldlog/with_3/null        the with() of 3 fields alone
+//   fieldlog/backtrace_8/null   one request: a Scope keeping a backtrace, 8 debug records of 3
+//                               fields below the logger's level, kept, no error: discarded
+//   fieldlog/debug_8/null       the same request with the logger at debug: the 8 records written
 // Each reports allocs_per_op (global operator new, timed calls only). Compare scope_10 with
 // logger_bench.cpp's fieldlog/static_msg/null in the same run.
 #include <benchmark/benchmark.h>
@@ -225,6 +228,34 @@ void fieldlog_with_3(benchmark::State& state) {
     timed(state, [&] { benchmark::DoNotOptimize(log.with(CONTEXT_BENCH_REQUEST_3)); });
 }
 
+// One request (each op) of 8 debug records in a scope: kept by its backtrace and discarded
+// (the logger at info, no error), or written (the logger at debug, no backtrace).
+void log_8_debug_records(const fieldlog::Logger& log) {
+    for (int step = 0; step < 8; ++step)
+        log.debug("cache lookup", {{"key", "user:42"}, {"hit", step % 2 == 0}, {"elapsed", 1250us}});
+}
+
+void fieldlog_backtrace_8(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope request{{{"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}},
+                                      fieldlog::Backtrace{.records = 16}};
+        log_8_debug_records(log);
+    });
+}
+
+void fieldlog_debug_8(benchmark::State& state) {
+    fieldlog::Config config = null_config();
+    config.level = fieldlog::Level::debug;
+    fieldlog::configure(config);
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope request{{"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}};
+        log_8_debug_records(log);
+    });
+}
+
 void teardown(const benchmark::State& /*state*/) {
     const fieldlog::Config all_off{.level = fieldlog::Level::off};  // the default stdout sink, writing nothing
     fieldlog::configure(all_off);
@@ -250,7 +281,9 @@ const bool registered = [] {
                                     std::pair{"fieldlog/request_ctx_with/null", &fieldlog_request_ctx_with},
                                     std::pair{"fieldlog/request_ctx_scope/null", &fieldlog_request_ctx_scope},
                                     std::pair{"fieldlog/request_ctx_capture/null", &fieldlog_request_ctx_capture},
-                                    std::pair{"fieldlog/with_3/null", &fieldlog_with_3}}) {
+                                    std::pair{"fieldlog/with_3/null", &fieldlog_with_3},
+                                    std::pair{"fieldlog/backtrace_8/null", &fieldlog_backtrace_8},
+                                    std::pair{"fieldlog/debug_8/null", &fieldlog_debug_8}}) {
         benchmark::RegisterBenchmark(name, run)->Apply(fieldlog_bench::fixed_iterations)->Teardown(&teardown);
     }
     benchmark::RegisterBenchmark("fieldlog/large_string/null", &fieldlog_large_string)
