@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "encode/encode.hpp"
-#include "encode/json_safe.hpp"
 #include "base/buffer.hpp"
 #include "base/value_calls.hpp"
 
@@ -299,21 +298,6 @@ std::optional<std::size_t> flat_chars(std::span<const Field> fields) noexcept {
         }
     }
     return chars;
-}
-
-char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
-    const std::size_t n = s.size();
-    if (n <= kShortJsonText) {  // keys and short values: no library call
-        copy_short(at, s.data(), n);
-    } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
-        std::memcpy(at, s.data(), 16);
-        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
-        std::memcpy(at + n - 16, s.data() + n - 16, 16);
-    } else {
-        std::memcpy(at, s.data(), n);
-    }
-    out = std::string_view(at, s.size());
-    return at + s.size();
 }
 
 /// copy_fields for flat fields: one pass, no user code.
