@@ -132,6 +132,59 @@ TEST_CASE("a backtrace keeps the newest records up to its bound, and the oldest 
     CHECK(sinks.all->lines() == expected);
 }
 
+namespace backtrace_test {
+struct Point {
+    int x;
+    int y;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Point& p) {
+    enc.value(fieldlog::Object{{"x", p.x}, {"y", p.y}});
+}
+}  // namespace backtrace_test
+
+TEST_CASE("kept records of any size and kind are written whole", "[backtrace][capacity]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const std::string big(10'000, 'x');  // more than one chunk of kept records holds
+    const std::string path(300, 'p');
+    {
+        const Scope request{Backtrace{.records = 8}};
+        log.debug("big", {{"value", big}});
+        log.debug("typed", {{"at", backtrace_test::Point{1, -2}}, {"user", fieldlog::Object{{"id", 7}}},
+                            {"ids", fieldlog::Array{1, 2}}});
+        log.debug("small", {{"path", path}, {"n", 3}});
+        log.error("failed");
+    }
+    const std::vector<std::string> expected{
+        line(1, "debug", "big", R"(,"backtrace":true,"value":")" + big + '"'),
+        line(2, "debug", "typed", R"(,"backtrace":true,"at":{"x":1,"y":-2},"user":{"id":7},"ids":[1,2])"),
+        line(3, "debug", "small", R"(,"backtrace":true,"path":")" + path + R"(","n":3)"),
+        line(4, "error", "failed", "")};
+    CHECK(sinks.all->lines() == expected);
+}
+
+TEST_CASE("a long request keeps its newest records, however many it logged", "[backtrace][capacity]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    const std::string pad(100, 'p');  // records of about 400 bytes: many chunks over the run
+    {
+        const Scope request{Backtrace{.records = 50}};
+        for (int i = 0; i < 1000; ++i) {
+            log.debug("step", {{"i", i}, {"pad", pad}});
+            if (i == 500) log.debug("typed", {{"at", backtrace_test::Point{i, i}}});  // a block of its own
+        }
+        log.error("failed");
+    }
+    const auto lines = sinks.all->lines();
+    REQUIRE(lines.size() == 51);
+    for (int k = 0; k < 50; ++k) {
+        const auto i = static_cast<unsigned>(950 + k);
+        CHECK(lines[static_cast<std::size_t>(k)] ==
+              line(i + 2, "debug", "step", R"(,"backtrace":true,"i":)" + std::to_string(i) + R"(,"pad":")" + pad + '"'));
+    }
+    CHECK(lines[50] == line(1002, "error", "failed", ""));
+}
+
 TEST_CASE("nested scopes: the innermost backtrace keeps, an error writes the outer's first", "[backtrace][nested]") {
     const Capture sinks = configure_at_info();
     const auto log = fieldlog::get("svc");

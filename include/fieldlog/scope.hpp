@@ -38,9 +38,11 @@ namespace detail {
 struct ContextHome;
 }  // namespace detail
 
-/// What a Scope's backtrace keeps and when it writes it. Memory: each kept record is one block
-/// of the thread's context pool (about 200 bytes, 40 more a field, plus its strings), given
-/// back when it is written or discarded; at most `records` of them per scope.
+/// What a Scope's backtrace keeps and when it writes it. Memory: at most `records` kept
+/// records per scope, one after the other in 4 KiB chunks of the thread's context pool (about
+/// 160 bytes a record, 40 more a field, plus its strings; one larger than a chunk, or with
+/// objects, arrays or user types, takes a block of its own), given back when they are written
+/// or discarded.
 struct Backtrace {
     /// Kept at most; one more lets the oldest go (discarded).
     std::uint32_t records = 32;

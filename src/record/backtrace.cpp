@@ -1,6 +1,7 @@
-// Scopes' backtraces: keeping a record (one pooled block: the KeptRecord, the marker field, the
-// call's fields copied, the message), letting the oldest go past the scope's bound, giving the
-// blocks back. The gate's per-level counts change only when a backtrace opens or closes.
+// Scopes' backtraces: keeping a record (appended to its backtrace's chunks in one pass: the
+// KeptRecord, the marker field, the call's fields and their strings, the message; or a block
+// of its own), letting the oldest go past the scope's bound, giving the memory back. The
+// gate's per-level counts change only when a backtrace opens or closes.
 #include "record/backtrace.hpp"
 
 #include <atomic>
@@ -16,7 +17,21 @@ namespace fieldlog::detail {
 
 constinit std::atomic<std::uint32_t> backtrace_keepers[level_count]{};
 
+/// A pooled block of kept records, one after the other after this head.
+struct alignas(16) KeptChunk {
+    KeptChunk* next;         ///< the next newer chunk
+    std::uint32_t records;   ///< kept records lying in it
+};
+
 namespace {
+
+/// A chunk's block: one pool class exactly, its head included.
+constexpr std::size_t kChunkBytes = 4096 - sizeof(PoolBlockHeader);
+constexpr std::size_t kRecordAlign = 16;
+
+char* align_record(char* at) noexcept {
+    return reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(at) + kRecordAlign - 1) & ~(kRecordAlign - 1));
+}
 
 /// The levels a backtrace keeps: from keep_from up to, not including, the trigger.
 template <typename Each>
@@ -26,11 +41,105 @@ void for_kept_levels(const KeptRecords& kept, Each each) noexcept {
         each(backtrace_keepers[l]);
 }
 
-void give_back(ContextHome& home, KeptRecord* record) noexcept {
+/// Lets go of what `record` holds: its references, and its block when it has one of its own.
+void let_go(ContextHome& home, KeptRecords& kept, KeptRecord* record) noexcept {
+    const bool owning = record->bound != nullptr || record->holds_scope || record->chunk == nullptr;
     if (record->bound != nullptr) release(&home, record->bound);
     if (record->holds_scope) release(&home, record->scope);
-    record->~KeptRecord();
-    pool_release(&home, record);
+    if (owning) --kept.owning;
+    if (record->chunk == nullptr) pool_release(&home, record);
+}
+
+/// The oldest chunk had its last record go: back to the pool, unless it is the one records
+/// are appended to (then it starts over, empty).
+void chunk_emptied(ContextHome& home, KeptRecords& kept, KeptChunk* chunk) noexcept {
+    if (chunk == kept.newest) {
+        kept.free = reinterpret_cast<char*>(chunk + 1);
+        return;
+    }
+    kept.oldest = chunk->next;
+    pool_release(&home, chunk);
+}
+
+/// A fresh chunk to append to (the newest, emptied, when it has no record left). Throws
+/// std::bad_alloc.
+void start_chunk(ContextHome& home, KeptRecords& kept) {
+    KeptChunk* chunk = kept.newest;
+    if (chunk == nullptr || chunk->records != 0) {
+        chunk = new (pool_allocate(&home, kChunkBytes)) KeptChunk{nullptr, 0};
+        if (kept.newest != nullptr) {
+            kept.newest->next = chunk;
+        } else {
+            kept.oldest = chunk;
+        }
+        kept.newest = chunk;
+    }
+    kept.free = reinterpret_cast<char*>(chunk + 1);
+    kept.end = reinterpret_cast<char*>(chunk) + kChunkBytes;
+}
+
+/// Copies `s` to `at` when it fits before `end`; its copy in `out`. Null when it does not.
+[[gnu::always_inline]] inline char* copy_within(char* at, const char* end, std::string_view s,
+                                                std::string_view& out) noexcept {
+    if (static_cast<std::size_t>(end - at) < s.size()) return nullptr;
+    return copy_text(at, s, out);
+}
+
+/// Appends a record's parts to `kept`'s newest chunk in one pass: its head (left for the
+/// caller to fill), the marker, `fields` and their strings, the message. Null when they do not
+/// fit what is left of it, or (`not_flat` set) a value is other than a scalar or a string.
+[[gnu::always_inline]] inline KeptRecord* append_to_chunk(KeptRecords& kept, std::span<const Field> fields, std::string_view message,
+                            std::string_view& message_copy, bool& not_flat) noexcept {
+    char* const at = align_record(kept.free);
+    const std::size_t head = sizeof(KeptRecord) + (1 + fields.size()) * sizeof(Field);
+    if (kept.free == nullptr || static_cast<std::size_t>(kept.end - at) < head) return nullptr;
+    auto* const copied = reinterpret_cast<Field*>(at + sizeof(KeptRecord));
+    new (copied) Field{"backtrace", true};
+    char* chars = at + head;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const Field& in = fields[i];
+        std::string_view key;
+        if ((chars = copy_within(chars, kept.end, in.key, key)) == nullptr) return nullptr;
+        switch (in.value.kind()) {
+            case Value::Kind::string: {
+                std::string_view value;
+                if ((chars = copy_within(chars, kept.end, in.value.as_string(), value)) == nullptr) return nullptr;
+                new (copied + 1 + i) Field{key, Value(value)};
+                break;
+            }
+            case Value::Kind::error_code:
+            case Value::Kind::bytes:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: not_flat = true; return nullptr;
+            default: new (copied + 1 + i) Field{key, in.value};  // held in the Value itself
+        }
+    }
+    if ((chars = copy_within(chars, kept.end, message, message_copy)) == nullptr) return nullptr;
+    kept.free = chars;
+    ++kept.newest->records;
+    return reinterpret_cast<KeptRecord*>(at);
+}
+
+/// A block of its own for a record that does not go in a chunk: the general copy, any value
+/// (user types run again). Throws what they throw, or std::bad_alloc.
+KeptRecord* own_block(ContextHome& home, Buffer& scratch, std::span<const Field> fields, std::string_view message,
+                      std::string_view& message_copy) {
+    const FieldsRoom room = measure_fields(fields, scratch);
+    constexpr std::size_t head = sizeof(KeptRecord) + sizeof(Field);
+    static_assert(head % alignof(Field) == 0);
+    void* const block = pool_allocate(&home, head + room.structs + room.chars + message.size());
+    char* const text = static_cast<char*>(block) + head + room.structs + room.chars;
+    try {
+        new (static_cast<char*>(block) + sizeof(KeptRecord)) Field{"backtrace", true};
+        copy_fields(fields, room, static_cast<char*>(block) + head, scratch);
+    } catch (...) {
+        pool_release(&home, block);
+        throw;
+    }
+    if (!message.empty()) std::memcpy(text, message.data(), message.size());
+    message_copy = std::string_view(text, message.size());
+    return static_cast<KeptRecord*>(block);
 }
 
 /// The innermost layer of `home` whose backtrace keeps records at `level`, or null.
@@ -58,13 +167,19 @@ KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) no
 }
 
 void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept {
-    KeptRecord* record = kept.first;
-    while (record != nullptr) {
+    for (KeptRecord* record = kept.first; record != nullptr && kept.owning != 0;) {
         KeptRecord* next = record->next;
-        give_back(home, record);
+        let_go(home, kept, record);
         record = next;
     }
+    for (KeptChunk* chunk = kept.oldest; chunk != nullptr;) {
+        KeptChunk* next = chunk->next;
+        pool_release(&home, chunk);
+        chunk = next;
+    }
     kept.first = kept.last = nullptr;
+    kept.oldest = kept.newest = nullptr;
+    kept.free = kept.end = nullptr;
     kept.count = 0;
 }
 
@@ -79,6 +194,7 @@ void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept {
     for (KeptRecord* record = kept.first; record != nullptr; record = record->next) {
         if (record->holds_scope || record->scope != chain) continue;
         retain(chain);
+        if (record->bound == nullptr && record->chunk != nullptr) ++kept.owning;
         record->holds_scope = true;
     }
 }
@@ -91,11 +207,12 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
                  Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept {
     ScopeLayer* const layer = keeper_of(home, level);
     if (layer == nullptr) return false;
-    KeptRecords* const kept = layer->kept;
+    KeptRecords& kept = *layer->kept;
     // Logged on the keeping layer's own chain (no scope without a backtrace open inside it),
     // the record needs no reference: the layer outlives what it keeps.
     const bool holds_scope = home.top != layer->chain && home.top != nullptr;
-    void* block = nullptr;
+    KeptRecord* kept_record;
+    std::string_view message_copy;
     try {
         std::string_view message_text = message.text();
         if (message.formatted()) {
@@ -103,45 +220,47 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
             fmt::vformat_to(std::back_inserter(record), message.text(), message.args());
             message_text = record.view();
         }
-        const FieldsRoom room = measure_fields(fields, scratch);
-        // The block: the record, the marker field, the copied fields, the message's text.
-        constexpr std::size_t head = sizeof(KeptRecord) + sizeof(Field);
-        static_assert(head % alignof(Field) == 0);
-        block = pool_allocate(&home, head + room.structs + room.chars + message_text.size());
-        char* const copied_message = static_cast<char*>(block) + head + room.structs + room.chars;
-        if (!message_text.empty()) std::memcpy(copied_message, message_text.data(), message_text.size());
+        bool not_flat = false;
+        kept_record = append_to_chunk(kept, fields, message_text, message_copy, not_flat);
+        if (kept_record == nullptr && !not_flat && (kept.newest == nullptr || kept.newest->records != 0)) {
+            start_chunk(home, kept);  // what is left of the newest is too small, or there is none
+            kept_record = append_to_chunk(kept, fields, message_text, message_copy, not_flat);
+        }
+        KeptChunk* const chunk = kept_record != nullptr ? kept.newest : nullptr;
+        if (kept_record == nullptr) kept_record = own_block(home, scratch, fields, message_text, message_copy);
         record.shrink();
-        auto* const marker = new (static_cast<char*>(block) + sizeof(KeptRecord)) Field{"backtrace", true};
-        const Field* copied = copy_fields(fields, room, static_cast<char*>(block) + head, scratch);
-        auto* kept_record = new (block) KeptRecord{.next = nullptr,
-                                                   .logger = &logger,
-                                                   .bound = bound,
-                                                   .scope = home.top,
-                                                   .where = message.where(),
-                                                   .message = std::string_view(copied_message, message_text.size()),
-                                                   .fields = marker,
-                                                   .field_count = 1 + (copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0),
-                                                   .holds_scope = holds_scope,
-                                                   .level = level,
-                                                   .time = time};
-        if (bound != nullptr) retain(bound);
-        if (holds_scope) retain(home.top);
-        if (kept->last != nullptr) {
-            kept->last->next = kept_record;
-        } else {
-            kept->first = kept_record;
-        }
-        kept->last = kept_record;
-        if (++kept->count > kept->capacity) {  // the oldest goes
-            KeptRecord* oldest = kept->first;
-            kept->first = oldest->next;
-            --kept->count;
-            give_back(home, oldest);
-        }
+        new (kept_record) KeptRecord{.next = nullptr,
+                                     .chunk = chunk,
+                                     .logger = &logger,
+                                     .bound = bound,
+                                     .scope = home.top,
+                                     .where = message.where(),
+                                     .message = message_copy,
+                                     .fields = reinterpret_cast<const Field*>(kept_record + 1),
+                                     .field_count = 1 + static_cast<std::uint32_t>(fields.size()),
+                                     .holds_scope = holds_scope,
+                                     .level = level,
+                                     .time = time};
     } catch (...) {  // a user type or formatter threw, or memory ran out: the record is not kept
         record.shrink();
-        if (block != nullptr) pool_release(&home, block);
         return false;
+    }
+    if (bound != nullptr) retain(bound);
+    if (holds_scope) retain(home.top);
+    if (bound != nullptr || holds_scope || kept_record->chunk == nullptr) ++kept.owning;
+    if (kept.last != nullptr) {
+        kept.last->next = kept_record;
+    } else {
+        kept.first = kept_record;
+    }
+    kept.last = kept_record;
+    if (++kept.count > kept.capacity) {  // the oldest goes
+        KeptRecord* const oldest = kept.first;
+        KeptChunk* const chunk = oldest->chunk;
+        kept.first = oldest->next;
+        --kept.count;
+        let_go(home, kept, oldest);
+        if (chunk != nullptr && --chunk->records == 0) chunk_emptied(home, kept, chunk);
     }
     return true;
 }

@@ -1,10 +1,11 @@
 // Backtraces of scopes (fieldlog::Backtrace, scope.hpp): the records a scope's thread logs
-// below its logger's level while the scope is open, kept in their typed form (the fields
-// copied as context nodes copy them) in blocks of the thread's context pool, until a record
-// at the trigger level writes them or the scope's close discards them. All on the owning
-// thread; the only shared state is the per-level count the level gate reads.
+// below its logger's level while the scope is open, kept in their typed form (fields and
+// strings copied in) in chunks of the thread's context pool, until a record at the trigger
+// level writes them or the scope's close discards them. All on the owning thread; the only
+// shared state is the per-level count the level gate reads.
 //
-//   Logger::emit, below the threshold ─► keep_record ─► (trigger) Logger::emit ─► write_kept_records
+//   Logger::emit, below the threshold ─► keep_for_backtrace ─► keep_record
+//   Logger::emit, at the trigger ─► emit_after_backtraces ─► write_kept_records, then the record
 #pragma once
 
 #include <cstdint>
@@ -22,10 +23,14 @@ class Buffer;
 struct ContextHome;
 struct ContextNode;
 
+struct KeptChunk;
+
 /// One kept record: what the record path needs to write it later, pointing only into its own
-/// block, or at what its references keep alive.
+/// memory (a chunk of its backtrace, or a block of its own), or at what its references keep
+/// alive.
 struct KeptRecord {
     KeptRecord* next;
+    KeptChunk* chunk;  ///< the chunk it lies in, or null: a pooled block of its own
     const LoggerCore* logger;
     ContextNode* bound;  ///< a reference
     /// The thread's open scopes when it was logged: a reference when `holds_scope`; else the
@@ -41,12 +46,22 @@ struct KeptRecord {
 };
 
 /// The kept records of one open scope that keeps a backtrace (its ScopeLayer's), oldest
-/// first. A block of the thread's pool: a scope without a backtrace has none.
+/// first. A block of the thread's pool: a scope without a backtrace has none. Records lie one
+/// after the other in chunks (pooled blocks, oldest first), each written in one pass; a chunk
+/// goes back when the last record in it goes. A record too large for a chunk, or with values
+/// other than scalars and strings, takes a block of its own.
 struct KeptRecords {
     KeptRecord* first = nullptr;
     KeptRecord* last = nullptr;
+    KeptChunk* oldest = nullptr;
+    KeptChunk* newest = nullptr;
+    char* free = nullptr;  ///< where the next record goes in `newest`
+    char* end = nullptr;   ///< the end of `newest`
     std::uint32_t count = 0;
     std::uint32_t capacity = 0;
+    /// Records holding a reference or a block of their own: a discard walks the list only
+    /// when there are some.
+    std::uint32_t owning = 0;
     Level keep_from = Level::debug;
     Level trigger = Level::error;
 };
