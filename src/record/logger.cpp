@@ -209,25 +209,32 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, Level le
     }
 }
 
-/// Logger::emit's path while a backtrace is open on this thread or the record is below its
-/// logger's level (the gate let it through for a backtrace open somewhere): a record below is
-/// kept when this thread has a backtrace that keeps its level, else dropped; one at or above
-/// is written after what the backtraces it triggers kept. Cold: off the path of every record
-/// outside a backtrace.
-[[gnu::noinline, gnu::cold]] void emit_with_backtraces(ThreadContext& context, const LoggerCore& logger,
-                                                       ContextNode* bound, Level level, const Message& message,
-                                                       std::span<const Field> fields, bool below_threshold) noexcept {
-    if (below_threshold && (context.home->backtraces == 0 || logger.threshold.load(std::memory_order_relaxed) == Level::off))
-        return;
+/// A record below its logger's level that the gate let through for a backtrace open
+/// somewhere: kept when this thread has one that keeps its level, else dropped. Out of line,
+/// apart from the writing path so that its own stays short; not marked cold, as a request
+/// with a backtrace comes here for every record it keeps.
+[[gnu::noinline]] void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
+                                          Level level, const Message& message, std::span<const Field> fields) noexcept {
+    if (context.home->backtraces == 0 || logger.threshold.load(std::memory_order_relaxed) == Level::off) return;
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
-    if (!below_threshold) {
-        write_backtraces(context, pipeline, level);
-        encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
-    } else if (pipeline != nullptr && keep_record(*context.home, context.record, context.scratch, logger, bound,
-                                                  level, message, fields, record_time(context, *pipeline))) {
+    if (pipeline != nullptr && keep_record(*context.home, context.record, context.scratch, logger, bound, level,
+                                           message, fields, record_time(context, *pipeline)))
         ThreadCounters::bump(context.counters.backtrace_kept);
-    }
+    release_pipeline(context);
+    context.busy = false;
+}
+
+/// A record at or above its logger's level while this thread has a backtrace open: written
+/// after what the backtraces it triggers kept. Cold: off the path of every record outside a
+/// backtrace.
+[[gnu::noinline, gnu::cold]] void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
+                                                        ContextNode* bound, Level level, const Message& message,
+                                                        std::span<const Field> fields) noexcept {
+    context.busy = true;
+    const Pipeline* pipeline = acquire_pipeline(context);
+    write_backtraces(context, pipeline, level);
+    encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
     release_pipeline(context);
     context.busy = false;
 }
@@ -290,7 +297,11 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     // Below the threshold, the gate let the record through for a backtrace (scope.hpp).
     const bool below_threshold = level < core_->threshold.load(std::memory_order_relaxed);
     if (below_threshold || context->home->backtraces != 0) [[unlikely]] {
-        detail::emit_with_backtraces(*context, *core_, context_, level, message, fields, below_threshold);
+        if (below_threshold) {
+            detail::keep_for_backtrace(*context, *core_, context_, level, message, fields);
+        } else {
+            detail::emit_after_backtraces(*context, *core_, context_, level, message, fields);
+        }
         return;
     }
     context->busy = true;
