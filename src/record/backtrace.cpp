@@ -88,8 +88,9 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
 /// Appends a record's parts to `kept`'s newest chunk in one pass: its head (left for the
 /// caller to fill), the marker, `fields` and their strings, the message. Null when they do not
 /// fit what is left of it, or (`not_flat` set) a value is other than a scalar or a string.
-[[gnu::always_inline]] inline KeptRecord* append_to_chunk(KeptRecords& kept, std::span<const Field> fields, std::string_view message,
-                            std::string_view& message_copy, bool& not_flat) noexcept {
+[[gnu::always_inline]] inline KeptRecord* append_to_chunk(KeptRecords& kept, std::span<const Field> fields,
+                                                          std::string_view message, std::string_view& message_copy,
+                                                          bool& not_flat) noexcept {
     char* const at = align_record(kept.free);
     const std::size_t head = sizeof(KeptRecord) + (1 + fields.size()) * sizeof(Field);
     if (kept.free == nullptr || static_cast<std::size_t>(kept.end - at) < head) return nullptr;
@@ -100,7 +101,7 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
         const Field& in = fields[i];
         std::string_view key;
         if ((chars = copy_within(chars, kept.end, in.key, key)) == nullptr) return nullptr;
-        switch (in.value.kind()) {
+        switch (in.value.kind()) {  // the kinds of context_node.cpp's flat copy
             case Value::Kind::string: {
                 std::string_view value;
                 if ((chars = copy_within(chars, kept.end, in.value.as_string(), value)) == nullptr) return nullptr;

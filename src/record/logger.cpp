@@ -251,9 +251,9 @@ void emit_records(ThreadContext& context, const Pipeline* pipeline, const Logger
 /// made: one shared context, one record at a time. Cold; never on a thread with a context.
 [[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerCore& logger, ContextNode* bound, Level level,
                                                       const Message& message, std::span<const Field> fields) noexcept {
+    if (level < logger.threshold.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.
-    if (level < logger.threshold.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
     static auto* const mutex = new std::recursive_mutex;
     static ThreadContext* shared = nullptr;
     const std::lock_guard lock(*mutex);
