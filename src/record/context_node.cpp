@@ -1,71 +1,39 @@
 // Context nodes (see context_node.hpp): the typed copy made when a node is made, and the lazy
 // encoding the record path asks for. A node is one pooled block: the node, then its structs
-// (the top-level fields, nested containers' arrays, user types' tapes), then the bytes of every
-// string it holds. Fields that are all scalars and strings are sized and copied in one pass;
-// any others twice, to size the block and then to fill it (a user type runs twice).
+// (the top-level fields, nested flat containers' arrays), then the bytes of every string it
+// holds and the recordings of its user types (recorded_value.hpp). Fields that are all scalars
+// and strings are sized and copied in one pass; any others in two, to size the block and then
+// to fill it (a user type runs once, in the first).
 #include "record/context_node.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <new>
 #include <optional>
 
 #include "encode/encode.hpp"
 #include "base/buffer.hpp"
-#include "base/value_calls.hpp"
+#include "record/recorded_value.hpp"
 
 namespace fieldlog::detail {
-
-/// A user type's value, recorded: the calls its fieldlog_encode made, with every string copied
-/// into the node. Replayed into whichever encoder writes the record.
-struct TapeOp {
-    enum class Kind : std::uint8_t { value, key, formatted, begin_array, end_array, begin_object, end_object };
-    Kind kind;
-    Value value;  ///< the value (an error code aside, with the strings); the text of key and formatted
-};
-struct Tape {
-    const TapeOp* ops;
-    std::size_t count;
-};
-
-void fieldlog_encode(ValueEncoder& enc, const Tape& tape) {
-    for (std::size_t i = 0; i < tape.count; ++i) {
-        const TapeOp& op = tape.ops[i];
-        switch (op.kind) {
-            case TapeOp::Kind::value: enc.value(op.value); break;
-            case TapeOp::Kind::key: enc.key(op.value.as_string()); break;
-            case TapeOp::Kind::formatted: {
-                const std::string_view text = op.value.as_string();
-                enc.formatted("{}", fmt::make_format_args(text));
-                break;
-            }
-            case TapeOp::Kind::begin_array: enc.begin_array(); break;
-            case TapeOp::Kind::end_array: enc.end_array(); break;
-            case TapeOp::Kind::begin_object: enc.begin_object(); break;
-            case TapeOp::Kind::end_object: enc.end_object(); break;
-        }
-    }
-}
 
 namespace {
 
 constexpr std::size_t kAlign = alignof(std::max_align_t);
 constexpr std::size_t align_up(std::size_t n) noexcept { return (n + kAlign - 1) & ~(kAlign - 1); }
-// A tape's ops are taken one by one and must lie back to back: no padding between them.
-static_assert(sizeof(TapeOp) % kAlign == 0);
 
 /// Copies values into a node's block: measuring when it has no block (every take() returns
-/// null and only the sizes grow), writing when it has one. A writing copy never goes past the
-/// sizes measured: should a user type write more the second time, what does not fit is left
-/// out (a container it opened is still closed by the encoder).
-class Copier final : public ValueEncoder {
+/// null and only the sizes grow), writing when it has one. A user type's value, and any object
+/// or array holding more than scalars and strings, is recorded while measuring (its user code
+/// runs once), kept in `recordings` in order, and moved into the block while writing.
+class Copier {
 public:
-    /// Measuring.
-    explicit Copier(Buffer& scratch) noexcept : scratch_(scratch) {}
-    /// Writing into [structs, structs + structs_size) and [chars, chars + chars_size).
-    Copier(Buffer& scratch, char* structs, std::size_t structs_size, char* chars, std::size_t chars_size) noexcept
-        : scratch_(scratch), structs_(structs), chars_(chars), structs_cap_(structs_size), chars_cap_(chars_size),
+    /// Measuring: appends the recordings to `recordings`.
+    explicit Copier(Buffer& recordings) noexcept : recordings_(recordings) {}
+    /// Writing into [structs, structs + structs_size) and [chars, chars + chars_size), taking the
+    /// recordings the measuring copy left in `recordings`.
+    Copier(Buffer& recordings, char* structs, std::size_t structs_size, char* chars, std::size_t chars_size) noexcept
+        : recordings_(recordings), structs_(structs), chars_(chars), structs_cap_(structs_size), chars_cap_(chars_size),
           writing_(true) {}
 
     [[nodiscard]] std::size_t structs_used() const noexcept { return structs_used_; }
@@ -78,38 +46,6 @@ public:
             if (out != nullptr) new (out + i) Field(copied);
         }
         return out;
-    }
-
-    // The recorder of a user type's value: each call one TapeOp, contiguous in the structs. An
-    // object or array of scalars and strings is one op, its copy beside the strings; any other
-    // is recorded as the calls that make it.
-    void value(const Value& v) override {
-        if (is_flat_container(v)) {
-            record(TapeOp::Kind::value, copy_flat_container(v));
-            return;
-        }
-        if (write_as_calls(*this, v)) return;
-        switch (v.kind()) {
-            case Value::Kind::error_code: {  // the code it points at goes aside
-                auto* code = take_aside<std::error_code>(1);
-                if (code != nullptr) new (code) std::error_code(v.as_error_code());
-                record(TapeOp::Kind::value, code != nullptr ? Value(*code) : Value());
-                return;
-            }
-            default: record(TapeOp::Kind::value, copy(v)); return;
-        }
-    }
-    void begin_array() override { record(TapeOp::Kind::begin_array, Value()); }
-    void end_array() override { record(TapeOp::Kind::end_array, Value()); }
-    void begin_object() override { record(TapeOp::Kind::begin_object, Value()); }
-    void end_object() override { record(TapeOp::Kind::end_object, Value()); }
-    void key(std::string_view k) override { record(TapeOp::Kind::key, Value(text(k))); }
-    void formatted(fmt::string_view format, fmt::format_args args) override {
-        scratch_.clear();
-        fmt::vformat_to(std::back_inserter(scratch_), format, args);
-        const std::string_view made = text(scratch_.view());
-        scratch_.shrink();
-        record(TapeOp::Kind::formatted, Value(made));
     }
 
 private:
@@ -145,40 +81,10 @@ private:
             }
             return true;
         }
-        if (v.kind() == Value::Kind::array) {
-            for (const Value& element : v.as_array()) {
-                if (!is_flat(element)) return false;
-            }
-            return true;
+        for (const Value& element : v.as_array()) {
+            if (!is_flat(element)) return false;
         }
-        return false;
-    }
-    /// Room for `n` T among the strings (the structs hold the tape's ops back to back).
-    template <typename T>
-    T* take_aside(std::size_t n) noexcept {
-        static_assert(alignof(T) <= 8);
-        const std::size_t padding = (8 - chars_used_ % 8) % 8;
-        char* at = take_chars(padding + n * sizeof(T));
-        return at == nullptr ? nullptr : reinterpret_cast<T*>(at + padding);
-    }
-    /// `v` (is_flat_container) copied aside.
-    Value copy_flat_container(const Value& v) {
-        if (v.kind() == Value::Kind::object) {
-            const std::span<const Field> in = v.as_object();
-            Field* out = take_aside<Field>(in.size());
-            for (std::size_t i = 0; i < in.size(); ++i) {
-                const Field copied{text(in[i].key), copy(in[i].value)};
-                if (out != nullptr) new (out + i) Field(copied);
-            }
-            return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : in.size())));
-        }
-        const std::span<const Value> in = v.as_array();
-        Value* out = take_aside<Value>(in.size());
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            const Value copied = copy(in[i]);
-            if (out != nullptr) new (out + i) Value(copied);
-        }
-        return Value(Array(std::span<const Value>(out, out == nullptr ? 0 : in.size())));
+        return true;
     }
     std::string_view text(std::string_view s) {
         if (s.empty()) return {};
@@ -187,11 +93,21 @@ private:
         std::memcpy(at, s.data(), s.size());
         return {at, s.size()};
     }
-    void record(TapeOp::Kind kind, const Value& v) {
-        if (TapeOp* op = take<TapeOp>(1)) {
-            new (op) TapeOp{kind, v};
-            ++tape_ops_;
+    /// `v` recorded (measuring), or its recording moved into the block (writing).
+    Value recording(const Value& v) {
+        if (!writing_) {
+            const std::size_t before = recordings_.size();
+            record_value(recordings_, v);
+            take_chars(recordings_.size() - before);
+            return v;
         }
+        const char* made = recordings_.data() + recordings_taken_;
+        const std::size_t size = recording_size(made);
+        recordings_taken_ += size;
+        char* at = take_chars(size);
+        if (at == nullptr) return Value();
+        std::memcpy(at, made, size);
+        return recorded(at);
     }
 
     Value copy(const Value& v) {
@@ -208,11 +124,14 @@ private:
                     text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()));
                 return Value(Bytes{std::span(reinterpret_cast<const std::byte*>(copied.data()), copied.size())});
             }
-            case Value::Kind::object: {
-                const Field* out = fields(v.as_object());
-                return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : v.as_object().size())));
-            }
+            case Value::Kind::object:
+                if (is_flat_container(v)) {
+                    const Field* out = fields(v.as_object());
+                    return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : v.as_object().size())));
+                }
+                return recording(v);
             case Value::Kind::array: {
+                if (!is_flat_container(v)) return recording(v);
                 const std::span<const Value> in = v.as_array();
                 Value* out = take<Value>(in.size());
                 for (std::size_t i = 0; i < in.size(); ++i) {
@@ -221,27 +140,19 @@ private:
                 }
                 return Value(Array(std::span<const Value>(out, out == nullptr ? 0 : in.size())));
             }
-            case Value::Kind::custom: {
-                Tape* tape = take<Tape>(1);
-                const std::size_t first = align_up(structs_used_);
-                const std::size_t ops_before = tape_ops_;
-                v.encode_custom_into(*this);
-                if (tape == nullptr) return writing_ ? Value() : v;
-                *tape = Tape{reinterpret_cast<const TapeOp*>(structs_ + first), tape_ops_ - ops_before};
-                return Value(*tape);
-            }
+            case Value::Kind::custom: return recording(v);
             default: return v;  // scalars, durations, times: held in the Value itself
         }
     }
 
-    Buffer& scratch_;
+    Buffer& recordings_;
     char* structs_ = nullptr;
     char* chars_ = nullptr;
     std::size_t structs_cap_ = 0;
     std::size_t chars_cap_ = 0;
     std::size_t structs_used_ = 0;
     std::size_t chars_used_ = 0;
-    std::size_t tape_ops_ = 0;
+    std::size_t recordings_taken_ = 0;
     bool writing_ = false;
 };
 
@@ -325,6 +236,7 @@ FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch) {
     if (const std::optional<std::size_t> chars = flat_chars(fields)) {
         return FieldsRoom{.structs = align_up(fields.size() * sizeof(Field)), .chars = *chars, .flat = true};
     }
+    scratch.clear();  // the recordings, kept for copy_fields
     Copier measure(scratch);
     measure.fields(fields);
     return FieldsRoom{.structs = align_up(measure.structs_used()), .chars = measure.chars_used(), .flat = false};

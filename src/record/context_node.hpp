@@ -1,6 +1,6 @@
 // Context nodes: the one form of request context, whatever attached it (Logger::with, Scope, a
 // re-opened capture). A node is immutable once made: its fields as typed values, copied in
-// (strings, nested containers, and user types recorded as a replayable tape), and a reference
+// (strings, nested containers, and user types recorded as replayable calls), and a reference
 // to its parent, whose fields come first. It is encoded lazily: for a format only when a record
 // in that format first needs it, with that pipeline's encoder options, and cached on the node
 // for every thread that logs through it (one encoding per format and set of options, kept
@@ -52,22 +52,22 @@ struct ContextNode {
 }
 
 /// The room a typed copy of `fields` takes (copy_fields): `structs` for the fields and what
-/// they hold by address (nested arrays, user types' tapes), then `chars` for every string.
+/// they hold by address (nested flat arrays), then `chars` for every string and recording.
 struct FieldsRoom {
     std::size_t structs = 0;  ///< a multiple of 16
     std::size_t chars = 0;
     bool flat = false;  ///< only scalars and strings: copied in one pass, no user code runs
 };
-/// Throws what a user type throws (its fieldlog_encode runs once here, once in copy_fields),
-/// or bad_alloc. `scratch` holds what fmt formats meanwhile.
+/// Throws what a user type throws (its fieldlog_encode runs here, once), or bad_alloc. Unless
+/// the fields are flat, `scratch` then holds their recordings until copy_fields takes them.
 FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch);
-/// Copies `fields` into `block` (room.structs + room.chars bytes, 8-aligned) as measured; the
-/// copy points only into the block. Throws like measure_fields.
+/// Copies `fields` into `block` (room.structs + room.chars bytes, 8-aligned) as measured, with
+/// the recordings measure_fields left in `scratch`; the copy points only into the block.
 const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch);
 
 /// A node with `fields` (copied) after `parent`'s (whose reference it takes over; may be null),
-/// with one reference. A user type's value is recorded now, once (its fieldlog_encode runs
-/// twice: to size the copy, then to make it; `scratch` holds what fmt formats meanwhile).
+/// with one reference. A user type's value is recorded now, once (`scratch` holds the
+/// recordings meanwhile).
 /// Throws what a user type throws, or bad_alloc; then the parent's reference is dropped.
 ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch);
 

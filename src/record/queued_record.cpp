@@ -1,6 +1,6 @@
 // The typed copy (caller side) and its encoding (writer side). The copy is the one context
 // nodes make: one pass over flat fields (scalars and strings), two over any others (to size
-// the copy, then to make it in the ring).
+// the copy, recording user types as it goes, then to make it in the ring).
 #include "record/queued_record.hpp"
 
 #include <cstring>
@@ -68,8 +68,9 @@ std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexc
 }
 
 std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) noexcept {
-    // An escaped byte takes at most 6 (\u00XX); every field's value, held in its 40 bytes,
-    // is written in fewer than 6 times as many; the header's fixed parts in under 1 KiB.
+    // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
+    // a recorded call's one and more) is written as at most 6; the header's fixed parts in
+    // under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
     const QueuedRecord& queued = record_of(view);

@@ -1,7 +1,7 @@
 // The record's typed form in an async ring: what a logging thread copies instead of encoding,
 // and what the writer thread encodes once per format in use (through queued_codec). It is
 // self-contained and points only into itself, or at what lives longer: the message and the
-// call's fields with every byte they hold (user types as recorded tapes), references to the
+// call's fields with every byte they hold (user types as recordings), references to the
 // logger's and the thread's context nodes, the logger (which lives for the whole program), the
 // call site, the thread's id.
 //

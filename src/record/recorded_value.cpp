@@ -1,0 +1,287 @@
+// Recordings (recorded_value.hpp): ops of one byte, each followed by what it needs, with no
+// padding and no alignment (every word is read with memcpy). A string is its length and bytes.
+// An object or array of at most kFlatMost scalars and strings is one op, replayed as one
+// value() call with its members rebuilt on the stack, so that the encoders take their fast path
+// for it; any other container is recorded as the calls that make it.
+#include "record/recorded_value.hpp"
+
+#include <iterator>
+#include <new>
+#include <span>
+#include <string_view>
+#include <system_error>
+
+#include "base/buffer.hpp"
+#include "base/value_calls.hpp"
+#include "encode/json_safe.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+enum class Op : std::uint8_t {
+    null, no, yes, int64, uint64, float64, duration, time, string, bytes, error_code, key, formatted,
+    begin_array, end_array, begin_object, end_object, flat_object, flat_array,
+};
+
+constexpr std::size_t kFlatMost = 16;
+constexpr std::size_t kSizeWord = sizeof(std::uint32_t);
+
+/// Whether a container's element is recorded inside its flat op (a scalar, a string, bytes, a
+/// time): replayed as a Value that points into the recording.
+bool is_flat(const Value& v) noexcept {
+    switch (v.kind()) {
+        case Value::Kind::error_code:
+        case Value::Kind::object:
+        case Value::Kind::array:
+        case Value::Kind::custom: return false;
+        default: return true;
+    }
+}
+
+bool is_flat_container(const Value& v) noexcept {
+    if (v.kind() == Value::Kind::object) {
+        const std::span<const Field> members = v.as_object();
+        if (members.size() > kFlatMost) return false;
+        for (const Field& f : members) {
+            if (!is_flat(f.value)) return false;
+        }
+        return true;
+    }
+    if (v.kind() == Value::Kind::array) {
+        const std::span<const Value> elements = v.as_array();
+        if (elements.size() > kFlatMost) return false;
+        for (const Value& e : elements) {
+            if (!is_flat(e)) return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+template <typename T>
+char* put(char* o, T word) noexcept {
+    std::memcpy(o, &word, sizeof word);
+    return o + sizeof word;
+}
+
+template <typename T>
+T get(const char*& p) noexcept {
+    T word;
+    std::memcpy(&word, p, sizeof word);
+    p += sizeof word;
+    return word;
+}
+
+/// The encoder a user type writes itself into: every call appends its op to `out`.
+class Recorder final : public ValueEncoder {
+public:
+    explicit Recorder(Buffer& out) noexcept : out_(out) {}
+
+    void value(const Value& v) override {
+        switch (v.kind()) {
+            case Value::Kind::object:
+            case Value::Kind::array:
+                if (is_flat_container(v)) {
+                    put_flat_container(v);
+                    return;
+                }
+                [[fallthrough]];
+            case Value::Kind::custom: write_as_calls(*this, v); return;
+            case Value::Kind::error_code: {
+                const std::error_code& code = v.as_error_code();
+                char* o = out_.reserve(1 + sizeof(int) + sizeof(const std::error_category*));
+                *o++ = static_cast<char>(Op::error_code);
+                o = put(o, code.value());
+                out_.commit(put(o, &code.category()));
+                return;
+            }
+            default: {
+                char* o = out_.reserve(kLongestFlat);
+                out_.commit(put_flat(o, v));
+                return;
+            }
+        }
+    }
+    void begin_array() override { out_.push_back(static_cast<char>(Op::begin_array)); }
+    void end_array() override { out_.push_back(static_cast<char>(Op::end_array)); }
+    void begin_object() override { out_.push_back(static_cast<char>(Op::begin_object)); }
+    void end_object() override { out_.push_back(static_cast<char>(Op::end_object)); }
+    void key(std::string_view k) override {
+        char* o = out_.reserve(1 + kSizeWord + k.size());
+        *o = static_cast<char>(Op::key);
+        out_.commit(put_text(o + 1, k));
+    }
+    void formatted(fmt::string_view format, fmt::format_args args) override {
+        const std::size_t at = out_.size();
+        char* o = out_.reserve(1 + kSizeWord);
+        *o = static_cast<char>(Op::formatted);
+        out_.commit(o + 1 + kSizeWord);
+        fmt::vformat_to(std::back_inserter(out_), format, args);
+        put(out_.data() + at + 1, static_cast<std::uint32_t>(out_.size() - at - 1 - kSizeWord));
+    }
+
+private:
+    // A flat value's op: at most this many bytes besides the text it holds.
+    static constexpr std::size_t kLongestFlat = 1 + sizeof(std::int64_t) + sizeof(std::uint32_t);
+
+    static char* put_text(char* o, std::string_view s) noexcept {
+        o = put(o, static_cast<std::uint32_t>(s.size()));
+        if (s.size() <= kShortJsonText) {
+            copy_short(o, s.data(), s.size());
+        } else {
+            std::memcpy(o, s.data(), s.size());
+        }
+        return o + s.size();
+    }
+    /// Writes flat `v` at `o`, which has room for kLongestFlat bytes and its text.
+    static char* put_flat(char* o, const Value& v) noexcept {
+        switch (v.kind()) {
+            case Value::Kind::null: *o = static_cast<char>(Op::null); return o + 1;
+            case Value::Kind::boolean: *o = static_cast<char>(v.as_bool() ? Op::yes : Op::no); return o + 1;
+            case Value::Kind::int64: *o = static_cast<char>(Op::int64); return put(o + 1, v.as_int64());
+            case Value::Kind::uint64: *o = static_cast<char>(Op::uint64); return put(o + 1, v.as_uint64());
+            case Value::Kind::float64: *o = static_cast<char>(Op::float64); return put(o + 1, v.as_double());
+            case Value::Kind::duration: *o = static_cast<char>(Op::duration); return put(o + 1, v.as_duration_nanos());
+            case Value::Kind::time: {
+                *o = static_cast<char>(Op::time);
+                return put(put(o + 1, v.as_time().seconds), v.as_time().nanos);
+            }
+            case Value::Kind::string: *o = static_cast<char>(Op::string); return put_text(o + 1, v.as_string());
+            case Value::Kind::bytes: {
+                const std::span<const std::byte> b = v.as_bytes();
+                *o = static_cast<char>(Op::bytes);
+                return put_text(o + 1, std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+            }
+            default: return o;  // not flat: never given
+        }
+    }
+    static std::size_t text_of(const Value& v) noexcept {
+        if (v.kind() == Value::Kind::string) return v.as_string().size();
+        if (v.kind() == Value::Kind::bytes) return v.as_bytes().size();
+        return 0;
+    }
+    void put_flat_container(const Value& v) {
+        if (v.kind() == Value::Kind::object) {
+            const std::span<const Field> members = v.as_object();
+            std::size_t room = 1 + kSizeWord;
+            for (const Field& f : members) room += kSizeWord + f.key.size() + kLongestFlat + text_of(f.value);
+            char* o = out_.reserve(room);
+            *o = static_cast<char>(Op::flat_object);
+            o = put(o + 1, static_cast<std::uint32_t>(members.size()));
+            for (const Field& f : members) o = put_flat(put_text(o, f.key), f.value);
+            out_.commit(o);
+            return;
+        }
+        const std::span<const Value> elements = v.as_array();
+        std::size_t room = 1 + kSizeWord;
+        for (const Value& e : elements) room += kLongestFlat + text_of(e);
+        char* o = out_.reserve(room);
+        *o = static_cast<char>(Op::flat_array);
+        o = put(o + 1, static_cast<std::uint32_t>(elements.size()));
+        for (const Value& e : elements) o = put_flat(o, e);
+        out_.commit(o);
+    }
+
+    Buffer& out_;
+};
+
+std::string_view get_text(const char*& p) noexcept {
+    const auto n = get<std::uint32_t>(p);
+    const std::string_view text(p, n);
+    p += n;
+    return text;
+}
+
+/// The flat value whose op `op` was just read, its payload at `p`.
+Value get_flat(Op op, const char*& p) noexcept {
+    switch (op) {
+        case Op::null: return Value();
+        case Op::no: return Value(false);
+        case Op::yes: return Value(true);
+        case Op::int64: return Value(get<std::int64_t>(p));
+        case Op::uint64: return Value(get<std::uint64_t>(p));
+        case Op::float64: return Value(get<double>(p));
+        case Op::duration: return Value(std::chrono::nanoseconds(get<std::int64_t>(p)));
+        case Op::time: {
+            const auto seconds = get<std::int64_t>(p);
+            return Value(Timestamp(seconds, get<std::uint32_t>(p)));
+        }
+        case Op::string: return Value(get_text(p));
+        case Op::bytes: {
+            const std::string_view b = get_text(p);
+            return Value(Bytes{std::span(reinterpret_cast<const std::byte*>(b.data()), b.size())});
+        }
+        default: return Value();  // not flat: never recorded as such
+    }
+}
+
+Value get_flat(const char*& p) noexcept {
+    const auto op = static_cast<Op>(*p++);
+    return get_flat(op, p);
+}
+
+void replay(ValueEncoder& enc, const char* p, const char* end) {
+    while (p < end) {
+        const auto op = static_cast<Op>(*p++);
+        switch (op) {
+            case Op::error_code: {
+                const int code = get<int>(p);
+                const std::error_code value(code, *get<const std::error_category*>(p));
+                enc.value(Value(value));
+                break;
+            }
+            case Op::key: enc.key(get_text(p)); break;
+            case Op::formatted: {
+                const std::string_view text = get_text(p);
+                enc.formatted("{}", fmt::make_format_args(text));
+                break;
+            }
+            case Op::begin_array: enc.begin_array(); break;
+            case Op::end_array: enc.end_array(); break;
+            case Op::begin_object: enc.begin_object(); break;
+            case Op::end_object: enc.end_object(); break;
+            case Op::flat_object: {
+                Field members[kFlatMost];
+                const auto n = get<std::uint32_t>(p);
+                for (std::uint32_t i = 0; i < n; ++i) {
+                    const std::string_view k = get_text(p);
+                    members[i] = Field{k, get_flat(p)};
+                }
+                enc.value(Value(Object(std::span<const Field>(members, n))));
+                break;
+            }
+            case Op::flat_array: {
+                Value elements[kFlatMost];
+                const auto n = get<std::uint32_t>(p);
+                for (std::uint32_t i = 0; i < n; ++i) elements[i] = get_flat(p);
+                enc.value(Value(Array(std::span<const Value>(elements, n))));
+                break;
+            }
+            default: enc.value(get_flat(op, p)); break;
+        }
+    }
+}
+
+}  // namespace
+
+/// What a recorded Value points at: the recording's first byte (its size word).
+struct Recording {
+    char first;
+};
+
+void fieldlog_encode(ValueEncoder& enc, const Recording& recording) {
+    const char* at = &recording.first;
+    replay(enc, at + kSizeWord, at + recording_size(at));
+}
+
+void record_value(Buffer& out, const Value& v) {
+    const std::size_t at = out.size();
+    out.commit(out.reserve(kSizeWord) + kSizeWord);
+    Recorder recorder(out);
+    write_as_calls(recorder, v);
+    put(out.data() + at, static_cast<std::uint32_t>(out.size() - at));
+}
+
+Value recorded(const char* at) noexcept { return Value(*std::launder(reinterpret_cast<const Recording*>(at))); }
+
+}  // namespace fieldlog::detail
