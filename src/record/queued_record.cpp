@@ -3,7 +3,6 @@
 // the copy, recording user types as it goes, then to make it in the ring).
 #include "record/queued_record.hpp"
 
-#include <cstring>
 #include <iterator>
 #include <new>
 
@@ -24,10 +23,9 @@ constexpr std::size_t kOverreadRoom = 16;
 
 static_assert(sizeof(QueuedRecord) % 8 == 0 && alignof(QueuedRecord) <= 8);  // the fields after it stay 8-aligned
 
-/// Makes sure `node` carries its encoding for every channel that takes the record.
+/// Makes sure `node` (not null) carries its encoding for every channel that takes the record.
 void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
                           LoggerMask admitted) {
-    if (node == nullptr) return;
     for (const Channel& channel : pipeline.routing.channels) {
         if (!channel.takes_record(level, admitted)) continue;
         context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
@@ -97,8 +95,8 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
                   LoggerMask admitted, Timestamp now) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
     try {
-        encode_context_ahead(context, pipeline, bound, level, admitted);
-        encode_context_ahead(context, pipeline, scope, level, admitted);
+        if (bound != nullptr) encode_context_ahead(context, pipeline, bound, level, admitted);
+        if (scope != nullptr) encode_context_ahead(context, pipeline, scope, level, admitted);
         std::string_view message_text = message.text();
         if (message.formatted()) {
             text.clear();
@@ -116,14 +114,15 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
         }
         char* const copied_fields = slot.payload + sizeof(QueuedRecord);
         char* const copied_message = copied_fields + room.structs + room.chars;
-        if (!message_text.empty()) std::memcpy(copied_message, message_text.data(), message_text.size());
+        std::string_view message_copy;
+        copy_text(copied_message, message_text, message_copy);
         text.shrink();
         const Field* copied = copy_fields(fields, room, copied_fields, context.scratch);
         new (slot.payload) QueuedRecord{.logger = &logger,
                                         .bound = bound,
                                         .scope = scope,
                                         .where = message.where(),
-                                        .message = std::string_view(copied_message, message_text.size()),
+                                        .message = message_copy,
                                         .fields = copied,
                                         .field_count = copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0,
                                         .thread_id = cached_thread_id()};

@@ -26,38 +26,6 @@ enum class Op : std::uint8_t {
 constexpr std::size_t kFlatMost = 16;
 constexpr std::size_t kSizeWord = sizeof(std::uint32_t);
 
-/// Whether a container's element is recorded inside its flat op (a scalar, a string, bytes, a
-/// time): replayed as a Value that points into the recording.
-bool is_flat(const Value& v) noexcept {
-    switch (v.kind()) {
-        case Value::Kind::error_code:
-        case Value::Kind::object:
-        case Value::Kind::array:
-        case Value::Kind::custom: return false;
-        default: return true;
-    }
-}
-
-bool is_flat_container(const Value& v) noexcept {
-    if (v.kind() == Value::Kind::object) {
-        const std::span<const Field> members = v.as_object();
-        if (members.size() > kFlatMost) return false;
-        for (const Field& f : members) {
-            if (!is_flat(f.value)) return false;
-        }
-        return true;
-    }
-    if (v.kind() == Value::Kind::array) {
-        const std::span<const Value> elements = v.as_array();
-        if (elements.size() > kFlatMost) return false;
-        for (const Value& e : elements) {
-            if (!is_flat(e)) return false;
-        }
-        return true;
-    }
-    return false;
-}
-
 template <typename T>
 char* put(char* o, T word) noexcept {
     std::memcpy(o, &word, sizeof word);
@@ -80,13 +48,12 @@ public:
     void value(const Value& v) override {
         switch (v.kind()) {
             case Value::Kind::object:
+                if (!put_flat_object(v.as_object())) write_as_calls(*this, v);
+                return;
             case Value::Kind::array:
-                if (is_flat_container(v)) {
-                    put_flat_container(v);
-                    return;
-                }
-                [[fallthrough]];
-            case Value::Kind::custom: write_as_calls(*this, v); return;
+                if (!put_flat_array(v.as_array())) write_as_calls(*this, v);
+                return;
+            case Value::Kind::custom: v.encode_custom_into(*this); return;
             case Value::Kind::error_code: {
                 const std::error_code& code = v.as_error_code();
                 char* o = out_.reserve(1 + sizeof(int) + sizeof(const std::error_category*));
@@ -124,7 +91,7 @@ private:
     // A flat value's op: at most this many bytes besides the text it holds.
     static constexpr std::size_t kLongestFlat = 1 + sizeof(std::int64_t) + sizeof(std::uint32_t);
 
-    static char* put_text(char* o, std::string_view s) noexcept {
+    [[gnu::always_inline]] static char* put_text(char* o, std::string_view s) noexcept {
         o = put(o, static_cast<std::uint32_t>(s.size()));
         if (s.size() <= kShortJsonText) {
             copy_short(o, s.data(), s.size());
@@ -134,7 +101,7 @@ private:
         return o + s.size();
     }
     /// Writes flat `v` at `o`, which has room for kLongestFlat bytes and its text.
-    static char* put_flat(char* o, const Value& v) noexcept {
+    [[gnu::always_inline]] static char* put_flat(char* o, const Value& v) noexcept {
         switch (v.kind()) {
             case Value::Kind::null: *o = static_cast<char>(Op::null); return o + 1;
             case Value::Kind::boolean: *o = static_cast<char>(v.as_bool() ? Op::yes : Op::no); return o + 1;
@@ -155,31 +122,48 @@ private:
             default: return o;  // not flat: never given
         }
     }
-    static std::size_t text_of(const Value& v) noexcept {
-        if (v.kind() == Value::Kind::string) return v.as_string().size();
-        if (v.kind() == Value::Kind::bytes) return v.as_bytes().size();
-        return 0;
-    }
-    void put_flat_container(const Value& v) {
-        if (v.kind() == Value::Kind::object) {
-            const std::span<const Field> members = v.as_object();
-            std::size_t room = 1 + kSizeWord;
-            for (const Field& f : members) room += kSizeWord + f.key.size() + kLongestFlat + text_of(f.value);
-            char* o = out_.reserve(room);
-            *o = static_cast<char>(Op::flat_object);
-            o = put(o + 1, static_cast<std::uint32_t>(members.size()));
-            for (const Field& f : members) o = put_flat(put_text(o, f.key), f.value);
-            out_.commit(o);
-            return;
+    /// The room flat `v` takes, or 0 when it is not flat (then its container is not either).
+    static std::size_t flat_room(const Value& v) noexcept {
+        switch (v.kind()) {
+            case Value::Kind::string: return kLongestFlat + v.as_string().size();
+            case Value::Kind::bytes: return kLongestFlat + v.as_bytes().size();
+            case Value::Kind::error_code:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: return 0;
+            default: return kLongestFlat;
         }
-        const std::span<const Value> elements = v.as_array();
+    }
+    /// Records `members` as one op when they are few and flat; false, recording nothing, if not.
+    bool put_flat_object(std::span<const Field> members) {
+        if (members.size() > kFlatMost) return false;
         std::size_t room = 1 + kSizeWord;
-        for (const Value& e : elements) room += kLongestFlat + text_of(e);
+        for (const Field& f : members) {
+            const std::size_t value_room = flat_room(f.value);
+            if (value_room == 0) return false;
+            room += kSizeWord + f.key.size() + value_room;
+        }
+        char* o = out_.reserve(room);
+        *o = static_cast<char>(Op::flat_object);
+        o = put(o + 1, static_cast<std::uint32_t>(members.size()));
+        for (const Field& f : members) o = put_flat(put_text(o, f.key), f.value);
+        out_.commit(o);
+        return true;
+    }
+    bool put_flat_array(std::span<const Value> elements) {
+        if (elements.size() > kFlatMost) return false;
+        std::size_t room = 1 + kSizeWord;
+        for (const Value& e : elements) {
+            const std::size_t value_room = flat_room(e);
+            if (value_room == 0) return false;
+            room += value_room;
+        }
         char* o = out_.reserve(room);
         *o = static_cast<char>(Op::flat_array);
         o = put(o + 1, static_cast<std::uint32_t>(elements.size()));
         for (const Value& e : elements) o = put_flat(o, e);
         out_.commit(o);
+        return true;
     }
 
     Buffer& out_;
