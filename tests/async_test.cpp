@@ -231,7 +231,7 @@ TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in 
 
 TEST_CASE("Records of threads that start and exit during the run are written exactly once, in order", "[async][concurrent]") {
     const ResetAfter reset;
-    constexpr std::uint64_t records = 40'000 / kScale;
+    constexpr std::uint64_t records = 200'000 / kScale;
     constexpr std::uint64_t per_thread = records / 16;
     for (const std::size_t streams : {1, 2, 4, 16}) {
         DYNAMIC_SECTION(streams << " streams x " << records << " records, a new thread every " << per_thread) {
