@@ -2,7 +2,8 @@
 // written before a record at the trigger level within it, marked, each with its own time and
 // context; discarded when the scope closes without one. Nested scopes, captures re-opened on
 // other threads, the bound, the sinks' levels, async mode, the typed observer, the gate after
-// the last backtrace closes.
+// the last backtrace closes. A logger's backtrace: records of every thread, the bound, its end
+// and replacement, beside a scope's.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -11,6 +12,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "fieldlog/testing/observer.hpp"
 #include "support/test_support.hpp"
@@ -392,4 +396,121 @@ TEST_CASE("the typed observer sees kept records with their marker and the scope'
     CHECK(records.filter_level(Level::error).filter_field("request_id", "r-8").size() == 1);
     CHECK_FALSE(records[1].has("backtrace"));
     fieldlog_test::release_sinks();
+}
+
+namespace {
+
+long kernel_thread_id() { return ::syscall(SYS_gettid); }
+
+/// A logger's backtrace lasts as long as the process: each test ends the one it began.
+struct LoggerBacktrace {
+    fieldlog::Logger log;
+    LoggerBacktrace(std::string_view name, const Backtrace& backtrace) : log(fieldlog::get(name)) {
+        log.keep_backtrace(backtrace);
+    }
+    LoggerBacktrace(const LoggerBacktrace&) = delete;
+    LoggerBacktrace& operator=(const LoggerBacktrace&) = delete;
+    ~LoggerBacktrace() { log.keep_backtrace(Backtrace{.records = 0}); }
+};
+
+}  // namespace
+
+TEST_CASE("a logger's backtrace keeps its records from every thread and writes them before its next error",
+          "[backtrace][logger][concurrent]") {
+    const Capture sinks = configure_at_info();
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    const auto other_logger = fieldlog::get("other");
+    const auto before = counters();
+    std::thread([&db] { db.log.debug("pool empty", {{"waiters", 3}}); }).join();  // tick 1
+    other_logger.debug("not this logger's");                                      // let through, dropped
+    db.log.with({{"table", "orders"}}).debug("slow query");                      // tick 2: a child's
+    db.log.info("connected");                                                    // tick 3: written now
+    other_logger.error("another logger's error");                                // tick 4: writes nothing kept
+    db.log.error("query failed");                                                // tick 5
+    db.log.error("again");                                                       // tick 6: nothing left
+    CHECK(sinks.all->lines() ==
+          std::vector<std::string>{
+              line(3, "info", "connected", ""),
+              R"({"ts":"2026-11-30T08:38:11.000000004Z","level":"error","logger":"other","msg":"another logger's error"})",
+              line(1, "debug", "pool empty", R"(,"backtrace":true,"waiters":3)"),
+              line(2, "debug", "slow query", R"(,"table":"orders","backtrace":true)"),
+              line(5, "error", "query failed", ""), line(6, "error", "again", "")});
+    const auto after = counters();
+    CHECK(after.backtrace_kept - before.backtrace_kept == 2);
+    CHECK(after.backtrace_written - before.backtrace_written == 2);
+}
+
+TEST_CASE("a logger's backtrace keeps its newest records, and ending it drops them and closes the gate",
+          "[backtrace][logger][gate]") {
+    const Capture sinks = configure_at_info();
+    const auto log = fieldlog::get("svc");
+    {
+        const LoggerBacktrace db{"svc", Backtrace{.records = 2, .keep_from = Level::trace, .trigger = Level::warn}};
+        CHECK(log.enabled(Level::trace));
+        for (int i = 0; i < 5; ++i) log.trace("step", {{"i", i}});  // ticks 1 to 5: 4 and 5 stay
+        log.warn("slow");                                             // tick 6
+        log.debug("kept, then dropped by the end of the backtrace");  // tick 7
+    }
+    CHECK_FALSE(log.enabled(Level::debug));
+    CHECK_FALSE(log.enabled(Level::trace));
+    log.error("failed");  // tick 8
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(4, "trace", "step", R"(,"backtrace":true,"i":3)"),
+                                                         line(5, "trace", "step", R"(,"backtrace":true,"i":4)"),
+                                                         line(6, "warn", "slow", ""), line(8, "error", "failed", "")});
+}
+
+TEST_CASE("a logger's new backtrace replaces its old one, and what the old one kept is dropped", "[backtrace][logger]") {
+    const Capture sinks = configure_at_info();
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    db.log.debug("kept by the first");  // tick 1
+    db.log.keep_backtrace(Backtrace{.records = 8, .keep_from = Level::trace});
+    CHECK(db.log.enabled(Level::trace));
+    db.log.trace("kept by the second");  // tick 2
+    db.log.error("failed");              // tick 3
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(2, "trace", "kept by the second", R"(,"backtrace":true)"),
+                                                         line(3, "error", "failed", "")});
+}
+
+TEST_CASE("a record a scope's backtrace keeps is not also kept by its logger's", "[backtrace][logger][nested]") {
+    const Capture sinks = configure_at_info();
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    db.log.debug("before the request");  // tick 1: the logger's
+    {
+        const Scope request{{{"request_id", "r-1"}}, Backtrace{.records = 8}};
+        db.log.debug("in the request");  // tick 2: the scope's
+        db.log.error("failed");          // tick 3: the logger's, then the scope's
+    }
+    CHECK(sinks.all->lines() ==
+          std::vector<std::string>{line(1, "debug", "before the request", R"(,"backtrace":true)"),
+                                   line(2, "debug", "in the request", R"(,"request_id":"r-1","backtrace":true)"),
+                                   line(3, "error", "failed", R"(,"request_id":"r-1")")});
+}
+
+TEST_CASE("a logger's kept record carries the scope it was logged in and the thread that logged it",
+          "[backtrace][logger][concurrent]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure({.level = Level::info, .tid = true, .sinks = {{.target = sink}}});
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    long logged_by = 0;
+    std::thread([&] {
+        logged_by = kernel_thread_id();
+        const Scope request{{"request_id", "r-2"}};
+        db.log.debug("kept on another thread");
+    }).join();  // the scope is closed before the record is written
+    db.log.error("failed");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find(R"("msg":"kept on another thread","tid":)" + std::to_string(logged_by) +
+                        R"(,"request_id":"r-2","backtrace":true})") != std::string::npos);
+    CHECK(lines[1].find(R"("msg":"failed","tid":)" + std::to_string(kernel_thread_id()) + "}") != std::string::npos);
+}
+
+TEST_CASE("in async mode a logger's kept records reach the sinks before its error", "[backtrace][logger][async]") {
+    const Capture sinks = configure_at_info(fieldlog::Format::json, true);
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    db.log.debug("kept", {{"user", "u-1"}});
+    db.log.error("failed");
+    fieldlog::flush();
+    CHECK(sinks.all->lines() == std::vector<std::string>{line(1, "debug", "kept", R"(,"backtrace":true,"user":"u-1")"),
+                                                         line(2, "error", "failed", "")});
 }

@@ -3,6 +3,7 @@
 //   log.info("request done", {{"status", 200}, {"latency", 1250us}});
 #pragma once
 
+#include "fieldlog/backtrace.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"

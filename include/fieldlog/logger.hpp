@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "fieldlog/backtrace.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
@@ -74,6 +75,8 @@ struct LoggerName {
 };
 
 /// One named logger in the registry; lives for the whole program.
+struct LoggerBacktrace;
+
 struct LoggerCore {
     explicit LoggerCore(std::string_view logger_name) : name(logger_name) {}
 
@@ -84,6 +87,10 @@ struct LoggerCore {
     mutable std::atomic<std::uint64_t> rules_cache{0};
     /// Records of this logger that rate limits kept back (Metrics::loggers).
     mutable std::atomic<std::uint64_t> suppressed{0};
+    /// Logger::keep_backtrace's kept records (src/record/backtrace.hpp): made on first use and
+    /// never freed, as a thread may still be looking at it; `backtrace_on` while it keeps.
+    std::atomic<LoggerBacktrace*> backtrace{nullptr};
+    std::atomic<bool> backtrace_on{false};
 };
 
 struct ContextNode;  // the fields Logger::with attached (src/record/context_node.hpp)
@@ -225,6 +232,16 @@ public:
     void set_level(Level level) const;
     /// Undoes set_level(): this name follows the configuration (or a name above it) again.
     void reset_level() const;
+    /// A backtrace for this logger, as spdlog and quill keep one: its records (through any
+    /// handle of its name, with() children included, on any thread) below its level and at or
+    /// above `keep_from` are kept, the newest `backtrace.records` of them; its next record at
+    /// or above `trigger` writes them first, oldest first, marked "backtrace":true. A record a
+    /// thread's Scope backtrace keeps is kept there instead; a trigger writes the logger's
+    /// records, then the scopes'. Replaces this logger's backtrace (what it kept is dropped);
+    /// `Backtrace{.records = 0}` ends it. Kept across configure(). Keeping takes the logger's
+    /// lock while the record is copied. Does nothing when called from inside a logging call (a
+    /// user type's encoder, a sink). Throws std::bad_alloc (the logger's first backtrace only).
+    void keep_backtrace(const Backtrace& backtrace) const;
     /// The level gate: one relaxed load and a compare, and below the threshold a second look,
     /// at whether an open backtrace anywhere keeps records at `level` (then the record goes on,
     /// to be kept if its thread has one open; see scope.hpp).

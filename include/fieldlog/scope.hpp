@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 
+#include "fieldlog/backtrace.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/logger.hpp"
@@ -37,21 +38,6 @@ namespace fieldlog {
 namespace detail {
 struct ContextHome;
 }  // namespace detail
-
-/// What a Scope's backtrace keeps and when it writes it. Memory: at most `records` kept
-/// records per scope, one after the other in 4 KiB chunks of the thread's context pool (about
-/// 160 bytes a record, 40 more a field, plus its strings; one larger than a chunk, or with
-/// objects, arrays or user types, takes a block of its own), given back when they are written
-/// or discarded.
-struct Backtrace {
-    /// Kept at most; one more lets the oldest go (discarded).
-    std::uint32_t records = 32;
-    /// The lowest level kept. Records below the logger's level and at or above this are kept.
-    Level keep_from = Level::debug;
-    /// A record at or above this, logged on the scope's thread while it is open, writes the
-    /// kept records first.
-    Level trigger = Level::error;
-};
 
 /// The scope fields open on one thread, captured: a reference to them (copying it copies a
 /// pointer and counts a reference), valid anywhere and for as long as it lives, whatever

@@ -1,7 +1,9 @@
-// Scopes' backtraces: keeping a record (appended to its backtrace's chunks in one pass: the
+// Backtraces: keeping a record (appended to its backtrace's chunks in one pass: the
 // KeptRecord, the marker field, the call's fields and their strings, the message; or a block
-// of its own), letting the oldest go past the scope's bound, giving the memory back. The
-// gate's per-level counts change only when a backtrace opens or closes.
+// of its own), letting the oldest go past the bound, giving the memory back. A logger's
+// backtrace is a scope's kept records under a mutex: its chunks and blocks come from the pools
+// of the threads that log, and go back from whichever thread writes or drops them. The gate's
+// per-level counts change only when a backtrace opens or closes.
 #include "record/backtrace.hpp"
 
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <new>
 
 #include "base/buffer.hpp"
+#include "base/thread_id.hpp"
 #include "record/context_node.hpp"
 #include "record/context_pool.hpp"
 
@@ -152,6 +155,17 @@ ScopeLayer* keeper_of(ContextHome& home, Level level) noexcept {
     return nullptr;
 }
 
+/// `logger`'s backtrace, locked, when it keeps records at `level`; else null. Out of line: a
+/// scope's backtrace keeps without it.
+[[gnu::noinline]] LoggerBacktrace* lock_logger_backtrace(const LoggerCore& logger, Level level) noexcept {
+    LoggerBacktrace* const store = logger.backtrace.load(std::memory_order_acquire);
+    if (store == nullptr || !logger.backtrace_on.load(std::memory_order_relaxed)) return nullptr;
+    store->mutex.lock();
+    if (store->on && level >= store->kept.keep_from && level < store->kept.trigger) return store;
+    store->mutex.unlock();
+    return nullptr;
+}
+
 }  // namespace
 
 KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept {
@@ -207,11 +221,13 @@ Backtrace backtrace_of(const KeptRecords& kept) noexcept {
 bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
                  Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept {
     ScopeLayer* const layer = keeper_of(home, level);
-    if (layer == nullptr) return false;
-    KeptRecords& kept = *layer->kept;
+    LoggerBacktrace* const store = layer == nullptr ? lock_logger_backtrace(logger, level) : nullptr;
+    if (layer == nullptr && store == nullptr) return false;
+    KeptRecords& kept = layer != nullptr ? *layer->kept : store->kept;
     // Logged on the keeping layer's own chain (no scope without a backtrace open inside it),
-    // the record needs no reference: the layer outlives what it keeps.
-    const bool holds_scope = home.top != layer->chain && home.top != nullptr;
+    // the record needs no reference: the layer outlives what it keeps. A logger's record
+    // outlives any scope open now.
+    const bool holds_scope = home.top != nullptr && (store != nullptr || home.top != layer->chain);
     KeptRecord* kept_record;
     std::string_view message_copy;
     try {
@@ -241,9 +257,12 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
                                      .field_count = 1 + static_cast<std::uint32_t>(fields.size()),
                                      .holds_scope = holds_scope,
                                      .level = level,
-                                     .time = time};
+                                     .time = time,
+                                     // A logger's record may be written by another thread.
+                                     .thread_id = store != nullptr ? cached_thread_id() : 0};
     } catch (...) {  // a user type or formatter threw, or memory ran out: the record is not kept
         record.shrink();
+        if (store != nullptr) store->mutex.unlock();
         return false;
     }
     if (bound != nullptr) retain(bound);
@@ -263,6 +282,43 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
         let_go(home, kept, oldest);
         if (chunk != nullptr && --chunk->records == 0) chunk_emptied(home, kept, chunk);
     }
+    if (store != nullptr) store->mutex.unlock();
+    return true;
+}
+
+void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace) {
+    LoggerBacktrace* store = logger.backtrace.load(std::memory_order_acquire);
+    if (store == nullptr) {
+        static auto* const making = new std::mutex;  // never destroyed: a logger may be set up at exit
+        const std::lock_guard lock(*making);
+        store = logger.backtrace.load(std::memory_order_acquire);
+        if (store == nullptr) {
+            store = new LoggerBacktrace;
+            logger.backtrace.store(store, std::memory_order_release);
+        }
+    }
+    const std::lock_guard lock(store->mutex);
+    KeptRecords& kept = store->kept;
+    if (store->on) {
+        discard_kept_records(home, kept);
+        for_kept_levels(kept, [](std::atomic<std::uint32_t>& n) { n.fetch_sub(1, std::memory_order_relaxed); });
+    }
+    store->on = backtrace.records != 0 && backtrace.keep_from < backtrace.trigger;
+    kept.capacity = backtrace.records;
+    kept.keep_from = backtrace.keep_from;
+    kept.trigger = backtrace.trigger;
+    if (store->on) for_kept_levels(kept, [](std::atomic<std::uint32_t>& n) { n.fetch_add(1, std::memory_order_relaxed); });
+    logger.backtrace_on.store(store->on, std::memory_order_relaxed);
+}
+
+bool take_logger_records(const LoggerCore& logger, Level level, KeptRecords& out) noexcept {
+    LoggerBacktrace* const store = logger.backtrace.load(std::memory_order_acquire);
+    if (store == nullptr) return false;
+    const std::lock_guard lock(store->mutex);
+    KeptRecords& kept = store->kept;
+    if (!store->on || kept.count == 0 || level < kept.trigger) return false;
+    out = kept;
+    kept = KeptRecords{.capacity = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
     return true;
 }
 

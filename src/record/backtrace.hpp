@@ -1,20 +1,22 @@
-// Backtraces of scopes (fieldlog::Backtrace, scope.hpp): the records a scope's thread logs
+// Backtraces (fieldlog::Backtrace, backtrace.hpp). A scope's: the records its thread logs
 // below its logger's level while the scope is open, kept in their typed form (fields and
 // strings copied in) in chunks of the thread's context pool, until a record at the trigger
-// level writes them or the scope's close discards them. All on the owning thread; the only
-// shared state is the per-level count the level gate reads.
+// level writes them or the scope's close discards them; all on the owning thread, the only
+// shared state the per-level count the level gate reads. A logger's: the same records of that
+// logger from any thread, the newest kept under the logger's own mutex.
 //
 //   Logger::emit, below the threshold ─► keep_for_backtrace ─► keep_record
 //   Logger::emit, at the trigger ─► emit_after_backtraces ─► write_kept_records, then the record
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <span>
 #include <string_view>
 
+#include "fieldlog/backtrace.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/logger.hpp"
-#include "fieldlog/scope.hpp"
 #include "fieldlog/timestamp.hpp"
 
 namespace fieldlog::detail {
@@ -43,6 +45,7 @@ struct KeptRecord {
     bool holds_scope;
     Level level;
     Timestamp time;
+    int thread_id;  ///< of the thread that logged it when that may not be the one writing it; else 0
 };
 
 /// The kept records of one open scope that keeps a backtrace (its ScopeLayer's), oldest
@@ -66,6 +69,13 @@ struct KeptRecords {
     Level trigger = Level::error;
 };
 
+/// A logger's backtrace (Logger::keep_backtrace): records of any thread, kept under its mutex.
+struct LoggerBacktrace {
+    std::mutex mutex;
+    KeptRecords kept;
+    bool on = false;
+};
+
 /// The kept records' state for a scope of `home` opening with `backtrace`, counted in
 /// backtrace_keepers; null when it keeps nothing (0 records, or no level below the trigger)
 /// or memory ran out (then the scope opens without a backtrace).
@@ -81,10 +91,19 @@ void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept;
 Backtrace backtrace_of(const KeptRecords& kept) noexcept;
 
 /// Keeps a record below its logger's level in the innermost open scope of `home` that keeps
-/// a backtrace at `level`; nothing when there is none. `record` is the thread's record buffer
+/// a backtrace at `level`, else in its logger's backtrace if that keeps `level`; nothing when
+/// neither does. `record` is the thread's record buffer
 /// (for a fmt message's text), `scratch` its scratch buffer. False when not kept: no such
 /// scope, or a user type threw, or memory ran out.
 bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
                  Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept;
+
+/// Gives `logger` the backtrace `backtrace` (none: 0 records, or no level below the trigger),
+/// dropping what its backtrace before kept. Throws std::bad_alloc (its first backtrace only).
+void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace);
+/// Moves what `logger`'s backtrace kept into `out` (empty) when a record at `level` triggers
+/// it; false, moving nothing, when there is nothing to write. `out` is then the caller's to
+/// write and discard.
+bool take_logger_records(const LoggerCore& logger, Level level, KeptRecords& out) noexcept;
 
 }  // namespace fieldlog::detail

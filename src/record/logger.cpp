@@ -86,7 +86,8 @@ std::int64_t monotonic_nanos() noexcept {
                                      message,
                                      context_encoding(context.home, bound, encoding, buffer, context.scratch),
                                      context_encoding(context.home, scope, encoding, buffer, context.scratch),
-                                     fields};
+                                     fields,
+                                     context.kept_thread_id};
             buffer.clear();
             encode_record(channel.options, buffer, context.scratch, record);
         } catch (...) {  // a user formatter threw, or memory ran out: drop this record
@@ -189,6 +190,7 @@ std::int64_t monotonic_nanos() noexcept {
         const Message message(r->message, r->where);
         const std::span<const Field> fields(r->fields, r->field_count);
         ThreadCounters::bump(context.counters.backtrace_written);
+        context.kept_thread_id = r->thread_id;
         if (!pipeline->routing.typed.empty()) {
             dispatch_typed_and_encoded(context, *pipeline, *r->logger, r->bound, r->scope, r->level, message, fields,
                                        admitted, r->time);
@@ -197,12 +199,15 @@ std::int64_t monotonic_nanos() noexcept {
                            r->time);
         }
     }
+    context.kept_thread_id = 0;
     discard_kept_records(*context.home, kept);
 }
 
-/// Before a record at `level`: writes what each open backtrace with a trigger at or below it
-/// kept, outermost first (an inner scope's records are the later ones).
-void write_backtraces(ThreadContext& context, const Pipeline* pipeline, Level level) noexcept {
+/// Before a record of `logger` at `level`: writes what each backtrace with a trigger at or
+/// below it kept: the logger's, then each open scope's, outermost first (an inner scope's
+/// records are the later ones).
+void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger, Level level) noexcept {
+    if (KeptRecords taken; take_logger_records(logger, level, taken)) write_kept_records(context, pipeline, taken);
     for (ScopeLayer& layer : context.home->layers) {
         if (layer.kept != nullptr && layer.kept->count != 0 && level >= layer.kept->trigger)
             write_kept_records(context, pipeline, *layer.kept);
@@ -215,7 +220,9 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, Level le
 /// with a backtrace comes here for every record it keeps.
 [[gnu::noinline]] void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
                                           Level level, const Message& message, std::span<const Field> fields) noexcept {
-    if (context.home->backtraces == 0 || logger.threshold.load(std::memory_order_relaxed) == Level::off) return;
+    if ((context.home->backtraces == 0 && !logger.backtrace_on.load(std::memory_order_relaxed)) ||
+        logger.threshold.load(std::memory_order_relaxed) == Level::off)
+        return;
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
     if (pipeline != nullptr && keep_record(*context.home, context.record, context.scratch, logger, bound, level,
@@ -233,7 +240,7 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, Level le
                                                         std::span<const Field> fields) noexcept {
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
-    write_backtraces(context, pipeline, level);
+    write_backtraces(context, pipeline, logger, level);
     encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
     release_pipeline(context);
     context.busy = false;
@@ -296,7 +303,8 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
     // Below the threshold, the gate let the record through for a backtrace (scope.hpp).
     const bool below_threshold = level < core_->threshold.load(std::memory_order_relaxed);
-    if (below_threshold || context->home->backtraces != 0) [[unlikely]] {
+    if (below_threshold || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
+        [[unlikely]] {
         if (below_threshold) {
             detail::keep_for_backtrace(*context, *core_, context_, level, message, fields);
         } else {
@@ -326,6 +334,13 @@ Logger Logger::with(std::span<const Field> fields) const {
         return Logger(core_, detail::make_context_node(nullptr, context_, fields, *scratch));
     }
     return Logger(core_, detail::make_context_node(context->home, context_, fields, context->scratch));
+}
+
+void Logger::keep_backtrace(const Backtrace& backtrace) const {
+    detail::ThreadContext* context = detail::this_thread_context();
+    // Inside a logging call this thread may hold the logger's backtrace, copying a record.
+    if (context == nullptr || context->busy) return;
+    detail::set_logger_backtrace(*context->home, *core_, backtrace);
 }
 
 }  // namespace fieldlog

@@ -125,7 +125,8 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Logger
                                         .message = message_copy,
                                         .fields = copied,
                                         .field_count = copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0,
-                                        .thread_id = cached_thread_id()};
+                                        .thread_id = context.kept_thread_id != 0 ? context.kept_thread_id
+                                                                                 : cached_thread_id()};
         if (bound != nullptr) retain(bound);
         if (scope != nullptr) retain(scope);
         pipeline.writer->commit(slot.payload, level, now, admitted);

@@ -61,6 +61,9 @@ struct ThreadContext {
     /// A record's bound and scope fields, typed, for the typed sinks (logger.cpp); reused like
     /// counted_fields, and never touched without a typed sink.
     std::vector<Field> typed_fields;
+    /// While a logger's backtrace writes a record another thread kept: that thread's id, which
+    /// the record names; 0 otherwise (the record is this thread's).
+    int kept_thread_id = 0;
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -148,6 +149,44 @@ TEST_CASE("backtraces keep, write and discard records without allocating, on any
     CHECK(fieldlog::metrics().backtrace_written - written_before == 4 * (5'000 + 1'000 + 2));
     CHECK(json->counters().records == 5 * (5'000 + 1'000 + 2));
     CHECK(logfmt->counters().records == json->counters().records);
+}
+
+TEST_CASE("a logger's backtrace keeps and writes the records of two threads without allocating", "[alloc][backtrace]") {
+    auto json = std::make_shared<fieldlog::NullSink>();
+    fieldlog::configure({.level = fieldlog::Level::info, .sinks = {{.target = json}}});
+    const Inputs in;
+    const auto log = fieldlog::get("alloc.logger_backtrace");
+    log.keep_backtrace(fieldlog::Backtrace{.records = 8});
+    // The two threads take turns (so that each run is the same run): in each, a request that
+    // keeps records in the one backtrace, in blocks of its thread's pool; every third turn's
+    // error writes and gives back what both kept.
+    std::atomic<int> turn{0};
+    auto run = [&](int me, int turns) {
+        std::uint64_t allocations = 0;
+        for (int t = 0; t < turns; ++t) {
+            while (turn.load(std::memory_order_acquire) % 2 != me) std::this_thread::yield();
+            const std::uint64_t before = fieldlog_test::allocations();
+            {
+                const fieldlog::Scope request{{"request_id", in.request_id}};
+                for (int step = 0; step < 3; ++step)
+                    log.debug("step", {{"step", step}, {"account", in.account}, {"counts", in.counts}, {"big", in.big}});
+                if (t % 3 == 2) log.error("failed", {{"attempt", t}});
+            }
+            if (t >= 100) allocations += fieldlog_test::allocations() - before;  // after the warm-up
+            turn.fetch_add(1, std::memory_order_release);
+        }
+        return allocations;
+    };
+    std::uint64_t on_thread = 1;
+    std::thread other([&] { on_thread = run(1, 10'000); });
+    const std::uint64_t here = run(0, 10'000);
+    other.join();
+    log.keep_backtrace(fieldlog::Backtrace{.records = 0});
+    CHECK(here == 0);
+    CHECK(on_thread == 0);
+    // Every three turns each: two errors, the first after the newest 8 of 18 kept records, the
+    // second after the 3 kept since.
+    CHECK(json->counters().records == (10'000 / 3) * (2 + 8 + 3));
 }
 
 TEST_CASE("trace contexts parsed, formatted, made children of and opened as scopes allocate nothing", "[alloc][trace]") {
