@@ -1,8 +1,9 @@
-// libFuzzer target for the whole record path: the input picks a logger name, a message (plain
-// or fmt), bound fields of a child (and grandchild) logger, up to two nested scopes and the
-// call's fields, of every value kind, nested, with repeated and reserved keys, and user types
-// that stream random (even unbalanced) begin/end/key/value calls. One record is logged to a
-// json, a logfmt, a console (without colour, whatever the environment says) and an otel sink.
+// libFuzzer target for the whole record path: the input makes one record (record_generator.hpp:
+// a logger name, a message plain or fmt, bound fields of a child and grandchild logger, up to
+// two nested scopes and the call's fields, of every value kind, nested, with repeated and
+// reserved keys, and user types that stream random, even unbalanced, begin/end/key/value
+// calls), logged to a json, a logfmt, a console (without colour, whatever the environment says)
+// and an otel sink.
 // Invariants: each sink got exactly one record ending in '\n', on one line but for the
 // console's further lines, which start with the indent; the JSON line passes a strict RFC 8259
 // check with no repeated member name at any depth, and the logfmt line tokenizes with no
@@ -16,133 +17,21 @@
 // Seeds: tests/fuzz/corpus/record/.
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "base/buffer.hpp"
 #include "encode/logfmt_encoder.hpp"
 #include "fieldlog/fieldlog.hpp"
 #include "fuzz_support.hpp"
+#include "record_generator.hpp"
 
 namespace record_fuzz {
-
-using fuzz::Reader;
-
-/// A user type whose fieldlog_encode replays a script of encoder calls.
-struct Script {
-    std::string ops;
-};
-
-void fieldlog_encode(fieldlog::ValueEncoder& enc, const Script& script) {
-    static constexpr std::string_view keys[] = {"a", "b", "a", "msg", "x y", ""};
-    const std::string& ops = script.ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-        const auto op = static_cast<unsigned char>(ops[i]);
-        switch (op % 9) {
-            case 0: enc.begin_object(); break;
-            case 1: enc.end_object(); break;
-            case 2: enc.begin_array(); break;
-            case 3: enc.end_array(); break;
-            case 4: enc.key(keys[(op / 9) % std::size(keys)]); break;
-            case 5: enc.value(static_cast<int>(op)); break;
-            case 6: enc.value(std::string_view(ops).substr(i, 3)); break;
-            case 7: enc.formatted("<{}>", fmt::make_format_args(op)); break;
-            case 8: enc.value(Script{ops.substr(i + 1, ops.size() / 2)}); break;  // strictly shorter
-        }
-    }
-}
-
-/// Builds fields from the input; owns everything they refer to.
-class Builder {
-public:
-    explicit Builder(Reader& in) : in_(in) {}
-
-    std::vector<fieldlog::Field> fields(int max, int depth) {
-        std::vector<fieldlog::Field> out;
-        const int n = in_.byte() % (max + 1);
-        for (int i = 0; i < n; ++i) {
-            const std::string_view k = key();
-            out.push_back({k, value(depth)});
-        }
-        return out;
-    }
-    /// True when a top-level value was a user type (it may add top-level members itself).
-    bool top_level_script = false;
-
-private:
-    std::string_view keep(std::string_view s) { return *strings_.emplace_back(std::make_unique<std::string>(s)); }
-
-    std::string_view key() {
-        static constexpr std::string_view dictionary[] = {
-            "a", "b", "ts", "level", "logger", "msg", "fields.msg", "k", "key with space", "k=v", "", "\xFF", "\xC3",
-        };
-        const std::uint8_t pick = in_.byte();
-        if (pick < 200) return dictionary[pick % std::size(dictionary)];
-        return keep(in_.bytes(12));
-    }
-
-    fieldlog::Value value(int depth) {
-        const std::uint8_t kind = in_.byte() % 15;
-        switch (kind) {
-            case 0: return nullptr;
-            case 1: return (in_.byte() & 1) != 0;
-            case 2: return static_cast<std::int64_t>(in_.u64());
-            case 3: return in_.u64();
-            case 4: return std::bit_cast<double>(in_.u64());
-            case 5: return keep(in_.bytes(40));
-            case 6: return std::chrono::nanoseconds(static_cast<std::int64_t>(in_.u64()));
-            case 7: return fieldlog::Timestamp(static_cast<std::int64_t>(in_.u64()) >> 20, static_cast<std::uint32_t>(in_.u64() % 1'000'000'000));
-            case 8: {
-                auto& ec = *errors_.emplace_back(std::make_unique<std::error_code>(in_.byte(), std::generic_category()));
-                return ec;
-            }
-            case 9: {
-                const std::string_view raw = keep(in_.bytes(20));
-                return fieldlog::Bytes{std::as_bytes(std::span(raw.data(), raw.size()))};
-            }
-            case 10:
-                if (depth < 6) {
-                    auto& children = *objects_.emplace_back(std::make_unique<std::vector<fieldlog::Field>>(fields(4, depth + 1)));
-                    return fieldlog::Object(std::span<const fieldlog::Field>(children));
-                }
-                return 0;
-            case 11:
-                if (depth < 6) {
-                    auto& elements = *arrays_.emplace_back(std::make_unique<std::vector<fieldlog::Value>>());
-                    const int n = in_.byte() % 5;
-                    for (int i = 0; i < n; ++i) elements.push_back(value(depth + 1));
-                    return fieldlog::Array(std::span<const fieldlog::Value>(elements));
-                }
-                return 1;
-            case 12: {
-                if (depth == 0) top_level_script = true;
-                return *scripts_.emplace_back(std::make_unique<Script>(Script{std::string(in_.bytes(24))}));
-            }
-            case 13: {
-                // Deep nesting through Array values: beyond the limit, a placeholder.
-                auto& chain = *arrays_.emplace_back(std::make_unique<std::vector<fieldlog::Value>>(40));
-                for (std::size_t i = 1; i < chain.size(); ++i) chain[i] = fieldlog::Array(std::span(&chain[i - 1], 1));
-                return chain.back();
-            }
-            default: return std::chrono::microseconds(in_.byte());
-        }
-    }
-
-    Reader& in_;
-    std::vector<std::unique_ptr<std::string>> strings_;
-    std::vector<std::unique_ptr<std::error_code>> errors_;
-    std::vector<std::unique_ptr<std::vector<fieldlog::Field>>> objects_;
-    std::vector<std::unique_ptr<std::vector<fieldlog::Value>>> arrays_;
-    std::vector<std::unique_ptr<Script>> scripts_;
-};
 
 /// Keeps the last raw record (with its '\n') and how many arrived.
 class LastRecord final : public fieldlog::Sink {
@@ -189,40 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                        {.target = made[3], .format = fieldlog::Format::otel}}});
         return made;
     }();
-    // The last name's JSON form is too long to be made once: it is escaped on every record.
-    static const fieldlog::Logger loggers[] = {fieldlog::get("fuzz"), fieldlog::get(""), fieldlog::get("a b"),
-                                               fieldlog::get("\xFF\x1b[2J"),
-                                               fieldlog::get(std::string(40, 'n') + "\"\x01")};
+    static const std::vector<fieldlog::Logger> loggers = record_generator::record_loggers();
 
-    Reader in(data, size);
-    Builder build(in);
-    const fieldlog::Logger& base = loggers[in.byte() % std::size(loggers)];
-    const auto bound_parent = build.fields(4, 0);
-    const auto bound_child = build.fields(3, 0);
-    const auto outer_scope = build.fields(4, 0);
-    const auto inner_scope = build.fields(3, 0);
-    const auto call = build.fields(8, 0);
-    const bool use_format = (in.byte() & 1) != 0;
-    const std::string message(in.bytes(60));
-    const int number = in.byte();
-
-    const fieldlog::Logger child = base.with(std::span<const fieldlog::Field>(bound_parent))
-                                       .with(std::span<const fieldlog::Field>(bound_child));
-    const std::uint64_t dropped_before = fieldlog::metrics().context_fields_dropped;
-    std::optional<fieldlog::Scope> outer;
-    std::optional<fieldlog::Scope> inner;
-    if (!outer_scope.empty()) outer.emplace(std::span<const fieldlog::Field>(outer_scope));
-    if (!inner_scope.empty()) inner.emplace(std::span<const fieldlog::Field>(inner_scope));
-    const bool scope_dropped = fieldlog::metrics().context_fields_dropped != dropped_before;
+    fuzz::Reader in(data, size);
+    const record_generator::Record record(in, loggers);
+    const fieldlog::Logger& base = record.base;
 
     for (const auto& sink : sinks) sink->count = 0;
-    const std::span<const fieldlog::Field> call_fields(call);
-    if (use_format) {
-        child.log(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
-    } else {
-        child.log(fieldlog::Level::info, message, call_fields);
-    }
-    const std::string expected_message = use_format ? fuzz::replaced(message) + "|" + std::to_string(number) : fuzz::replaced(message);
+    record.log(record.child);
+    const std::string expected_message = record.use_format ? fuzz::replaced(record.message) + "|" + std::to_string(record.number)
+                                                         : fuzz::replaced(record.message);
 
     for (std::size_t s = 0; s < sinks.size(); ++s) {
         const auto& sink = sinks[s];
@@ -244,10 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     // Every field in writing order: bound (parent, child), scopes (outer, inner), call.
     std::vector<const fieldlog::Field*> all;
-    for (const auto* list : {&bound_parent, &bound_child, &outer_scope, &inner_scope, &call}) {
+    for (const auto* list : {&record.bound_parent, &record.bound_child, &record.outer_scope, &record.inner_scope, &record.call}) {
         for (const fieldlog::Field& f : *list) all.push_back(&f);
     }
-    const bool model = !build.top_level_script && !scope_dropped;
+    const bool model = !record.build.top_level_script && !record.scope_dropped;
 
     const std::string_view json_line = std::string_view(sinks[0]->last).substr(0, sinks[0]->last.size() - 1);
     const auto members = fuzz::JsonParser(json_line).top_object();
@@ -334,19 +199,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // the base logger, long or short: the same JSON line but ts.
     const auto after_ts = [](std::string_view line) { return std::string(line.substr(line.find(",\"level\":"))); };
     const std::string first = after_ts(sinks[0]->last);
-    const auto log_again = [&](const fieldlog::Logger& logger) {
-        if (use_format) {
-            logger.log(fieldlog::Level::info, fieldlog::format("{}|{}", message, number), call_fields);
-        } else {
-            logger.log(fieldlog::Level::info, message, call_fields);
-        }
-    };
-    log_again(child);
+    record.log(record.child);
     if (after_ts(sinks[0]->last) != first) fuzz::fail("a second record of the same logger differs", sinks[0]->last);
     const std::string padding(static_cast<std::size_t>(in.byte()) * 8, 'p');  // up to ~2 KB
     const fieldlog::Field base_fields[] = {{"pad", padding}};
-    base.log(fieldlog::Level::info, message, base_fields);
-    log_again(child);
+    base.log(fieldlog::Level::info, record.message, base_fields);
+    record.log(record.child);
     if (after_ts(sinks[0]->last) != first) fuzz::fail("a record after another logger's differs", sinks[0]->last);
     return 0;
 }
