@@ -363,7 +363,11 @@ public:
         return v;
     }
     std::string_view bytes(std::size_t max) {
-        const std::size_t n = std::min<std::size_t>(byte() % (max + 1), size_ - pos_);
+        // The length byte before what is left after it: as two arguments of one call their order
+        // is unspecified, and GCC's (what is left first) reads one byte past the input when the
+        // length byte is its last.
+        const std::size_t wanted = byte() % (max + 1);
+        const std::size_t n = std::min(wanted, size_ - pos_);
         const std::string_view s(reinterpret_cast<const char*>(data_ + pos_), n);
         pos_ += n;
         return s;
