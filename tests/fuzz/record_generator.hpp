@@ -2,8 +2,9 @@
 // message (plain or fmt), bound fields of a child (and grandchild) logger, up to two nested
 // scopes and the call's fields, of every value kind, nested, with repeated and reserved keys,
 // and user types that stream random (even unbalanced) begin/end/key/value calls.
-// record_fuzz.cpp checks each format's invariants on it. The record depends on the bytes alone,
-// so the same input makes the same record every time.
+// record_fuzz.cpp checks each format's invariants on it; typed_form_test.cpp logs the same
+// records synchronously and async and compares the lines. The record depends on the bytes
+// alone, so the same input makes the same record every time.
 #pragma once
 
 #include <bit>
