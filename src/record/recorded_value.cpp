@@ -2,7 +2,10 @@
 // padding and no alignment (every word is read with memcpy). A string is its length and bytes.
 // An object or array of at most kFlatMost scalars and strings is one op, replayed as one
 // value() call with its members rebuilt on the stack, so that the encoders take their fast path
-// for it; any other container is recorded as the calls that make it.
+// for it; any other container is recorded as the calls that make it. A user type's value within
+// is a recording of its own, replayed as one value(): the encoders bound each user type's
+// calls (closing what it left open, ignoring an end it did not begin) as they do when it is
+// written at the call.
 #include "record/recorded_value.hpp"
 
 #include <iterator>
@@ -20,7 +23,7 @@ namespace {
 
 enum class Op : std::uint8_t {
     null, no, yes, int64, uint64, float64, duration, time, string, bytes, error_code, key, formatted,
-    begin_array, end_array, begin_object, end_object, flat_object, flat_array,
+    begin_array, end_array, begin_object, end_object, flat_object, flat_array, recording,
 };
 
 constexpr std::size_t kFlatMost = 16;
@@ -53,7 +56,10 @@ public:
             case Value::Kind::array:
                 if (!put_flat_array(v.as_array())) write_as_calls(*this, v);
                 return;
-            case Value::Kind::custom: v.encode_custom_into(*this); return;
+            case Value::Kind::custom:  // a recording of its own: replayed as one value, as written
+                out_.push_back(static_cast<char>(Op::recording));
+                record_value(out_, v);
+                return;
             case Value::Kind::error_code: {
                 const std::error_code& code = v.as_error_code();
                 char* o = out_.reserve(1 + sizeof(int) + sizeof(const std::error_category*));
@@ -241,6 +247,10 @@ void replay(ValueEncoder& enc, const char* p, const char* end) {
                 enc.value(Value(Array(std::span<const Value>(elements, n))));
                 break;
             }
+            case Op::recording:
+                enc.value(recorded(p));
+                p += recording_size(p);
+                break;
             default: enc.value(get_flat(op, p)); break;
         }
     }
