@@ -98,12 +98,12 @@ struct ContextNode;  // the fields Logger::with attached (src/record/context_nod
 FIELDLOG_API void retain_context(ContextNode* node) noexcept;
 FIELDLOG_API void release_context(ContextNode* node) noexcept;
 
-/// Per level: how many backtraces open now, on any thread, keep records at that level
-/// (scope.hpp's Backtrace). While one does, the level gate lets such records through to
-/// Logger::emit, which keeps them when their thread has that backtrace open.
+/// Per level: how many backtraces open now (scopes' on any thread, and loggers'; backtrace.hpp)
+/// keep records at that level. While one does, the level gate lets such records through to
+/// Logger::emit, which keeps them when their thread has that backtrace open, or their logger.
 FIELDLOG_API extern std::atomic<std::uint32_t> backtrace_keepers[level_count];
 
-/// True when some thread's open backtrace keeps records at `level`.
+/// True when some open backtrace keeps records at `level`.
 inline bool kept_by_a_backtrace(Level level) noexcept {
     return level < Level::off && backtrace_keepers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
 }
@@ -244,7 +244,7 @@ public:
     void keep_backtrace(const Backtrace& backtrace) const;
     /// The level gate: one relaxed load and a compare, and below the threshold a second look,
     /// at whether an open backtrace anywhere keeps records at `level` (then the record goes on,
-    /// to be kept if its thread has one open; see scope.hpp).
+    /// to be kept if its thread has one open, or its logger; see backtrace.hpp).
     [[nodiscard]] bool enabled(Level level) const noexcept {
         return (level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off) ||
                detail::kept_by_a_backtrace(level);

@@ -91,10 +91,9 @@ void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept;
 Backtrace backtrace_of(const KeptRecords& kept) noexcept;
 
 /// Keeps a record below its logger's level in the innermost open scope of `home` that keeps
-/// a backtrace at `level`, else in its logger's backtrace if that keeps `level`; nothing when
-/// neither does. `record` is the thread's record buffer
-/// (for a fmt message's text), `scratch` its scratch buffer. False when not kept: no such
-/// scope, or a user type threw, or memory ran out.
+/// a backtrace at `level`, else in its logger's backtrace if that keeps `level`. `record` is
+/// the thread's record buffer (for a fmt message's text), `scratch` its scratch buffer. False
+/// when not kept: neither keeps it, or a user type threw, or memory ran out.
 bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
                  Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept;
 

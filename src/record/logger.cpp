@@ -215,9 +215,9 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 }
 
 /// A record below its logger's level that the gate let through for a backtrace open
-/// somewhere: kept when this thread has one that keeps its level, else dropped. Out of line,
-/// apart from the writing path so that its own stays short; not marked cold, as a request
-/// with a backtrace comes here for every record it keeps.
+/// somewhere: kept when this thread has one that keeps its level, or its logger has, else
+/// dropped. Out of line, apart from the writing path so that its own stays short; not marked
+/// cold, as a request with a backtrace comes here for every record it keeps.
 [[gnu::noinline]] void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
                                           Level level, const Message& message, std::span<const Field> fields) noexcept {
     if ((context.home->backtraces == 0 && !logger.backtrace_on.load(std::memory_order_relaxed)) ||
@@ -232,8 +232,8 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
     context.busy = false;
 }
 
-/// A record at or above its logger's level while this thread has a backtrace open: written
-/// after what the backtraces it triggers kept. Cold: off the path of every record outside a
+/// A record at or above its logger's level while this thread has a backtrace open, or its
+/// logger keeps one: written after what the backtraces it triggers kept. Cold: off the path of every record outside a
 /// backtrace.
 [[gnu::noinline, gnu::cold]] void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
                                                         ContextNode* bound, Level level, const Message& message,
@@ -301,7 +301,7 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
-    // Below the threshold, the gate let the record through for a backtrace (scope.hpp).
+    // Below the threshold, the gate let the record through for a backtrace (backtrace.hpp).
     const bool below_threshold = level < core_->threshold.load(std::memory_order_relaxed);
     if (below_threshold || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
         [[unlikely]] {
