@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
-#include <optional>
 
 #include "encode/encode.hpp"
 #include "base/buffer.hpp"
@@ -21,6 +20,7 @@ namespace {
 
 constexpr std::size_t kAlign = alignof(std::max_align_t);
 constexpr std::size_t align_up(std::size_t n) noexcept { return (n + kAlign - 1) & ~(kAlign - 1); }
+static_assert(kAlign == 16);  // as measure_fields (context_node.hpp) rounds flat fields' structs
 
 /// Copies values into a node's block: measuring when it has no block (every take() returns
 /// null and only the sizes grow), writing when it has one. A user type's value, and any object
@@ -74,6 +74,8 @@ private:
             default: return true;
         }
     }
+    /// Whether the object or array `v` holds only scalars and strings: copied as Fields or
+    /// Values in the structs, not recorded.
     static bool is_flat_container(const Value& v) noexcept {
         if (v.kind() == Value::Kind::object) {
             for (const Field& f : v.as_object()) {
@@ -192,58 +194,16 @@ const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Seg
     return *made;
 }
 
-/// The bytes of the strings among `fields` when every value is a scalar or a string (the usual
-/// request context), else nullopt: then the general copy sizes and fills the block.
-std::optional<std::size_t> flat_chars(std::span<const Field> fields) noexcept {
-    std::size_t chars = 0;
-    for (const Field& f : fields) {
-        chars += f.key.size();
-        switch (f.value.kind()) {
-            case Value::Kind::string: chars += f.value.as_string().size(); break;
-            case Value::Kind::error_code:
-            case Value::Kind::bytes:
-            case Value::Kind::object:
-            case Value::Kind::array:
-            case Value::Kind::custom: return std::nullopt;
-            default: break;
-        }
-    }
-    return chars;
-}
-
-/// copy_fields for flat fields: one pass, no user code.
-const Field* copy_flat_fields(std::span<const Field> fields, std::size_t structs, char* block) noexcept {
-    auto* copied = reinterpret_cast<Field*>(block);
-    char* at = block + structs;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-        const Field& in = fields[i];
-        std::string_view key;
-        at = copy_text(at, in.key, key);
-        if (in.value.kind() == Value::Kind::string) {
-            std::string_view value;
-            at = copy_text(at, in.value.as_string(), value);
-            new (copied + i) Field{key, Value(value)};
-        } else {
-            new (copied + i) Field{key, in.value};
-        }
-    }
-    return copied;
-}
-
 }  // namespace
 
-FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch) {
-    if (const std::optional<std::size_t> chars = flat_chars(fields)) {
-        return FieldsRoom{.structs = align_up(fields.size() * sizeof(Field)), .chars = *chars, .flat = true};
-    }
+FieldsRoom measure_recorded_fields(std::span<const Field> fields, Buffer& scratch) {
     scratch.clear();  // the recordings, kept for copy_fields
     Copier measure(scratch);
     measure.fields(fields);
     return FieldsRoom{.structs = align_up(measure.structs_used()), .chars = measure.chars_used(), .flat = false};
 }
 
-const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
-    if (room.flat) return copy_flat_fields(fields, room.structs, block);
+const Field* copy_recorded_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
     Copier write(scratch, block, room.structs, block + room.structs, room.chars);
     return write.fields(fields);
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -58,12 +59,51 @@ struct FieldsRoom {
     std::size_t chars = 0;
     bool flat = false;  ///< only scalars and strings: copied in one pass, no user code runs
 };
+/// measure_fields and copy_fields for fields that are not all scalars and strings: out of
+/// line, as they run user code and record it.
+FieldsRoom measure_recorded_fields(std::span<const Field> fields, Buffer& scratch);
+const Field* copy_recorded_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch);
+
 /// Throws what a user type throws (its fieldlog_encode runs here, once), or bad_alloc. Unless
 /// the fields are flat, `scratch` then holds their recordings until copy_fields takes them.
-FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch);
+/// Inline for flat fields (the usual request context, most records): a pass over the sizes.
+inline FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch) {
+    std::size_t chars = 0;
+    for (const Field& f : fields) {
+        chars += f.key.size();
+        switch (f.value.kind()) {
+            case Value::Kind::string: chars += f.value.as_string().size(); break;
+            case Value::Kind::error_code:
+            case Value::Kind::bytes:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: return measure_recorded_fields(fields, scratch);
+            default: break;
+        }
+    }
+    return FieldsRoom{.structs = (fields.size() * sizeof(Field) + 15) & ~std::size_t{15}, .chars = chars, .flat = true};
+}
 /// Copies `fields` into `block` (room.structs + room.chars bytes, 8-aligned) as measured, with
 /// the recordings measure_fields left in `scratch`; the copy points only into the block.
-const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch);
+/// Throws like measure_fields.
+inline const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
+    if (!room.flat) return copy_recorded_fields(fields, room, block, scratch);
+    auto* copied = reinterpret_cast<Field*>(block);
+    char* at = block + room.structs;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const Field& in = fields[i];
+        std::string_view key;
+        at = copy_text(at, in.key, key);
+        if (in.value.kind() == Value::Kind::string) {
+            std::string_view value;
+            at = copy_text(at, in.value.as_string(), value);
+            new (copied + i) Field{key, Value(value)};
+        } else {
+            new (copied + i) Field{key, in.value};
+        }
+    }
+    return copied;
+}
 
 /// A node with `fields` (copied) after `parent`'s (whose reference it takes over; may be null),
 /// with one reference. A user type's value is recorded now, once (`scratch` holds the
