@@ -56,10 +56,15 @@ public:
             case Value::Kind::array:
                 if (!put_flat_array(v.as_array())) write_as_calls(*this, v);
                 return;
-            case Value::Kind::custom:  // a recording of its own: replayed as one value, as written
-                out_.push_back(static_cast<char>(Op::recording));
-                record_value(out_, v);
+            case Value::Kind::custom: {  // a recording of its own: replayed as one value, as written
+                char* o = out_.reserve(1 + kSizeWord);
+                *o = static_cast<char>(Op::recording);
+                const std::size_t at = out_.size() + 1;
+                out_.commit(o + 1 + kSizeWord);
+                v.encode_custom_into(*this);
+                put(out_.data() + at, static_cast<std::uint32_t>(out_.size() - at));
                 return;
+            }
             case Value::Kind::error_code: {
                 const std::error_code& code = v.as_error_code();
                 char* o = out_.reserve(1 + sizeof(int) + sizeof(const std::error_category*));
