@@ -530,13 +530,16 @@ TEST_CASE("the async writer's lines from the typed copies equal the caller's, in
     }
 }
 
-TEST_CASE("queued records with long tapes and long strings make the same lines", "[formats][async]") {
-    std::vector<std::string> many;  // a tape of 602 ops
+TEST_CASE("queued records with long recordings and long strings make the same lines", "[formats][async]") {
+    std::vector<std::string> many;  // a recording of 602 calls
     for (int i = 0; i < 600; ++i) many.push_back("value-" + std::to_string(i));
     const std::vector<std::string> long_ones(3, std::string(3000, 'x'));
     const std::vector<std::string> few{"a", "b"};
+    // Longer than the thread's scratch buffer holds inline: its recording grows it.
+    const std::vector<std::string> huge{std::string(40'000, 'y'), "after"};
     for (const Format format : {Format::json, Format::logfmt}) {
         CHECK(queued_line_in(format, {{"many", many}}) == line_in(format, {{"many", many}}));
+        CHECK(queued_line_in(format, {{"huge", huge}}) == line_in(format, {{"huge", huge}}));
         CHECK(queued_line_in(format, {{"long", long_ones}}) == line_in(format, {{"long", long_ones}}));
         CHECK(queued_line_in(format, {{"few", few}, {"user", User{"Jane", 7}}}) ==
               line_in(format, {{"few", few}, {"user", User{"Jane", 7}}}));

@@ -74,7 +74,7 @@ public:
                 return;
             }
             default: {
-                char* o = out_.reserve(kLongestFlat);
+                char* o = out_.reserve(flat_room(v));
                 out_.commit(put_flat(o, v));
                 return;
             }
