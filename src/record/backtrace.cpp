@@ -104,7 +104,7 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
         const Field& in = fields[i];
         std::string_view key;
         if ((chars = copy_within(chars, kept.end, in.key, key)) == nullptr) return nullptr;
-        switch (in.value.kind()) {  // the kinds of context_node.cpp's flat copy
+        switch (in.value.kind()) {  // the kinds of the flat copy (measure_fields, context_node.hpp)
             case Value::Kind::string: {
                 std::string_view value;
                 if ((chars = copy_within(chars, kept.end, in.value.as_string(), value)) == nullptr) return nullptr;
@@ -126,7 +126,7 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
 }
 
 /// A block of its own for a record that does not go in a chunk: the general copy, any value
-/// (user types run again). Throws what they throw, or std::bad_alloc.
+/// (user types recorded, their code run once). Throws what they throw, or std::bad_alloc.
 KeptRecord* own_block(ContextHome& home, Buffer& scratch, std::span<const Field> fields, std::string_view message,
                       std::string_view& message_copy) {
     const FieldsRoom room = measure_fields(fields, scratch);
@@ -307,7 +307,9 @@ void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace
     kept.capacity = backtrace.records;
     kept.keep_from = backtrace.keep_from;
     kept.trigger = backtrace.trigger;
-    if (store->on) for_kept_levels(kept, [](std::atomic<std::uint32_t>& n) { n.fetch_add(1, std::memory_order_relaxed); });
+    if (store->on) {
+        for_kept_levels(kept, [](std::atomic<std::uint32_t>& n) { n.fetch_add(1, std::memory_order_relaxed); });
+    }
     logger.backtrace_on.store(store->on, std::memory_order_relaxed);
 }
 

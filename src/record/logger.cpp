@@ -206,7 +206,8 @@ std::int64_t monotonic_nanos() noexcept {
 /// Before a record of `logger` at `level`: writes what each backtrace with a trigger at or
 /// below it kept: the logger's, then each open scope's, outermost first (an inner scope's
 /// records are the later ones).
-void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger, Level level) noexcept {
+void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger,
+                      Level level) noexcept {
     if (KeptRecords taken; take_logger_records(logger, level, taken)) write_kept_records(context, pipeline, taken);
     for (ScopeLayer& layer : context.home->layers) {
         if (layer.kept != nullptr && layer.kept->count != 0 && level >= layer.kept->trigger)
@@ -233,8 +234,8 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 }
 
 /// A record at or above its logger's level while this thread has a backtrace open, or its
-/// logger keeps one: written after what the backtraces it triggers kept. Cold: off the path of every record outside a
-/// backtrace.
+/// logger keeps one: written after what the backtraces it triggers kept. Cold: off the path
+/// of every record outside a backtrace.
 [[gnu::noinline, gnu::cold]] void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
                                                         ContextNode* bound, Level level, const Message& message,
                                                         std::span<const Field> fields) noexcept {
