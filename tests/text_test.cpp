@@ -52,7 +52,7 @@ TEST_CASE("A special byte is escaped at every position of strings of every lengt
     };
     for (const auto& special : specials) {
         DYNAMIC_SECTION(special.name) {
-            for (std::size_t length = special.input.size(); length <= 40; ++length) {
+            for (std::size_t length = special.input.size(); length <= 100; ++length) {
                 for (std::size_t at = 0; at + special.input.size() <= length; ++at) {
                     const std::string before(at, 'a');
                     const std::string after(length - at - special.input.size(), 'z');
@@ -128,3 +128,38 @@ TEST_CASE("Short strings that end at a page end are read within the page", "[tex
     CHECK(quoted(std::string_view()) == "\"\"");
     munmap(map, static_cast<std::size_t>(2 * page));
 }
+
+#if defined(__SSE2__)
+TEST_CASE("Every copy of long text this CPU runs stops at the first unsafe byte", "[text]") {
+    // Lengths through the 16- and 32-byte steps, their overlapping tails and the loops past them.
+    const unsigned char unsafe[] = {'"', '\\', 0x00, 0x1f, 0x80, 0xff};
+    const unsigned char safe[] = {' ', 0x7f, '~', 'a'};
+    for (const fieldlog::detail::CopySafePrefix copy : fieldlog::detail::json_safe_copies()) {
+        for (std::size_t length = 17; length <= 140; ++length) {
+            std::string input(length, 'a');
+            std::string out(length, '\0');
+            const auto run = [&] {
+                return copy(out.data(), reinterpret_cast<const unsigned char*>(input.data()), length);
+            };
+            INFO("length " << length);
+            for (const unsigned char c : safe) {
+                input.assign(length, static_cast<char>(c));
+                REQUIRE(run() == length);
+                REQUIRE(out == input);
+            }
+            input.assign(length, 'a');
+            for (std::size_t at = 0; at < length; ++at) {
+                for (const unsigned char c : unsafe) {
+                    INFO("byte " << int{c} << " at " << at);
+                    input[at] = static_cast<char>(c);
+                    out.assign(length, '\0');
+                    REQUIRE(run() == at);
+                    REQUIRE(out.compare(0, at, input, 0, at) == 0);
+                }
+                input[at] = 'a';
+            }
+        }
+    }
+    CHECK(!fieldlog::detail::json_safe_copies().empty());
+}
+#endif

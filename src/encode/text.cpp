@@ -3,6 +3,7 @@
 #include "encode/json_safe.hpp"
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,13 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+// The AVX2 text copy, chosen at run time: x86-64 with GCC or clang.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FIELDLOG_DETAIL_AVX2_TEXT 1
+#include <immintrin.h>
+#else
+#define FIELDLOG_DETAIL_AVX2_TEXT 0
 #endif
 
 #include <fmt/compile.h>
@@ -45,10 +53,9 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
 }
 
 #if defined(__SSE2__)
-/// For n > 16: copies p[0, n) to `o` 16 bytes at a time while checking them, and returns how
-/// many leading bytes are JSON-safe (all of them are copied; bytes after that count may have
-/// been written too, and are overwritten by the caller). One pass, no library call.
-[[gnu::always_inline]] inline std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
+/// A CopySafePrefix for n > 16, 16 bytes a step: one pass, no library call (the bytes written
+/// past the safe ones are overwritten by the caller).
+std::size_t copy_safe_prefix_sse2(char* o, const unsigned char* p, std::size_t n) noexcept {
     std::size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
@@ -62,7 +69,85 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
     const unsigned mask = unsafe_mask(v);
     return mask != 0 ? n - 16 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
 }
+
+#if FIELDLOG_DETAIL_AVX2_TEXT
+/// The bytes unsafe_mask looks for, as AVX2 vectors.
+struct UnsafeBytes32 {
+    __m256i below_space;
+    __m256i quote;
+    __m256i backslash;
+};
+
+/// Copies the 32 bytes at p + at to o + at; returns their JSON-unsafe bytes as a bit mask (as
+/// unsafe_mask: a signed compare catches the control bytes and every byte from 0x80 on).
+[[gnu::target("avx2"), gnu::always_inline]] inline std::uint32_t copy_32_unsafe_mask(
+    const UnsafeBytes32& unsafe, char* o, const unsigned char* p, std::size_t at) noexcept {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + at), v);
+    const __m256i hit = _mm256_or_si256(
+        _mm256_cmpgt_epi8(unsafe.below_space, v),
+        _mm256_or_si256(_mm256_cmpeq_epi8(v, unsafe.quote), _mm256_cmpeq_epi8(v, unsafe.backslash)));
+    return static_cast<std::uint32_t>(_mm256_movemask_epi8(hit));
+}
+
+/// copy_safe_prefix_sse2's contract, 32 bytes a step, and the last two steps without a loop
+/// (messages and long values are mostly 17–100 bytes). Built for AVX2 whatever the compiler's
+/// target; called only where the CPU has it (json_safe_copies).
+[[gnu::target("avx2")]] std::size_t copy_safe_prefix_avx2(char* o, const unsigned char* p, std::size_t n) noexcept {
+    if (n <= 32) {  // 17–32 bytes: the first 16 and the last 16, overlapping
+        const __m128i head = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i tail = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), head);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + n - 16), tail);
+        if (const unsigned mask = unsafe_mask(head); mask != 0) return static_cast<std::size_t>(std::countr_zero(mask));
+        const unsigned mask = unsafe_mask(tail);
+        return mask != 0 ? n - 16 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
+    }
+    const UnsafeBytes32 unsafe{_mm256_set1_epi8(0x20), _mm256_set1_epi8('"'), _mm256_set1_epi8('\\')};
+    std::size_t i = 0;
+    for (; n - i > 64; i += 32) {
+        if (const std::uint32_t mask = copy_32_unsafe_mask(unsafe, o, p, i); mask != 0)
+            return i + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+    // 33–64 bytes left: the next 32, then the last 32 (overlapping bytes known to be safe).
+    if (const std::uint32_t mask = copy_32_unsafe_mask(unsafe, o, p, i); mask != 0)
+        return i + static_cast<std::size_t>(std::countr_zero(mask));
+    const std::uint32_t mask = copy_32_unsafe_mask(unsafe, o, p, n - 32);
+    return mask != 0 ? n - 32 + static_cast<std::size_t>(std::countr_zero(mask)) : n;
+}
+
+#endif  // FIELDLOG_DETAIL_AVX2_TEXT
+
+}  // namespace
+
+std::span<const CopySafePrefix> json_safe_copies() noexcept {
+#if FIELDLOG_DETAIL_AVX2_TEXT
+    static constexpr CopySafePrefix with_avx2[] = {copy_safe_prefix_sse2, copy_safe_prefix_avx2};
+    __builtin_cpu_init();  // may run before libgcc's constructor has (a static initializer logs)
+    if (__builtin_cpu_supports("avx2")) return with_avx2;
 #endif
+    static constexpr CopySafePrefix sse2[] = {copy_safe_prefix_sse2};
+    return sse2;
+}
+
+namespace {
+
+std::size_t choose_copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept;
+
+/// The best copy for this CPU, chosen by the first call (a relaxed pointer: every thread that
+/// races to choose stores the same one).
+constinit std::atomic<CopySafePrefix> g_copy_safe_prefix{choose_copy_safe_prefix};
+
+std::size_t choose_copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
+    const CopySafePrefix chosen = json_safe_copies().back();
+    g_copy_safe_prefix.store(chosen, std::memory_order_relaxed);
+    return chosen(o, p, n);
+}
+
+inline std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
+    return g_copy_safe_prefix.load(std::memory_order_relaxed)(o, p, n);
+}
+#endif  // __SSE2__
 
 }  // namespace
 

@@ -27,6 +27,15 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 /// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
 void append_json_escaped(Buffer& out, std::string_view s);
 
+/// A copy of text longer than 16 bytes: copies p[0, n) to `o` and returns how many leading
+/// bytes are JSON-safe (bytes past those may be written too).
+using CopySafePrefix = std::size_t (*)(char* o, const unsigned char* p, std::size_t n) noexcept;
+#if defined(__SSE2__)
+/// The copies this CPU can run (SSE2, then AVX2 where it has it), the best last: the escapers
+/// use that one; the tests check each.
+std::span<const CopySafePrefix> json_safe_copies() noexcept;
+#endif
+
 /// Appends `s` as a quoted JSON string: any string.
 void append_json_string_general(Buffer& out, std::string_view s);
 /// The same; inline, a short plain string (most values) is copied in the caller with no call.
