@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -513,4 +514,115 @@ TEST_CASE("in async mode a logger's kept records reach the sinks before its erro
     fieldlog::flush();
     CHECK(sinks.all->lines() == std::vector<std::string>{line(1, "debug", "kept", R"(,"backtrace":true,"user":"u-1")"),
                                                          line(2, "error", "failed", "")});
+}
+
+namespace {
+
+/// configure_at_info's sinks and clock (restarted), and `backtraces`.
+void configure_at_info(const Capture& sinks, std::map<std::string, Backtrace, std::less<>> backtraces) {
+    g_tick = 0;
+    fieldlog::configure({.level = Level::info,
+                         .backtraces = std::move(backtraces),
+                         .sinks = {{.target = sinks.all}, {.target = sinks.info_and_up, .level = Level::info}},
+                         .clock = &ticking_clock});
+}
+
+}  // namespace
+
+TEST_CASE("a configuration's backtraces: given, kept across an unchanged configure, ended when no longer named",
+          "[backtrace][logger][config]") {
+    const Capture sinks;
+    const auto log = fieldlog::get("svc");
+    configure_at_info(sinks, {{"svc", Backtrace{.records = 8}}});
+    CHECK(log.enabled(Level::debug));
+    log.debug("kept across the next configure");                   // tick 1
+    configure_at_info(sinks, {{"svc", Backtrace{.records = 8}}});  // the same entry: nothing dropped
+    log.error("failed");                                            // tick 1 again: the clock restarted
+    configure_at_info(sinks, {{"svc", Backtrace{.records = 8, .keep_from = Level::trace}}});  // a new one
+    log.trace("kept by the new entry");                             // tick 1
+    configure_at_info(sinks, {});  // no longer named: ended, what it kept dropped
+    CHECK_FALSE(log.enabled(Level::trace));
+    CHECK_FALSE(log.enabled(Level::debug));
+    log.error("after");  // tick 1
+    CHECK(sinks.all->lines() ==
+          std::vector<std::string>{line(1, "debug", "kept across the next configure", R"(,"backtrace":true)"),
+                                   line(1, "error", "failed", ""), line(1, "error", "after", "")});
+}
+
+TEST_CASE("a configuration leaves a backtrace set in code alone unless it names that logger",
+          "[backtrace][logger][config]") {
+    const Capture sinks;
+    configure_at_info(sinks, {{"other", Backtrace{.records = 4}}});
+    const LoggerBacktrace db{"svc", Backtrace{.records = 8}};
+    const auto other = fieldlog::get("other");
+    db.log.debug("kept by the code's backtrace");       // tick 1
+    other.debug("kept, then dropped by the configure");  // tick 2
+    configure_at_info(sinks, {});                        // ends "other"'s, not "svc"'s
+    other.error("other failed");                         // tick 1: nothing kept to write
+    db.log.error("failed");                              // tick 2
+    db.log.debug("kept again");                          // tick 3
+    configure_at_info(sinks, {{"svc", Backtrace{.records = 0}}});  // named with 0 records: ended
+    CHECK_FALSE(db.log.enabled(Level::debug));
+    configure_at_info(sinks, {});
+    CHECK(sinks.all->lines() ==
+          std::vector<std::string>{
+              R"({"ts":"2026-11-30T08:38:11.000000001Z","level":"error","logger":"other","msg":"other failed"})",
+              line(1, "debug", "kept by the code's backtrace", R"(,"backtrace":true)"), line(2, "error", "failed", "")});
+}
+
+TEST_CASE("a configuration's backtrace that keeps no level is refused, and the running one stays",
+          "[backtrace][logger][config]") {
+    const Capture sinks;
+    configure_at_info(sinks, {{"svc", Backtrace{.records = 8}}});
+    const auto refused = [&](std::map<std::string, Backtrace, std::less<>> backtraces) {
+        try {
+            configure_at_info(sinks, std::move(backtraces));
+        } catch (const fieldlog::ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(refused({{"svc", Backtrace{.records = 8, .keep_from = Level::error, .trigger = Level::error}}}) ==
+          "backtraces \"svc\": keep_from must be below trigger, and trigger a level (records = 0 keeps none)");
+    CHECK(refused({{"db.*", Backtrace{}}}) ==
+          "backtraces \"db.*\": not a logger name (like \"http\" or \"db.pool\"; \"\" is the root logger)");
+    CHECK(fieldlog::get("svc").enabled(Level::debug));  // the running configuration's backtrace
+    configure_at_info(sinks, {});
+    CHECK_FALSE(fieldlog::get("svc").enabled(Level::debug));
+}
+
+TEST_CASE("backtraces in TOML, and what is refused", "[backtrace][config]") {
+    const fieldlog::Config config = fieldlog::Config::parse(R"(
+[backtraces.http]
+records = 64
+keep_from = "trace"
+trigger = "warn"
+[backtraces.db.pool]
+records = 16
+[backtraces.""]
+)");
+    CHECK(config.backtraces ==
+          std::map<std::string, Backtrace, std::less<>>{
+              {"http", Backtrace{.records = 64, .keep_from = Level::trace, .trigger = Level::warn}},
+              {"db.pool", Backtrace{.records = 16}},
+              {"", Backtrace{}}});
+    const auto error_of = [](std::string_view toml) {
+        try {
+            (void)fieldlog::Config::parse(toml, "f.toml");
+        } catch (const fieldlog::ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error_of("[backtraces.http]\nrecord = 3\n") ==
+          "f.toml:2: backtraces.http.record: unknown key for a backtrace entry (did you mean \"records\"?)");
+    CHECK(error_of("[backtraces.http]\nkeep_from = \"error\"\n") ==
+          "f.toml:1: backtraces.http: keeps no level: keep_from must be below trigger, and trigger a level");
+    CHECK(error_of("[backtraces.http]\ntrigger = \"loud\"\n") ==
+          "f.toml:2: backtraces.http.trigger: expected trace, debug, info, warn, error, fatal or off, got \"loud\"");
+    CHECK(error_of("[backtraces.http]\nrecords = -1\n").find("backtraces.http.records") != std::string::npos);
+    CHECK(error_of("[backtraces]\nhttp = 3\n") ==
+          "f.toml:2: backtraces.http: expected a table of records, keep_from and trigger, got 3");
+    CHECK(error_of("[backtraces.\"db.*\"]\nrecords = 3\n") ==
+          "f.toml:1: backtraces.db.*: is not a logger name (like \"http\" or \"db.pool\"; \"\" is the root logger)");
 }

@@ -474,7 +474,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels sampling format timestamp timezone duration caller tid async resource sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels sampling backtraces format timestamp timezone duration caller tid async resource sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",

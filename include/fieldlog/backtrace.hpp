@@ -22,6 +22,8 @@ struct Backtrace {
     /// A record at or above this writes the kept records first: for a Scope's backtrace, one
     /// logged on the scope's thread while it is open; for a logger's, one of that logger.
     Level trigger = Level::error;
+
+    bool operator==(const Backtrace&) const = default;
 };
 
 }  // namespace fieldlog

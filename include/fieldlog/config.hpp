@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "fieldlog/backtrace.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
@@ -136,6 +137,12 @@ struct FIELDLOG_API Config {
     /// Per-logger samplers, off unless named: "http" applies to "http" and "http.*" (the
     /// longest match wins); "*" to every logger. Each entry has its own counters.
     std::map<std::string, SamplingConfig, std::less<>> sampling{};
+    /// Per-logger backtraces (Logger::keep_backtrace), by logger name: that name alone, not its
+    /// dotted children (each logger keeps its own). configure() gives each named logger its
+    /// backtrace; one whose entry is unchanged keeps what it kept; one the configuration before
+    /// named and this one does not has its backtrace ended. `records = 0` ends one set in code;
+    /// a logger no configuration names keeps what code gave it.
+    std::map<std::string, Backtrace, std::less<>> backtraces{};
     Format format = Format::json;
     TimestampFormat timestamp{};
     DurationFormat duration = DurationFormat::string;

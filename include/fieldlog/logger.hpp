@@ -238,8 +238,9 @@ public:
     /// or above `trigger` writes them first, oldest first, marked "backtrace":true. A record a
     /// thread's Scope backtrace keeps is kept there instead; a trigger writes the logger's
     /// records, then the scopes'. Replaces this logger's backtrace (what it kept is dropped);
-    /// `Backtrace{.records = 0}` ends it. Kept across configure(). Keeping takes the logger's
-    /// lock while the record is copied. Does nothing when called from inside a logging call (a
+    /// `Backtrace{.records = 0}` ends it. Kept across configure() while no configuration's
+    /// `backtraces` names this logger (Config::backtraces). Keeping takes the logger's lock
+    /// while the record is copied. Does nothing when called from inside a logging call (a
     /// user type's encoder, a sink). Throws std::bad_alloc (the logger's first backtrace only).
     void keep_backtrace(const Backtrace& backtrace) const;
     /// The level gate: one relaxed load and a compare, and below the threshold a second look,

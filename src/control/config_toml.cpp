@@ -397,6 +397,53 @@ public:
         }
     }
 
+    /// [backtraces.NAME] tables: `records`, `keep_from`, `trigger` (Logger::keep_backtrace's
+    /// Backtrace); an empty one takes the defaults. A table inside one is a dotted child's entry
+    /// ([backtraces.db.pool]): its own backtrace, as an entry covers its logger alone; a table
+    /// holding only such tables is no entry of its own (TOML makes `db` for `db.pool`).
+    void backtraces(const toml::table& table, std::string_view prefix,
+                    std::map<std::string, Backtrace, std::less<>>& out) const {
+        for (const auto& [key, node] : table) {
+            const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
+            const std::string at = path("backtraces", name);
+            const toml::table* entry = node.as_table();
+            if (entry == nullptr) expected(node, at, "a table of records, keep_from and trigger");
+            if (!name.empty() &&
+                (name == "*" || name.ends_with(".*") || !detail::LoggerFilter::check(name).empty())) {
+                fail(key.source(), at, "is not a logger name (like \"http\" or \"db.pool\"; \"\" is the root logger)");
+            }
+            Backtrace backtrace;
+            bool has_entry = entry->empty();
+            for (const auto& [field, value] : *entry) {
+                const std::string field_at = path(at, field.str());
+                if (field == "records") {
+                    backtrace.records = static_cast<std::uint32_t>(
+                        integer(value, field_at, 0, UINT32_MAX, "a count of records (0: none kept)"));
+                } else if (field == "keep_from") {
+                    backtrace.keep_from = level(value, field_at);
+                } else if (field == "trigger") {
+                    backtrace.trigger = level(value, field_at);
+                } else if (value.is_table()) {
+                    continue;  // a child's entry, read below
+                } else {
+                    unknown_key(field, field_at, {"records", "keep_from", "trigger"}, "a backtrace entry");
+                }
+                has_entry = true;
+            }
+            if (has_entry) {
+                if (backtrace.records != 0 && (backtrace.keep_from >= backtrace.trigger || backtrace.trigger == Level::off)) {
+                    fail(node.source(), at, "keeps no level: keep_from must be below trigger, and trigger a level");
+                }
+                out.insert_or_assign(name, backtrace);
+            }
+            toml::table children;
+            for (const auto& [field, value] : *entry) {
+                if (value.is_table()) children.insert(field, value);
+            }
+            if (!children.empty()) backtraces(children, name, out);
+        }
+    }
+
     /// [resource]: attribute = string, integer, float or boolean; `prefix` is the key of an
     /// enclosing dotted key, so `service.name = "x"` and `"service.name" = "x"` say the same.
     void resource(const toml::table& table, std::string_view prefix, std::vector<ResourceAttribute>& out) const {
@@ -719,6 +766,10 @@ public:
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of [sampling.LOGGER] entries");
                 sampling(*table, "", config.sampling);
+            } else if (key == "backtraces") {
+                const toml::table* table = node.as_table();
+                if (table == nullptr) expected(node, at, "a table of [backtraces.LOGGER] entries");
+                backtraces(*table, "", config.backtraces);
             } else if (key == "levels") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of logger = \"level\"");
@@ -766,7 +817,7 @@ public:
                 }
             } else {
                 unknown_key(key, at,
-                            {"level", "levels", "sampling", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
+                            {"level", "levels", "sampling", "backtraces", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
                              "resource", "sinks"},
                             "");
             }

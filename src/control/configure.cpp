@@ -13,6 +13,7 @@
 #include "control/fork.hpp"
 #include "control/state.hpp"
 #include "dispatch/sink_calls.hpp"
+#include "record/backtrace.hpp"
 #include "record/queued_record.hpp"
 #include "record/thread_registry.hpp"
 
@@ -289,18 +290,65 @@ void retire(std::unique_ptr<Pipeline> old) {
     }
 }
 
+/// A logger whose backtrace a configuration changes, and its new one.
+struct BacktraceChange {
+    LoggerCore* logger;
+    Backtrace backtrace;
+};
+
+/// What `config.backtraces` changes from the configuration in force: each entry that is new or
+/// differs, and an end for each logger the one in force named and `config` does not. Registers
+/// the loggers and makes their stores, so that applying the changes cannot throw. Throws
+/// ConfigError on an entry that is not a logger name or keeps no level below its trigger.
+std::vector<BacktraceChange> backtrace_changes(State& s, const Config& config) {
+    std::vector<BacktraceChange> changes;
+    for (const auto& [name, backtrace] : config.backtraces) {
+        if (!name.empty() && (name == "*" || name.ends_with(".*") || !LoggerFilter::check(name).empty())) {
+            throw ConfigError("backtraces " + in_quotes(name) +
+                              ": not a logger name (like \"http\" or \"db.pool\"; \"\" is the root logger)");
+        }
+        if (backtrace.records != 0 && (backtrace.keep_from >= backtrace.trigger || backtrace.trigger == Level::off)) {
+            throw ConfigError("backtraces " + in_quotes(name) +
+                              ": keep_from must be below trigger, and trigger a level (records = 0 keeps none)");
+        }
+        const auto before = s.config.backtraces.find(name);
+        if (before == s.config.backtraces.end() || !(before->second == backtrace))
+            changes.push_back({&logger_core(s, name), backtrace});
+    }
+    for (const auto& [name, backtrace] : s.config.backtraces) {
+        if (!config.backtraces.contains(name)) changes.push_back({&logger_core(s, name), Backtrace{.records = 0}});
+    }
+    for (const BacktraceChange& change : changes) logger_backtrace_store(*change.logger);
+    return changes;
+}
+
+/// Gives each logger of `changes` its backtrace. Not from inside a logging call (a sink that
+/// configures), where this thread may hold a logger's backtrace: as Logger::keep_backtrace.
+void apply_backtraces(const std::vector<BacktraceChange>& changes) noexcept {
+    ThreadContext* context = this_thread_context();
+    if (context == nullptr || context->busy) return;
+    for (const BacktraceChange& change : changes) {
+        try {
+            set_logger_backtrace(*context->home, *change.logger, change.backtrace);
+        } catch (const std::bad_alloc&) {  // cannot happen: backtrace_changes made each store
+        }
+    }
+}
+
 void finish_at_exit();
 
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
 void apply(State& s, const Config& config, bool flush_each_record = false) {
     std::unique_ptr<Pipeline> next =
         build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire), flush_each_record);
+    const std::vector<BacktraceChange> backtraces = backtrace_changes(s, config);
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
     s.config = std::move(in_force);
     s.config_path = std::move(path);
     refresh_thresholds(s);
+    apply_backtraces(backtraces);
     Pipeline* next_raw = next.get();
     const Pipeline* previous = g_current_pipeline.load(std::memory_order_acquire);
     if (previous != nullptr && previous->writer && !next_raw->writer) next_raw->set_open(false);

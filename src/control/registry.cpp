@@ -42,20 +42,24 @@ void refresh_thresholds(State& s) noexcept {
     for (const auto& [name, core] : s.loggers) core->threshold.store(level_for(s, name), std::memory_order_relaxed);
 }
 
+LoggerCore& logger_core(State& s, std::string_view name) {
+    const std::lock_guard lock(s.loggers_mutex);  // lock order: configure, then loggers
+    auto it = s.loggers.find(name);
+    if (it == s.loggers.end()) {
+        auto core = std::make_unique<LoggerCore>(name);
+        core->threshold.store(level_for(s, name), std::memory_order_relaxed);
+        it = s.loggers.emplace(std::string(name), std::move(core)).first;
+    }
+    return *it->second;
+}
+
 }  // namespace detail
 
 Logger get(std::string_view name) {
     detail::ensure_configured();
     detail::State& s = detail::state();
-    const std::lock_guard config_lock(s.configure_mutex);  // lock order: configure, then loggers
-    const std::lock_guard lock(s.loggers_mutex);
-    auto it = s.loggers.find(name);
-    if (it == s.loggers.end()) {
-        auto core = std::make_unique<detail::LoggerCore>(name);
-        core->threshold.store(detail::level_for(s, name), std::memory_order_relaxed);
-        it = s.loggers.emplace(std::string(name), std::move(core)).first;
-    }
-    return Logger(it->second.get(), nullptr);
+    const std::lock_guard config_lock(s.configure_mutex);
+    return Logger(&detail::logger_core(s, name), nullptr);
 }
 
 Logger::Logger() : Logger(get("")) {}

@@ -48,6 +48,9 @@ void ensure_configured();
 Level level_for(const State& s, std::string_view name) noexcept;
 /// Gives every registered logger the threshold level_for() says (caller holds configure_mutex).
 void refresh_thresholds(State& s) noexcept;
+/// The logger called `name`, registered by its first call (caller holds configure_mutex).
+/// Throws std::bad_alloc.
+LoggerCore& logger_core(State& s, std::string_view name);
 
 /// Parses FIELDLOG_LEVEL's syntax ("info,db=debug"): a bare level into `global`, `name=level`
 /// entries into `named`. Errors start with `source` and name the entry's key (`level` or

@@ -286,7 +286,7 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
     return true;
 }
 
-void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace) {
+LoggerBacktrace& logger_backtrace_store(LoggerCore& logger) {
     LoggerBacktrace* store = logger.backtrace.load(std::memory_order_acquire);
     if (store == nullptr) {
         static auto* const making = new std::mutex;  // never destroyed: a logger may be set up at exit
@@ -297,6 +297,11 @@ void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace
             logger.backtrace.store(store, std::memory_order_release);
         }
     }
+    return *store;
+}
+
+void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace) {
+    LoggerBacktrace* const store = &logger_backtrace_store(logger);
     const std::lock_guard lock(store->mutex);
     KeptRecords& kept = store->kept;
     if (store->on) {

@@ -97,6 +97,9 @@ Backtrace backtrace_of(const KeptRecords& kept) noexcept;
 bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
                  Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept;
 
+/// The store of `logger`'s backtrace, made by its first call (never freed: records may come
+/// until exit). Throws std::bad_alloc.
+LoggerBacktrace& logger_backtrace_store(LoggerCore& logger);
 /// Gives `logger` the backtrace `backtrace` (none: 0 records, or no level below the trigger),
 /// dropping what its backtrace before kept. Throws std::bad_alloc (its first backtrace only).
 void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace);
