@@ -339,9 +339,9 @@ void finish_at_exit();
 
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
 void apply(State& s, const Config& config, bool flush_each_record = false) {
+    const std::vector<BacktraceChange> backtraces = backtrace_changes(s, config);  // before any sink opens
     std::unique_ptr<Pipeline> next =
         build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire), flush_each_record);
-    const std::vector<BacktraceChange> backtraces = backtrace_changes(s, config);
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
