@@ -2,7 +2,8 @@
 // any bytes. JSON: the escaped string parses as a strict JSON string and decodes to the input
 // with U+FFFD substituted per maximal subpart. logfmt/console quoted values decode the same way
 // (C1 controls escaped too); bare values need no quotes; keys and console text keep one line
-// and never carry a control character. Seeds: tests/fuzz/corpus/escape/.
+// and never carry a control character; every long-text copy the CPU runs stops at the first
+// unsafe byte. Seeds: tests/fuzz/corpus/escape/.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -78,6 +79,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fieldlog::detail::append_console_text(out, input);
     if (!fuzz::valid_utf8(out.view())) fuzz::fail("console text not UTF-8", out.view());
     check_terminal_safe(out.view(), "console text carries a control character");
+
+#if defined(__SSE2__)
+    // Each copy of long text this CPU runs, not only the one the escaper chose: the safe prefix
+    // by the byte table, copied as it was.
+    if (size > fieldlog::detail::kShortJsonText) {
+        std::size_t safe = 0;
+        while (safe < size && fieldlog::detail::kJsonSafe[data[safe]]) ++safe;
+        std::string copied(size, '\0');
+        for (const fieldlog::detail::CopySafePrefix copy : fieldlog::detail::json_safe_copies()) {
+            if (copy(copied.data(), data, size) != safe) fuzz::fail("a long-text copy ends its safe prefix elsewhere", input);
+            if (input.compare(0, safe, copied, 0, safe) != 0) fuzz::fail("a long-text copy changed a safe byte", input);
+        }
+    }
+#endif
 
     out.shrink();
     return 0;
