@@ -192,8 +192,10 @@ interval = "2s"
 first = 1
 [sampling."*"]
 thereafter = 0
+[sampling.quiet]
 )");
-    REQUIRE(config.sampling.size() == 3);
+    REQUIRE(config.sampling.size() == 4);
+    CHECK(config.sampling.at("quiet") == fieldlog::SamplingConfig{});  // an empty entry: the defaults
     CHECK(config.sampling.at("http") == fieldlog::SamplingConfig{.first = 10, .thereafter = 50, .interval = 2s});
     CHECK(config.sampling.at("db.pool") == fieldlog::SamplingConfig{.first = 1, .thereafter = 100, .interval = 1s});
     CHECK(config.sampling.at("*").thereafter == 0);

@@ -354,15 +354,36 @@ public:
         }
     }
 
-    /// [sampling.NAME] tables: `first`, `thereafter`, `interval`. A table inside one is a
-    /// dotted child's entry ([sampling.db.pool]), as in [levels]; "*" is every logger.
-    void sampling(const toml::table& table, std::string_view prefix,
-                  std::map<std::string, SamplingConfig, std::less<>>& out) const {
+    /// The [SECTION.NAME] entries of `table`, NAME a logger name. A table inside an entry is a
+    /// dotted child's entry ([sampling.db.pool]); a table holding only such tables is no entry
+    /// of its own (TOML makes `db` for `db.pool`), an empty one is (it takes the defaults).
+    /// `read_entry(name, at, key, entry)` reads each entry; its keys that are tables are children.
+    template <typename ReadEntry>
+    void logger_entries(const toml::table& table, std::string_view section, std::string_view prefix,
+                        std::string_view what, const ReadEntry& read_entry) const {
         for (const auto& [key, node] : table) {
             const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
-            const std::string at = path("sampling", name);
+            const std::string at = path(section, name);
             const toml::table* entry = node.as_table();
-            if (entry == nullptr) expected(node, at, "a table of first, thereafter and interval");
+            if (entry == nullptr) expected(node, at, what);
+            toml::table children;
+            bool own_keys = entry->empty();
+            for (const auto& [field, value] : *entry) {
+                if (value.is_table()) {
+                    children.insert(field, value);
+                } else {
+                    own_keys = true;
+                }
+            }
+            if (own_keys) read_entry(name, at, key, *entry);
+            if (!children.empty()) logger_entries(children, section, name, what, read_entry);
+        }
+    }
+
+    /// [sampling.NAME] tables: `first`, `thereafter`, `interval`; "*" is every logger.
+    void sampling(const toml::table& table, std::map<std::string, SamplingConfig, std::less<>>& out) const {
+        logger_entries(table, "sampling", "", "a table of first, thereafter and interval",
+                       [&](const std::string& name, const std::string& at, const toml::key& key, const toml::table& entry) {
             if (name != "*") {
                 if (const std::string_view problem = detail::LoggerFilter::check(name);
                     !problem.empty() || name.ends_with(".*")) {
@@ -370,8 +391,8 @@ public:
                 }
             }
             SamplingConfig config;
-            bool has_entry = false;
-            for (const auto& [field, value] : *entry) {
+            for (const auto& [field, value] : entry) {
+                if (value.is_table()) continue;  // a child's entry
                 const std::string field_at = path(at, field.str());
                 if (field == "first") {
                     config.first = static_cast<std::uint32_t>(integer(value, field_at, 0, UINT32_MAX, "a count of records"));
@@ -381,40 +402,27 @@ public:
                 } else if (field == "interval") {
                     config.interval = duration<std::chrono::nanoseconds>(value, field_at, "1s");
                     if (config.interval.count() <= 0) expected(value, field_at, "a positive duration like \"1s\"");
-                } else if (value.is_table()) {
-                    continue;  // a child's entry, read below
                 } else {
                     unknown_key(field, field_at, {"first", "thereafter", "interval"}, "a sampling entry");
                 }
-                has_entry = true;
             }
-            if (has_entry) out.insert_or_assign(name, config);
-            toml::table children;
-            for (const auto& [field, value] : *entry) {
-                if (value.is_table()) children.insert(field, value);
-            }
-            if (!children.empty()) sampling(children, name, out);
-        }
+            out.insert_or_assign(name, config);
+        });
     }
 
     /// [backtraces.NAME] tables: `records`, `keep_from`, `trigger` (Logger::keep_backtrace's
-    /// Backtrace); an empty one takes the defaults. A table inside one is a dotted child's entry
-    /// ([backtraces.db.pool]): its own backtrace, as an entry covers its logger alone; a table
-    /// holding only such tables is no entry of its own (TOML makes `db` for `db.pool`).
-    void backtraces(const toml::table& table, std::string_view prefix,
-                    std::map<std::string, Backtrace, std::less<>>& out) const {
-        for (const auto& [key, node] : table) {
-            const std::string name = prefix.empty() ? std::string(key.str()) : fmt::format("{}.{}", prefix, key.str());
-            const std::string at = path("backtraces", name);
-            const toml::table* entry = node.as_table();
-            if (entry == nullptr) expected(node, at, "a table of records, keep_from and trigger");
+    /// Backtrace). An entry covers its logger alone ("" is the root): a dotted child's entry is
+    /// its own backtrace.
+    void backtraces(const toml::table& table, std::map<std::string, Backtrace, std::less<>>& out) const {
+        logger_entries(table, "backtraces", "", "a table of records, keep_from and trigger",
+                       [&](const std::string& name, const std::string& at, const toml::key& key, const toml::table& entry) {
             if (!name.empty() &&
                 (name == "*" || name.ends_with(".*") || !detail::LoggerFilter::check(name).empty())) {
                 fail(key.source(), at, "is not a logger name (like \"http\" or \"db.pool\"; \"\" is the root logger)");
             }
             Backtrace backtrace;
-            bool has_entry = entry->empty();
-            for (const auto& [field, value] : *entry) {
+            for (const auto& [field, value] : entry) {
+                if (value.is_table()) continue;  // a child's entry
                 const std::string field_at = path(at, field.str());
                 if (field == "records") {
                     backtrace.records = static_cast<std::uint32_t>(
@@ -423,25 +431,15 @@ public:
                     backtrace.keep_from = level(value, field_at);
                 } else if (field == "trigger") {
                     backtrace.trigger = level(value, field_at);
-                } else if (value.is_table()) {
-                    continue;  // a child's entry, read below
                 } else {
                     unknown_key(field, field_at, {"records", "keep_from", "trigger"}, "a backtrace entry");
                 }
-                has_entry = true;
             }
-            if (has_entry) {
-                if (backtrace.records != 0 && (backtrace.keep_from >= backtrace.trigger || backtrace.trigger == Level::off)) {
-                    fail(node.source(), at, "keeps no level: keep_from must be below trigger, and trigger a level");
-                }
-                out.insert_or_assign(name, backtrace);
+            if (backtrace.records != 0 && (backtrace.keep_from >= backtrace.trigger || backtrace.trigger == Level::off)) {
+                fail(entry.source(), at, "keeps no level: keep_from must be below trigger, and trigger a level");
             }
-            toml::table children;
-            for (const auto& [field, value] : *entry) {
-                if (value.is_table()) children.insert(field, value);
-            }
-            if (!children.empty()) backtraces(children, name, out);
-        }
+            out.insert_or_assign(name, backtrace);
+        });
     }
 
     /// [resource]: attribute = string, integer, float or boolean; `prefix` is the key of an
@@ -765,11 +763,11 @@ public:
             } else if (key == "sampling") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of [sampling.LOGGER] entries");
-                sampling(*table, "", config.sampling);
+                sampling(*table, config.sampling);
             } else if (key == "backtraces") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of [backtraces.LOGGER] entries");
-                backtraces(*table, "", config.backtraces);
+                backtraces(*table, config.backtraces);
             } else if (key == "levels") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table of logger = \"level\"");
