@@ -13,10 +13,13 @@ helper writes the numbers of the records its sink dropped (a full buffer); at th
 until the receiver answered its whole buffer and prints its counters.
 
 Checked: every line is one whole JSON record; the sink's drop count equals the records it
-named as dropped, and none of those arrived; no other record is lost. SIGTERM: no record
-twice (librelp answers each frame as it hands it on, and ends its sessions between frames).
-SIGKILL: a record arrives twice only when the daemon wrote it and died before its `rsp` left,
-so copies form at most one run per stop, each no longer than the RELP window (128 records).
+named as dropped, and none of those arrived; no other record is lost. A record arrives twice
+only when the daemon wrote it and stopped before its `rsp` reached the sink, so copies form at
+most one run per stop, each no longer than the RELP window (128 records). That holds for
+SIGTERM too: librelp sends its `serverclose` hint straight to the socket, past the rsps still
+waiting in the session's send queue (the socket was full: a busy TLS session), and then
+destroys that queue (relpSessSrvSendHint, relpSessDestruct), so the written frames behind
+those rsps are resent by the sink, as RELP intends after a broken session.
 
 usage: relp_stream_test.py SINK_HELPER [tls] [term|kill]    exit 0 pass, 1 fail, 77 skipped
 """
@@ -128,8 +131,6 @@ def main():
             return fail(problem)
         if delivery.lost:
             return fail(f"{len(delivery.lost)} records answered or never sent are missing, first {min(delivery.lost)}")
-        if stop_signal == signal.SIGTERM and delivery.copies:
-            return fail(f"{delivery.copies} records twice after SIGTERM, which answers every frame it wrote")
         if delivery.twice_runs > RESTARTS or delivery.copies > RESTARTS * RELP_WINDOW:
             return fail(f"records twice in {delivery.twice_runs} places ({delivery.copies}), more than one window per stop")
         print("PASS: " + figures)
