@@ -138,7 +138,7 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     }
 }
 
-void ConsoleEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void ConsoleEncoder::record(const RecordInput& r) {
     const bool colour = options_.colour;
     if (colour) out_.append(kSgrDim);
     write_timestamp(r.time);
@@ -174,6 +174,11 @@ void ConsoleEncoder::record(const RecordInput& r) {
     if (multi_line) write_further_lines(split_first_line(message_text()).rest);
     if (r.message.formatted()) scratch_.shrink();
     out_.push_back('\n');
+}
+
+void ConsoleEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options,
+                                  const RecordInput& record) {
+    ConsoleEncoder(out, scratch, options).record(record);
 }
 
 }  // namespace fieldlog::detail

@@ -27,11 +27,12 @@ std::uint8_t member_key_offset(const EncoderOptions& options) noexcept {
 }
 
 void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
+    // Tail calls: this switch has no frame of its own (an encoder built here would give it one).
     switch (options.format) {
-        case Format::json: JsonEncoder(out, scratch, options).record(record); break;
-        case Format::logfmt: LogfmtEncoder(out, scratch, options).record(record); break;
-        case Format::console: ConsoleEncoder(out, scratch, options).record(record); break;
-        case Format::otel: OtelEncoder(out, scratch, options).record(record); break;
+        case Format::json: return JsonEncoder::write_record(out, scratch, options, record);
+        case Format::logfmt: return LogfmtEncoder::write_record(out, scratch, options, record);
+        case Format::console: return ConsoleEncoder::write_record(out, scratch, options, record);
+        case Format::otel: return OtelEncoder::write_record(out, scratch, options, record);
     }
 }
 

@@ -47,7 +47,7 @@ EncodedName::EncodedName(std::string_view name) {
 
 LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_shared<const EncodedName>(name)) {}
 
-void JsonEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
     const EncodedName& name = *r.logger.encoded;
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + name.json_padded());
@@ -71,6 +71,10 @@ void JsonEncoder::record(const RecordInput& r) {
     members_.append_context(r.scope, kKeyOffset);
     if (!r.fields.empty()) write_fields(r.fields, false);
     out_.append("}\n");
+}
+
+void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record) {
+    JsonEncoder(out, scratch, options).record(record);
 }
 
 void JsonEncoder::write_call_facts(const RecordInput& r) {

@@ -32,8 +32,9 @@ public:
         has_items_[0] = false;
     }
 
-    /// Appends one whole record, ending in '\n'.
-    void record(const RecordInput& record);
+    /// Appends one whole record, ending in '\n', through an encoder of its own: the record
+    /// path's one frame in the encoder (record() is inlined into it).
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
     /// Appends `parent` then `,"key":value` for each field (the form bound and scope fields are
     /// kept in), keys made unique; members() then describes the run.
     void fields(const Segment& parent, std::span<const Field> fields);
@@ -63,6 +64,8 @@ public:
     void formatted(fmt::string_view format, fmt::format_args args) override;
 
 private:
+    /// write_record()'s body.
+    void record(const RecordInput& record);
     /// The call's own members the options ask for: caller (and function), tid.
     void write_call_facts(const RecordInput& record);
     /// Top-level members whose keys are in the index's mask but which have no entry yet.

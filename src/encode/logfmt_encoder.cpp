@@ -381,7 +381,7 @@ void KeyValueEncoder::write_scalar(const Value& v) {
     }
 }
 
-void LogfmtEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void LogfmtEncoder::record(const RecordInput& r) {
     out_.append("ts=");
     write_timestamp(r.time);
     out_.append(" level=");
@@ -399,6 +399,11 @@ void LogfmtEncoder::record(const RecordInput& r) {
     }
     record_fields(r);
     out_.push_back('\n');
+}
+
+void LogfmtEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options,
+                                const RecordInput& record) {
+    LogfmtEncoder(out, scratch, options).record(record);
 }
 
 }  // namespace fieldlog::detail

@@ -86,7 +86,12 @@ public:
     LogfmtEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
         : KeyValueEncoder(out, scratch, options, false) {}
 
-    /// Appends one whole record, ending in '\n'.
+    /// Appends one whole record, ending in '\n', through an encoder of its own: the record
+    /// path's one frame in the encoder (record() is inlined into it).
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
+
+private:
+    /// write_record()'s body.
     void record(const RecordInput& record);
 };
 

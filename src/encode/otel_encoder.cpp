@@ -92,7 +92,7 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
 
 }  // namespace
 
-void OtelEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void OtelEncoder::record(const RecordInput& r) {
     // `{"timestamp":"<ns>","observed_timestamp":"<ns>` : the record's time is both, as the data
     // model says of records made at their source.
     char* o = out_.reserve(2 * max_rfc3339_size + 40);
@@ -152,6 +152,10 @@ void OtelEncoder::record(const RecordInput& r) {
     out_.append(",\"instrumentation_scope\":{\"name\":");
     append_json_string(out_, r.logger.text);
     out_.append("}}\n");
+}
+
+void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record) {
+    OtelEncoder(out, scratch, options).record(record);
 }
 
 void OtelEncoder::write_call_facts(const RecordInput& r) {

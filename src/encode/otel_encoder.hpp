@@ -25,13 +25,16 @@ public:
     OtelEncoder(Buffer& out, Buffer& scratch, const EncoderOptions& options) noexcept
         : out_(out), scratch_(scratch), options_(options), attributes_(out, scratch, options) {}
 
-    /// Appends one whole record, ending in '\n'.
-    void record(const RecordInput& record);
+    /// Appends one whole record, ending in '\n', through an encoder of its own: the record
+    /// path's one frame in the encoder (record() is inlined into it).
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
     /// Bound and scope fields, kept as JSON members (they become attributes).
     void fields(const Segment& parent, std::span<const Field> fields) { attributes_.fields(parent, fields); }
     [[nodiscard]] const MemberIndex& members() const noexcept { return attributes_.members(); }
 
 private:
+    /// write_record()'s body.
+    void record(const RecordInput& record);
     /// The call's facts the options ask for, as attributes with the semantic conventions' keys.
     void write_call_facts(const RecordInput& record);
     /// `,"resource":{…}` from the options.
