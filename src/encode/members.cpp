@@ -30,16 +30,16 @@ void MemberIndex::append_run(const Segment& segment) {
 
 void MemberIndex::materialise_segments() {
     std::size_t total = 0;
-    for (int s = 0; s < segment_count_; ++s) total += segments_.refs[s].segment.members.size();
+    for (int s = 0; s < segment_count_; ++s) total += segments_.refs[s].count;
     const std::size_t dynamic = count_;
     for (std::size_t i = 0; i < total; ++i) push(Entry{});  // room; moved into place below
     std::memmove(static_cast<void*>(entries_ + total), entries_, dynamic * sizeof(Entry));
     std::size_t next = 0;
     for (int s = 0; s < segment_count_; ++s) {
         const SegmentRef& ref = segments_.refs[s];
-        for (const SegmentMember& m : ref.segment.members) {
+        for (const SegmentMember& m : ref.members()) {
             const std::size_t start = ref.base + m.start;
-            const std::size_t key_start = start + ref.segment.key_offset;
+            const std::size_t key_start = start + ref.key_offset;
             entries_[next++] = Entry{start, key_start, m.key_len, static_cast<std::uint32_t>(key_tag(out_.data() + key_start, m.key_len)), 1};
         }
     }
@@ -56,8 +56,9 @@ std::size_t MemberIndex::add_slow(std::size_t start, std::size_t separator, std:
     if (maybe_repeated && depth_ == 0) {
         for (int s = 0; s < segment_count_; ++s) {
             const SegmentRef& ref = segments_.refs[s];
-            const bool hit = std::any_of(ref.segment.members.begin(), ref.segment.members.end(), [&](const SegmentMember& m) {
-                const char* key = out_.data() + ref.base + m.start + ref.segment.key_offset;
+            const std::span<const SegmentMember> members = ref.members();
+            const bool hit = std::any_of(members.begin(), members.end(), [&](const SegmentMember& m) {
+                const char* key = out_.data() + ref.base + m.start + ref.key_offset;
                 return key_tag(key, m.key_len) == full_tag && same_key(key_start, key_len, key, m.key_len);
             });
             if (hit) {
@@ -105,7 +106,7 @@ std::size_t MemberIndex::top_members(std::size_t base, std::span<SegmentMember> 
         ++n;
     };
     for (int s = 0; s < segment_count_; ++s) {
-        for (const SegmentMember& m : segments_.refs[s].segment.members) put(segments_.refs[s].base + m.start, m.key_len);
+        for (const SegmentMember& m : segments_.refs[s].members()) put(segments_.refs[s].base + m.start, m.key_len);
     }
     const std::size_t top_end = depth_ == 0 ? count_ : levels_[1].first;
     for (std::size_t i = 0; i < top_end; ++i) put(entries_[i].start, entries_[i].key_len);

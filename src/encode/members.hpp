@@ -95,19 +95,18 @@ public:
     /// fields, and a run whose keys meet none before it is only copied and noted.
     void append_segment(const Segment& segment) {
         if (segment.members.empty()) return;
-        if (depth_ == 0 && count_ == 0 && segment_count_ < 2 && (levels_[0].mask & segment.mask) == 0) [[likely]] {
-            segments_.refs[segment_count_++] = SegmentRef{segment, out_.size()};
-            out_.append(segment.bytes);
-            levels_[0].mask |= segment.mask;
-            return;
-        }
-        append_run(segment);
+        if (!append_whole(segment.members.data(), segment.members.size(), segment.key_offset, segment.bytes,
+                          segment.mask)) [[unlikely]]
+            append_run(segment);
     }
 
     /// append_segment() of a context's encoding, its keys `key_offset` bytes into each member;
-    /// nothing when it is null.
+    /// nothing when it is null. The Segment is made only when its members go in one by one.
     void append_context(const EncodedContext* context, std::uint8_t key_offset) {
-        if (context != nullptr && context->count != 0) append_segment(context->segment(key_offset));
+        if (context == nullptr || context->count == 0) return;
+        if (!append_whole(context->members(), context->count, key_offset, std::string_view(context->bytes(), context->size),
+                          context->mask)) [[unlikely]]
+            append_run(context->segment(key_offset));
     }
 
     /// Reports the member being written in the innermost open object: its separator starts at
@@ -161,9 +160,13 @@ private:
         std::size_t first;  ///< index of its first entry
         std::uint64_t mask;
     };
+    /// A run appended whole: what turning it into entries later needs of its Segment.
     struct SegmentRef {
-        Segment segment;
+        const SegmentMember* first;
         std::size_t base;
+        std::uint32_t count;
+        std::uint8_t key_offset;
+        [[nodiscard]] std::span<const SegmentMember> members() const noexcept { return {first, count}; }
     };
 
     [[nodiscard]] bool same_key(std::size_t key_start, std::size_t key_len, const char* other, std::size_t other_len) const noexcept {
@@ -171,6 +174,20 @@ private:
     }
     std::size_t add_slow(std::size_t start, std::size_t separator, std::size_t key_start, std::size_t key_len,
                          std::uint64_t full_tag);
+    /// The run copied as one block, its members noted to become entries only when a later key
+    /// needs them; false, with nothing written, when a key of it may repeat one written before.
+    [[gnu::always_inline]] bool append_whole(const SegmentMember* members, std::size_t count, std::uint8_t key_offset,
+                                             std::string_view bytes, std::uint64_t mask) {
+        if (depth_ != 0 || count_ != 0 || segment_count_ >= 2 || (levels_[0].mask & mask) != 0) return false;
+        segments_.refs[segment_count_++] = SegmentRef{members, out_.size(), static_cast<std::uint32_t>(count), key_offset};
+        // A run with members has bytes: no empty-span test (Buffer::append's made the compiler
+        // call an out-of-line part of it for every context).
+        char* const o = out_.reserve(bytes.size());
+        std::memcpy(o, bytes.data(), bytes.size());
+        out_.commit(o + bytes.size());
+        levels_[0].mask |= mask;
+        return true;
+    }
     /// append_segment() when a key of the run may repeat one already written.
     void append_run(const Segment& segment);
     void push(const Entry& entry) {
