@@ -104,8 +104,8 @@ public:
     /// nothing when it is null. The Segment is made only when its members go in one by one.
     void append_context(const EncodedContext* context, std::uint8_t key_offset) {
         if (context == nullptr || context->count == 0) return;
-        if (!append_whole(context->members(), context->count, key_offset, std::string_view(context->bytes(), context->size),
-                          context->mask)) [[unlikely]]
+        const std::string_view bytes(context->bytes(), context->size);
+        if (!append_whole(context->members(), context->count, key_offset, bytes, context->mask)) [[unlikely]]
             append_run(context->segment(key_offset));
     }
 
@@ -179,7 +179,8 @@ private:
     [[gnu::always_inline]] bool append_whole(const SegmentMember* members, std::size_t count, std::uint8_t key_offset,
                                              std::string_view bytes, std::uint64_t mask) {
         if (depth_ != 0 || count_ != 0 || segment_count_ >= 2 || (levels_[0].mask & mask) != 0) return false;
-        segments_.refs[segment_count_++] = SegmentRef{members, out_.size(), static_cast<std::uint32_t>(count), key_offset};
+        const auto members_count = static_cast<std::uint32_t>(count);
+        segments_.refs[segment_count_++] = SegmentRef{members, out_.size(), members_count, key_offset};
         // A run with members has bytes: no empty-span test (Buffer::append's made the compiler
         // call an out-of-line part of it for every context).
         char* const o = out_.reserve(bytes.size());
