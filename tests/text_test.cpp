@@ -1,6 +1,7 @@
 // JSON string escaping at the edges of its fast paths: strings of every length up to and past
 // the 16-byte blocks, with one special byte at every position, against a byte-by-byte
-// reference (the rules of RFC 8259 and U+FFFD replacement).
+// reference (the rules of RFC 8259 and U+FFFD replacement); and an error code's text, in and out
+// of a signal handler.
 #include <catch2/catch.hpp>
 
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "base/buffer.hpp"
 #include "encode/text.hpp"
@@ -163,3 +165,58 @@ TEST_CASE("Every copy of long text this CPU runs stops at the first unsafe byte"
     CHECK(!fieldlog::detail::json_safe_copies().empty());
 }
 #endif
+
+namespace {
+
+/// A user category that counts its message() calls.
+class CountingCategory final : public std::error_category {
+public:
+    explicit CountingCategory(const char* name) : name_(name) {}
+    const char* name() const noexcept override { return name_; }
+    std::string message(int) const override {
+        ++messages;
+        return "the user's message";
+    }
+    mutable int messages = 0;
+
+private:
+    const char* name_;
+};
+
+std::string error_text(const std::error_code& code) {
+    Buffer out;
+    fieldlog::detail::append_error_code(out, code);
+    return std::string(out.view());
+}
+
+}  // namespace
+
+TEST_CASE("In a signal handler an error code of a user category is written without its message()", "[text]") {
+    const CountingCategory plain("payments");
+    const CountingCategory odd("db\"pool\\\x01\xc3\xa9");
+    const std::string long_name(100, 'n');
+    const CountingCategory long_named(long_name.c_str());
+    const std::error_code refused = std::make_error_code(std::errc::connection_refused);
+
+    CHECK(error_text(std::error_code(42, plain)) == "the user's message (payments:42)");
+    CHECK(plain.messages == 1);
+
+    fieldlog::detail::set_signal_safe_text(true);
+    const std::string in_handler = error_text(std::error_code(42, plain));
+    const std::string odd_in_handler = error_text(std::error_code(-7, odd));
+    const std::string long_in_handler = error_text(std::error_code(3, long_named));
+    const std::string generic_in_handler = error_text(refused);
+    fieldlog::detail::set_signal_safe_text(false);
+
+    CHECK(in_handler == "(payments:42)");
+    CHECK(plain.messages == 1);
+    // Each byte JSON would escape, and each past ASCII, is '?': the text escapes to itself.
+    CHECK(odd_in_handler == "(db?pool????:-7)");
+    CHECK(escaped(odd_in_handler) == odd_in_handler);
+    CHECK(odd.messages == 0);
+    CHECK(long_in_handler == "(" + std::string(64, 'n') + ":3)");
+    CHECK(long_named.messages == 0);
+    // The generic and system categories keep their message: it comes from a static table.
+    CHECK(generic_in_handler == "Connection refused (generic:111)");
+    CHECK(error_text(std::error_code(42, plain)) == "the user's message (payments:42)");
+}

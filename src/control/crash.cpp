@@ -13,6 +13,7 @@
 #include "control/state.hpp"
 #include "dispatch/pipeline.hpp"
 #include "dispatch/sink_calls.hpp"
+#include "encode/text.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -93,6 +94,7 @@ void park_until_exit() noexcept {
 }
 
 void write_final_records(FinalNote& note, bool fatal_record) noexcept {
+    set_signal_safe_text(true);  // no error category's message() from here on: it may allocate
     const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire);
     if (pipeline == nullptr) return;
     note.time = now_for(*pipeline);

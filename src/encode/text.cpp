@@ -410,11 +410,38 @@ void append_base64(Buffer& out, std::span<const std::byte> bytes) {
     out.commit(o);
 }
 
+namespace {
+
+std::atomic<bool> g_signal_safe_text{false};
+
+/// What a category's name may add in a signal handler: with the parentheses, ':' and the value,
+/// the text stays within what the crash path's line bound allows an error code.
+constexpr std::size_t kSignalSafeNameBytes = 64;
+
+/// `(name:value)` with the name's bytes that JSON escapes (and any past 0x7e) as '?'.
+void append_error_code_in_handler(Buffer& out, const char* name, int value) {
+    out.push_back('(');
+    for (std::size_t i = 0; i < kSignalSafeNameBytes && name[i] != '\0'; ++i) {
+        const auto byte = static_cast<unsigned char>(name[i]);
+        out.push_back(byte >= 0x20 && byte <= 0x7e && byte != '"' && byte != '\\' ? name[i] : '?');
+    }
+    out.push_back(':');
+    append_int(out, value);
+    out.push_back(')');
+}
+
+}  // namespace
+
+void set_signal_safe_text(bool on) noexcept { g_signal_safe_text.store(on, std::memory_order_relaxed); }
+
 void append_error_code(Buffer& out, const std::error_code& ec) {
     const std::error_category& category = ec.category();
     if (category == std::generic_category() || category == std::system_category()) {
         const char* text = strerrordesc_np(ec.value());
         out.append(text != nullptr ? std::string_view(text) : std::string_view("Unknown error"));
+    } else if (g_signal_safe_text.load(std::memory_order_relaxed)) [[unlikely]] {
+        append_error_code_in_handler(out, category.name(), ec.value());
+        return;
     } else {
         out.append(ec.message());
     }

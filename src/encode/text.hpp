@@ -57,8 +57,13 @@ void append_go_duration_ascii(Buffer& out, std::int64_t nanos);
 void append_base64(Buffer& out, std::span<const std::byte> bytes);
 
 /// "Connection refused (system:111)". For the generic and system categories the message comes
-/// from a static table (no heap); other categories call message(), which may allocate.
+/// from a static table (no heap); other categories call message(), which may allocate: while
+/// set_signal_safe_text(true) holds, they are written as "(name:value)" instead, the name cut
+/// to 64 bytes and each byte JSON would escape written as '?' (so it escapes to itself).
 void append_error_code(Buffer& out, const std::error_code& ec);
+/// On from the moment the crash path encodes from a signal handler (control/crash.cpp), which
+/// must not run a category's message(); process-wide, as that path ends the process.
+void set_signal_safe_text(bool on) noexcept;
 
 /// append_rfc3339 for a time value in a field: the same text through a second per-thread
 /// cache, so that field times (often days or years from now) and the record's own time do not

@@ -67,8 +67,9 @@ std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexc
 
 std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) noexcept {
     // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
-    // a recorded call's one and more) is written as at most 6; the header's fixed parts in
-    // under 1 KiB.
+    // a recorded call's one and more) is written as at most 6 (a recorded error code's 13 as
+    // at most 78: the crash path writes a user category as "(name:value)", its name cut to
+    // 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
     const QueuedRecord& queued = record_of(view);
