@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog_bench's allocation count: the shared replaced operator new (tests/support) reports
 // every call here. Calls from the shared libraries (spdlog, fmt, the C++ runtime) count too.
 #include "alloc_counter.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counts global operator new calls in fieldlog_bench, so every benchmark can report the
 // counter allocs_per_op next to its time (what "no heap on the hot path" is measured by).
 #pragma once

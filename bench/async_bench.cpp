@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sustained throughput behind a writer thread: `<system>/<workload>/async` for fieldlog and
 // spdlog, workloads fields_10 (workloads.hpp) and request_8 (async_workloads.hpp). The caller
 // logs into a file through each system's async queue with policy block (nothing dropped):

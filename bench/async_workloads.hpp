@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the async comparisons share (bench/async_bench.cpp and the latency tool,
 // bench/latency.cpp): the request line both systems log (the request_8 shape of
 // bench/context_bench.cpp: method, path, status, latency, bytes, user id, request id, remote

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs fieldlog_bench and prints the fieldlog/spdlog comparison as a short table.
 
 Where it sits: the README's main command builds fieldlog_bench and calls this script, which

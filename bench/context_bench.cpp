@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Context benchmarks (issue 4), NullSink / spdlog's rendering null sink, one thread:
 //   fieldlog/scope_10/null      static message with 10 request-context fields in an open Scope
 //   fieldlog/scope_open_10/null the same Scope opened and closed around every record

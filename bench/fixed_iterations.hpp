@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fixed iteration counts for instruction counting (bench/instructions.py): with the environment
 // variable FIELDLOG_BENCH_ITERATIONS=N every benchmark runs exactly N iterations, once, instead
 // of as many as its minimum time takes (Google Benchmark 1.7 has no `--benchmark_min_time=Nx`).

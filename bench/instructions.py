@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Instructions per call, counted by callgrind: the hot-path figure that repeats to 0.1 %.
 
 Runs each benchmark of fieldlog_bench that --filter matches under callgrind twice, at two fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog_latency: what one logging call costs the calling thread, call by call, as
 // percentiles — the number a service's request thread feels. Method after quill's latency
 // benchmark: each caller logs a burst of calls, timing every call with the TSC, then pauses so

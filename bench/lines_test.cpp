@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Proves the logger comparison compares like with like: each workload of bench/workloads.hpp
 // rendered by fieldlog (MemorySink) and by spdlog (its pattern into an ostream) gives the same
 // line apart from the `ts` value, and that line is the JSON the README shows and valid.

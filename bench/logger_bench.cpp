@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The logger comparison: `<system>/<workload>/<sink>` for fieldlog and spdlog, side by side in
 // one run. Each run's logger and sink are built by setup() before its threads start; every
 // thread then makes one warm-up call (thread buffers, registration) and the allocation count

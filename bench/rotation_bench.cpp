@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink rotating by size, its rotated files left plain or gzip-compressed by the
 // retention worker: fields_10, synchronous, 4 MiB files, 20 kept. Records per second
 // (items_per_second) say what compression costs the caller, which never compresses itself but

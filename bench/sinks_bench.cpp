@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The UDP sink against spdlog's udp_sink: fields_10 over loopback to a receiver thread that
 // drains its socket with recvmmsg, both systems sending the same JSON bytes per datagram
 // (spdlog's line ending is set to "", as fieldlog sends the line without its '\n'). Counters:

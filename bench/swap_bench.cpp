@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the swappable dispatcher costs a logging thread. The record path reads the published
 // Pipeline through a hazard pointer (src/record/thread_context.cpp) so that configure() can
 // swap it at any time; these benchmarks put a number on that:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timing single calls: a fenced TSC read, and its length in nanoseconds. Shared by the latency
 // tool (latency.cpp) and the latency-during-swaps rows (swap_bench.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `timestamp` workload: one RFC 3339 UTC timestamp with 9 fraction digits per call, written
 // by fieldlog's append_rfc3339 (the per-thread cached minute: the same second, a new second;
 // a new minute or a new day every call; a named zone) and by date::format, fmt's chrono formatting and gmtime_r + strftime.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The workloads of the logger comparison, written once for both systems so that fieldlog and
 // spdlog produce the same bytes per record: the constant message, zap's benchmark field set
 // (fields_10) and the same fields bound to a logger (ctx_10). spdlog renders the identical JSON

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # `cmake --install` produces a CMake package: find_package(fieldlog CONFIG REQUIRED) then link
 # fieldlog::fieldlog; and a pkg-config file, fieldlog.pc. Either describes the variant built
 # (static or shared). tests/package/ builds consumers of both kinds against the installed tree.
@@ -54,3 +55,6 @@ else()
 endif()
 configure_file(cmake/fieldlog.pc.in ${PROJECT_BINARY_DIR}/fieldlog.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/fieldlog.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The license and the annotated configuration example, where Debian puts a package's documents.
+install(FILES LICENSE examples/fieldlog.toml DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 30-second tour: configure from fieldlog.toml (or defaults + FIELDLOG_* variables), a
 // named logger with bound fields, typed call fields, a fmt message, and the metrics.
 #include <fieldlog/fieldlog.hpp>

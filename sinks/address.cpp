@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Splitting and resolving "host:port" for the network sinks.
 #include "address.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // "host:port" as the network sinks take it (UDP, syslog over TCP/TLS): checked once when the
 // sink is made, resolved through getaddrinfo. Internal to sinks/; cold path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stdout/stderr and memory sinks (NullSink is inline in its header).
 #include "fieldlog/sinks/basic_sinks.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The callback sink: forwards each record to the user's function. A callback that throws costs
 // that record, never the caller (the dispatcher's exception policy, dispatch/sink_calls.hpp).
 #include "fieldlog/sinks/callback_sink.hpp"

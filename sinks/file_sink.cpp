@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink: the dispatcher's writes land in a userspace buffer (one memcpy per record);
 // the buffer goes to the file with one writev when it fills, on flush_level, on flush() and
 // from the background tick after flush_interval. Rotation, reopening and full-disk recovery

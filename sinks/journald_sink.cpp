@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The journald sink: each JSON line is turned into a native-protocol entry in one buffer the
 // sink owns (its top-level members walked once, strings unescaped straight into place), then
 // sent as one datagram, or, when too large for one, as a sealed memfd. The last step of the

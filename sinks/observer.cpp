@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The test observer (see fieldlog/testing/observer.hpp): the typed copy of a record, built
 // through the ValueEncoder calls an encoder gets, and the observer's queries.
 #include "fieldlog/testing/observer.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RELP framing (librelp's doc/relp.md): parsing what a receiver answers, the header of what
 // the syslog sink sends.
 #include "relp_frame.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RELP frames for the syslog sink's transport "relp" (rsyslog's imrelp): what the sink sends
 // (`TXNR SP COMMAND SP DATALEN [SP DATA] LF`) and the parsing of what the receiver answers
 // (`rsp` to each command, the `serverclose` hint). Internal to sinks/; runs on the syslog sink's

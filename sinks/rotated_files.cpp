@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rotated files and the retention worker (see rotated_files.hpp). The worker is one thread and
 // one mutex for every sink that needs it: the mutex guards the file names (a sink's shift and
 // the worker's renames and deletions take it), and is let go while a file is compressed, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink's rotated files, path.1 (newest) … path.keep, each plain or gzip-compressed
 // (path.N.gz): the shift a rotation makes, between records on the caller's path, and the
 // process's one retention worker, a thread of its own that compresses rotated files and deletes

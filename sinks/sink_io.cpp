@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // POSIX plumbing shared by the sinks: whole writes, SIGPIPE checks and fork detection.
 #include "sink_io.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // POSIX plumbing the sinks share, below the Sink interface: writing a whole iovec, telling
 // whether a write can raise SIGPIPE, and a counter that tells a sink it now lives in a forked
 // child (the SIGPIPE guard and the rate-limited error reports are base/error_reporter.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RFC 5424 header shared by the UDP and the syslog (TCP/TLS) sinks.
 #include "syslog_header.hpp"
 

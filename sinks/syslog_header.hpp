@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RFC 5424 header both syslog sinks put before a record (UDP datagrams, TCP/TLS frames):
 // `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - - ` followed by the JSON line as MSG. Internal
 // to sinks/; building the per-record head allocates nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The syslog sink. The caller's write() copies one octet-counted RFC 5424 frame into a ring
 // and returns; the sink's own thread connects, sends, and frees frames once the receiver's TCP
 // has acknowledged every byte of them (SIOCOUTQ: bytes the kernel still holds, sent or not).

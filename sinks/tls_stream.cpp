@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // GnuTLS for the syslog sink: a client session whose transport is our own socket, counted.
 #include "tls_stream.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TLS for the syslog sink (RFC 5425), over GnuTLS: credentials loaded once when the sink is
 // made, one client session per connection. The session writes through a counter of the
 // ciphertext bytes it hands the kernel, so the sink can tell which of its records the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The UDP sink: each record becomes one message of a sendmmsg(2) batch, as iovecs pointing at
 // the record's bytes (plus, for RFC 5424, a per-message head and the fixed header tail), so
 // nothing is copied unless a record must be cut to fit. Re-resolution runs on the background

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A child process for tests/program_life_test.cpp: logs at the edges of a program's life and
 // the test reads what reached the file.
 //

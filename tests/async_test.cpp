@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The async writer: exact delivery from many threads, the overflow policies, flush(),
 // records too large for the queue, order across threads, metrics, reconfiguration while
 // logging, shutdown() and fork(). Every test here also runs under TSan in CI.

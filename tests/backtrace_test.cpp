@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backtraces of scopes (fieldlog::Backtrace): records below the logger's level kept per scope,
 // written before a record at the trigger level within it, marked, each with its own time and
 // context; discarded when the scope closes without one. Nested scopes, captures re-opened on

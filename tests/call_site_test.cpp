@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Call-site facts: the caller (file:line, and the function when asked) from every way of
 // logging, the kernel thread id (per thread, and new in a forked child), each per sink or for
 // all, in every format; the keys are reserved; the TOML keys and their errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The callback sink: lines or whole records handed to user functions, flush forwarded, and a
 // throwing callback contained and counted.
 #include <catch2/catch.hpp>

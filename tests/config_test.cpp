@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Configuration: the TOML schema key by key, every rejected value with its exact message, the
 // environment overrides and their precedence, and configure()/reload() leaving the running
 // configuration alone when the new one is bad.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The console format for people: each sink's own timestamp layout, colour chosen by `color`
 // and the NO_COLOR / FORCE_COLOR / CLICOLOR_FORCE conventions, the logger column, the colour
 // scheme over bound and scope fields, and multi-line messages and values as indented lines.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Request context through every path that attaches it (with(), nested with(), Scope, nested
 // scopes, a capture re-opened on another thread, with or without scopes of its own there), in
 // every format, before and after a configure() that changes the encoder options; scopes closed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exceptions as field values: any std::exception writes its type and what(), nested exceptions
 // follow as "causes", a std::exception_ptr writes what it holds; in every format.
 #include <catch2/catch.hpp>

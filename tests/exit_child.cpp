@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A child process for tests/exit_paths_test.cpp: logs numbered records from a few threads
 // into a file and then ends the way it is told (return, exit(), std::terminate, a fault, a
 // signal). After each logging call returns it stores the count in a shared progress file, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exit paths of a process that logs. Each run starts tests/exit_child.cpp, which logs numbered
 // records from three threads into a file and then ends one way (return, exit(), terminate,
 // SIGTERM from us, a fault, abort, a stack overflow, a fault on the writer thread) at a random

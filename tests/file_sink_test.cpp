@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink: buffering, flush policy and fsync, rotation by size and time (UTC and local),
 // reopening after a rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
 #include <catch2/catch.hpp>

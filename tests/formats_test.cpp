@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The three formats from the same record: exact golden lines for every value kind in json,
 // logfmt and console; logfmt quoting and key rules; console layout, colour and escaping; the
 // duplicate-key rule; user types (objects, scalars, ranges, maps, optionals, fmt-formattable,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // End-to-end tests of the example service (examples/http_service): each test starts the real
 // binary on an ephemeral loopback port with its own configuration, talks HTTP to it with
 // cpp-httplib clients from 8 threads, ends it with a signal, and reads what it logged (checked

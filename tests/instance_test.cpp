@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Two copies of the library in one process (this test binary and a plugin that links fieldlog
 // statically): each keeps its own configuration, and the second says so once on stderr.
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The journald sink against the real systemd-journald: records logged through fieldlog are
 // read back with `journalctl --directory=<journal dir> -o json --all` and every field of every
 // entry is compared: a plain record and the levels, every kind of value, keys that need

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The JSON encoder: exact golden lines for every value kind, RFC 8259 escaping, invalid UTF-8
 // replaced per maximal subpart, non-finite floats, integer extremes.
 #include <catch2/catch.hpp>

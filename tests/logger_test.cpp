@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Loggers: the level gate, names of every length, macros that skip argument evaluation, child
 // loggers (and their bound fields kept between records), per-logger levels, metrics, and many
 // threads writing one file without interleaving.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The test observer: every value kind kept typed, user types through fieldlog_encode, the
 // encoders' key precedence (call over scope over bound), captures re-opened on another thread,
 // fmt messages and call sites, level and logger routing, counters, threads logging at once,

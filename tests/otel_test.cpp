@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The otel format: exact golden lines in the OpenTelemetry logs data model's names (times as
 // OTLP/JSON's nanosecond strings, the spec's severity numbers, the logger as the
 // instrumentation scope, the resource from the configuration); fields under `attributes` with

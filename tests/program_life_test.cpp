@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The edges of a program's life (tests/after_main_child.cpp is the program): records logged
 // after main returns — from static destructors of both kinds, atexit handlers and a thread
 // still running — reach the file; after shutdown() they are dropped and counted; shutdown()

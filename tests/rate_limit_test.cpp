@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rate limits: the per-site macros (EVERY_N, EVERY, FIRST_N) and the per-logger sampler, each
 // exact in what it writes, in the "suppressed" count the next written record carries, and in
 // the per-logger metric; off unless asked for; counted only for enabled calls.

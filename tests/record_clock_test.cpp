@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record clock: system_clock time read through the CPU's counter between anchors. Each
 // reading is bracketed by two system_clock reads; the counter's path must stay inside them
 // (give or take the stated error), must actually be taken where the kernel keeps time with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The syslog sink over RELP against a RELP receiver in this process: each record is one
 // `syslog` command, numbered from 2 after `open`, freed by its `rsp 200`; a receiver that
 // refuses `open` gets nothing and the ring keeps the records; a `rsp 500` drops that record,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink's rotated files: gzip compression on the retention worker (checked with gzip
 // itself), a process killed while compressing, retention by count, age and total bytes with
 // files an earlier run left, and files of the user's own beside them, never touched.

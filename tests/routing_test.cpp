@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-logger sink routing: a sink takes only the loggers `loggers` names and none that `exclude`
 // names, in sync and async mode and on the crash path's terms; patterns and their errors; a
 // record goes to no encoder that no sink of its logger needs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog::Scope: fields attached to a thread's records while the scope lives; nesting,
 // moves, out-of-order closing, values and field counts of any size (no capacity to run into),
 // capture and re-opening on another thread (run this under TSan too), and the corner cases of

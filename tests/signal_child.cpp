@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A child process for tests/signals_test.cpp: installs a handler of its own for one signal
 // before install_signal_handlers() (as a crash reporter or a service's shutdown code would),
 // logs numbered records into a file with a long flush interval (so only a flush of ours puts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // install_signal_handlers() next to handlers the application installed before it: per-group
 // opt-in and chaining. Each test runs tests/signal_child.cpp, which installs its own handler
 // for one signal, logs 100 numbered records into a file whose buffer only a flush writes early,

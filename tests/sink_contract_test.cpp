@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sink contract as a user's sink sees it: two functions, counted by the dispatcher with no
 // call of its own, named by info() (which may also fix the one format it takes), and one
 // exception policy in sync and async mode alike (a throw loses that record for that sink,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sink mutex: mutual exclusion under contention, try_lock's answer, and a waiter that sleeps
 // until the holder lets go (the path a slow sink makes the other threads take).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-thread SPSC ring under the async writer: entries come out whole and in order across
 // the ring's end, a full ring refuses until the consumer frees space, a new producer takes over
 // a drained ring, and one producer and one consumer thread pass every entry exactly once.

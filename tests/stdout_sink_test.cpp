@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The stdout/stderr sinks: one write per record or batch, EPIPE counted without SIGPIPE death
 // (pipe and socket), and two processes on one pipe never interleaving records.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // configure() while other threads log: the swap under load (4 threads, 1,000 swaps through two
 // files, a UDP receiver, a memory sink and a sink that takes nothing — every accepted record
 // lands exactly once, each thread's records in order in every destination), and what a swap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The syslog sink against a TCP receiver in this process: RFC 6587 octet-counted frames of
 // RFC 5424 messages around the JSON line; records kept while no receiver listens, dropped and
 // counted exactly when the buffer is full; after the receiver comes back every record it had

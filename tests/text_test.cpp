@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // JSON string escaping at the edges of its fast paths: strings of every length up to and past
 // the 16-byte blocks, with one special byte at every position, against a byte-by-byte
 // reference (the rules of RFC 8259 and U+FFFD replacement); and an error code's text, in and out

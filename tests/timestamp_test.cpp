@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timestamps (src/encode/timestamp.cpp) against an independent implementation: Howard Hinnant's
 // date library formats the same instants (date::format, date's civil calendar and date's own
 // zone lookups; after a zone's last listed transition, Hinnant's Posix::time_zone on the footer

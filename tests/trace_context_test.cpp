@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog::TraceContext: the traceparent grammar rule by rule (level 1, and a later version's
 // rules), tracestate's list grammar, limits and truncation, fresh ids from root() and child()
 // (per thread, and again after fork), and a Scope opened from a context in every format.

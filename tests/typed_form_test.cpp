@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The async writer's lines from the records' typed copies against the caller's, over the record
 // fuzzer's generator (fuzz/record_generator.hpp): every seed of the record fuzzer and inputs of a
 // fixed-seed PRNG make records of every value kind, nested, with repeated and reserved keys,

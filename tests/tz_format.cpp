@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The fieldlog half of the time zone oracle (tz_oracle.py): reads `zone <name>` lines, each
 // followed by lines of UTC seconds, and writes each instant as fieldlog does in that zone
 // (RFC 3339, whole seconds), one line each; an unknown zone writes `unknown` for its instants.

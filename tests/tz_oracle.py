@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The time zone oracle: Python's zoneinfo (standard library, the system's tzdata) against
 fieldlog, which formats the same instants through tests/tz_format.cpp.
 

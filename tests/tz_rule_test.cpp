@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The POSIX TZ rule strings of TZif footers (src/encode/tz_rule.cpp): the parser against a table
 // of valid strings and their fields and of invalid ones, and the offsets a rule gives around its
 // transitions (expected instants from Python's zoneinfo on the same rules, and the rule shapes

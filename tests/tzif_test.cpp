@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading the footer of TZif files (src/encode/tzif.cpp): files built here byte by byte (both
 // data blocks, leap records, the footer) and the system's own, the errors of malformed ones,
 // and the fallback: a zone without a usable footer says so in one stderr line naming it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The UDP sink against an in-test receiver on loopback: framing (JSON, RFC 5424 headers),
 // batches, the oversize rule, a missing receiver, a receiver that never reads, a full send
 // buffer and other send errors, re-resolving a host name that moves, and 200,000 records from

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The include graph runs with the flow of one record. Scans the #include lines of every .hpp and
 .cpp under src/, sinks/ and include/, maps each file and each included file to its layer, and
 exits 1 with one line per include against the flow (and per cycle between layers); else prints

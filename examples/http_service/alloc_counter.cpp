@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counts each global operator new call (the shared replacement in tests/support reports them
 // here) under the calling thread's AllocCause. The cause is a plain thread_local
 // (constant-initialised, so reading it inside operator new needs no TLS init).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The service's heap accounting: global operator new is replaced (tests/support/counting_new.cpp)
 // by one that counts each allocation under the cause of the thread that made it. Service
 // threads mark themselves; a logging call marks its stretch (LoggingCall); every other thread is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ServiceLog on fieldlog: the request's fields live in a fieldlog::Scope (a context node from
 // the thread's pool, encoded once per format when a record first needs it) and its trace
 // position in a second one opened from the TraceContext, or, with --context=with, in with()

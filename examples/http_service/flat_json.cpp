@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // parse_flat_object: a single-pass recursive-descent reader limited to one level. Strings are
 // returned as views into the input when they hold no escape (the common case), so reading a
 // request body copies nothing.

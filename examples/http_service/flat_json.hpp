@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A small strict JSON reader for flat objects ({"key": scalar, ...}): what POST /transactions
 // bodies are, and what one log record is (the service's tests read records with it). No heap:
 // members are views into the text, or into a caller's scratch buffer for strings with escapes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Loads the example service with wrk on loopback, with fieldlog (its request context in a Scope,
 # and in with() children) and with spdlog (all async, JSON lines to a file, the same records),
 # plus a baseline with logging off, and prints one table:

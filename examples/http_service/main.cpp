@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog_http_service: the example service (README.md). Parses the options, sets up the
 // chosen logger, serves until SIGTERM/SIGINT, then drains: stops accepting, answers the
 // requests in flight, finishes queued settlement work, and flushes and closes the log.

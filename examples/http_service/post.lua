@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- wrk script of load.sh: POST /transactions with 1000 different small JSON bodies (made once,
 -- so wrk's own CPU per request stays low), no X-Request-ID (the service makes the ids), and at
 -- the end one machine-readable line with the latency percentiles wrk measured.

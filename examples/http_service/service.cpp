@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The service's handlers and middleware (see service.hpp). Per-request state that spans the
 // middleware's two halves lives in a thread_local: httplib runs both halves, and the handler,
 // on the connection's thread.

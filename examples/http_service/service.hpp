@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The example service: cpp-httplib routes (POST /transactions, GET /healthz, GET /metrics,
 // GET and PUT /loglevel)
 // behind a middleware that opens the request's scope before routing and writes the access

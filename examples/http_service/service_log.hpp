@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The records the service writes, behind one interface with two implementations: fieldlog
 // (fieldlog_log.cpp: a Scope per request, typed fields) and spdlog's async logger writing the
 // same JSON lines (spdlog_log.cpp: the request fields rendered once per request, fmt for the

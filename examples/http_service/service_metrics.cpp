@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ServiceMetrics: counting (per request) and the Prometheus text exposition format 0.0.4.
 #include "service_metrics.hpp"
 

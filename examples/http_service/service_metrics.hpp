@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The service's own Prometheus metrics, served by GET /metrics after fieldlog's: requests by
 // route and status, a latency histogram, settled transactions, heap allocations by cause and the
 // records logged. Lock-free counters updated once per request; rendered on scrape (cold path).

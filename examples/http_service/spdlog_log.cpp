@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ServiceLog on spdlog, written as a careful spdlog user would to get the same JSON lines as
 // fieldlog: a pattern renders ts/level/logger (UTC, nanoseconds, fieldlog's level names), the
 // request fields are rendered once per request into a thread-local buffer (spdlog 1.10 has no

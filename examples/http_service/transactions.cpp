@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The transaction rules of the example service (see transactions.hpp).
 #include "transactions.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The service's domain: what a POST /transactions body holds, the checks it must pass, the fee
 // quoted in the reply, and the settlement work the worker pool does afterwards. Pure functions,
 // no logging and no heap.

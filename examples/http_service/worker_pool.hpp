@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A fixed set of threads draining a bounded ring of jobs, held by value (no heap per job once
 // built). The service uses two: one runs httplib's connections (its TaskQueue), one settles
 // transactions after the reply. Threads mark themselves as the service's for the allocation

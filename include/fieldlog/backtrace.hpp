@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backtraces: records below a logger's level, kept in their typed form instead of dropped,
 // and written only when a record at a trigger level follows: the debug story of a request
 // that failed, at the cost of a copy for the ones that did not. Per request (a Scope's, see

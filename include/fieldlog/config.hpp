@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Configuration: what sinks exist, in which format, at which levels. A plain aggregate a
 // program can build in code, or load from TOML (Config::load / Config::parse) with FIELDLOG_*
 // environment overrides. configure() swaps the running set atomically while others log.

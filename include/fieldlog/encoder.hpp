@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Encoders: turn a record (time, level, logger, message, fields) into one line of bytes in the
 // per-thread record buffer. One encoder per format in use; options travel with it, so two
 // sinks (or two programs in one process) can differ. Append-only, never allocates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FIELDLOG_API marks what the library exports: the public API, and the few detail:: names its
 // inline code reaches. The library is compiled with hidden visibility, so everything else stays
 // inside it. FIELDLOG_SHARED is defined for a shared build and its users (CMake's target and

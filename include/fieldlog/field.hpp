@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fields: typed key/value pairs written at the call site, e.g. {{"status", 200}, {"ok", true}}.
 // A Field only *refers* to its value (strings, objects, arrays and user types by address), so
 // building one costs a few stores and no heap; the encoder turns it into bytes before the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog: structured logging for C++ services. Include this one header.
 //   fieldlog::Logger log = fieldlog::get("http").with({{"service", "checkout"}});
 //   log.info("request done", {{"status", 200}, {"latency", 1250us}});

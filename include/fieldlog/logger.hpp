@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Loggers: the call site of the flow. A Logger is a cheap handle (a registry entry plus the
 // context node of the fields it carries); its level gate is one relaxed atomic load, and everything past it
 // runs out of line in src/record/: buffer → encoder → dispatcher → sinks.

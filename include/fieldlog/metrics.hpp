@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Metrics: the logger watching itself. Counters are kept per thread and per sink (no shared
 // cache line on the record path) and summed when read. Cold path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rate limits per call site, off unless written (README: Rate limits):
 //   FIELDLOG_INFO_EVERY_N(log, 100, "cache miss", {{"key", key}});  // the 1st, 101st, 201st, …
 //   FIELDLOG_WARN_EVERY(log, 1s, "disk almost full");              // at most one a second

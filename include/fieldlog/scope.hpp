@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Request scope: fields attached to every record logged on this thread while a Scope lives,
 // like an MDC but typed. Opening a scope makes a context node (its values copied in, from this
 // thread's pool: no heap in steady state) on top of the thread's open scopes; records carry it

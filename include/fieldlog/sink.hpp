@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sinks: where finished lines go. A sink is two functions, write and flush. The dispatcher calls
 // every function of a sink under that sink's one lock, counts the records and bytes it hands
 // over, and keeps a sink's exception from its callers; a sink only writes (and reports what it

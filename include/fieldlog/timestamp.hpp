@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timestamps: the `ts` of every record and the value of every time-point field. The encoder
 // appends them straight into the record buffer through append_rfc3339; the calendar prefix and
 // the zone offset are cached per thread (for the minute: every second of it is a hit), so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // W3C Trace Context (https://www.w3.org/TR/trace-context/): the `traceparent` and `tracestate`
 // headers a request's trace arrives in and leaves with. Parse the incoming headers, open a Scope
 // from the context (every record inside carries trace_id, span_id and trace_flags), and send a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "base/buffer.hpp"
 
 #include <algorithm>

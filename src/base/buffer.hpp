@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record buffer: a byte buffer with inline capacity, owned by one thread and reused for
 // every record. A record larger than the inline space moves to the heap for that record only;
 // shrink() gives the heap block back afterwards, so a thread never retains more than

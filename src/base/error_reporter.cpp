@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rate-limited stderr reports and the SIGPIPE guard (see error_reporter.hpp). Runs only when
 // something failed.
 #include "base/error_reporter.hpp"

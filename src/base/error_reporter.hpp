@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rate-limited failure reports on stderr, for every part that must not fail silently and must
 // not flood: a sink's failed system call, a sink that threw. Also the SIGPIPE guard such a write
 // (and a sink writing to a pipe) needs. Below every layer; nothing here allocates.

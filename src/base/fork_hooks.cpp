@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The atfork handlers (see fork_hooks.hpp). prepare runs in the forking thread before fork():
 // the library's hooks, then the participants'; the parent and the child handlers undo it in
 // the reverse order. A mutex of its own, taken first and released last, keeps two forking

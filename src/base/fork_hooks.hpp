@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fork(): the library's one set of atfork handlers, below every layer so that any part with
 // state a child must not inherit half-done can take part: src/control/fork.cpp gives the
 // library's own hooks (configuration, thread-registry and sink locks), base/ticker.cpp adds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "base/signal_stack.hpp"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Each thread that logs gets an alternate signal stack when it first logs, so the crash path's
 // handler (installed with SA_ONSTACK) also runs after a stack overflow on that thread. Set up
 // once per thread (not per record); freed when the thread exits. Below every layer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "base/thread_id.hpp"
 
 #include <sys/syscall.h>

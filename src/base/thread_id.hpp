@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The kernel's id of a thread (gettid(2)): the number ps, top, gdb and the journal show, and the
 // one the fatal record names. std::thread::id and pthread_self() are other numbers.
 #pragma once

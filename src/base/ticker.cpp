@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's background thread: a list of (item, period, next due time) under one mutex,
 // one thread sleeping until the earliest due time. It calls each item without holding the list
 // lock, and fork() waits until no call is in progress so a child never inherits a half-done one.

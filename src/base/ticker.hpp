@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One shared background thread for periodic chores, off the record path: the dispatcher's sink
 // ticks (a file buffer that waited flush_interval, logrotate having moved a file) and a UDP
 // sink's host name resolution. It runs only while something is registered and is joined when

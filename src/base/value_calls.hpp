@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A structured value as the ValueEncoder calls that make it up: for the encoders that record or
 // rebuild values instead of writing them (the context nodes' tape, the test observer).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Environment overrides, the last layer of configuration:
 //   code defaults < file (Config::load, or FIELDLOG_CONFIG) < FIELDLOG_LEVEL / FIELDLOG_FORMAT,
 //   and the OpenTelemetry SDKs' OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME over [resource];

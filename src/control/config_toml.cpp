@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Config::load / Config::parse: the TOML schema (examples/fieldlog.toml documents every key)
 // read through toml++. Each table is walked key by key, so an unknown key, a wrong type or a
 // bad value is rejected with the source, line and key path:

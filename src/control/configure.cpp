@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // configure(), flush(), shutdown(): build a new Pipeline from a Config, publish it with one
 // atomic exchange, wait until no thread still reads the old one, then close the sinks the new
 // one did not keep. Records in flight finish on the pipeline they started with.

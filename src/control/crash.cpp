@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The final paths (see crash.hpp). write_final_records may run inside a signal handler: no
 // heap, no blocking lock, no stdio; its waits are bounded, and the alarm signals.cpp arms ends
 // the process by the original signal even if they are not.

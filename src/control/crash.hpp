@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The last flush of a process that ends on a signal (install_signal_handlers() in signals.cpp
 // decides when). It needs three things of the layers below, and nothing else: the async queue
 // can be sealed and walked ("visit what a sink has not got yet"), every sink has a mutex that

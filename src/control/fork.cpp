@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's atfork hooks (see fork.hpp), run by the handlers of base/fork_hooks.cpp.
 // prepare runs in the forking thread before fork(); the parent hook undoes it; the child hook
 // repairs what did not survive: the other threads (their hazard slots, the writer thread) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fork(): the library's atfork hooks, which keep it usable in a child and lose nothing in the
 // parent. Given to the one set of handlers (base/fork_hooks.hpp) by the first configure().
 // Cold path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The second-copy check (see instance.hpp). The name carries the pid and the pid namespace's
 // inode, so processes in other namespaces never collide; the socket is close-on-exec, so a
 // program exec'd in this process (same pid) starts with the name free.

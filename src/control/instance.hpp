@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One copy of the library per process: a module that links fieldlog statically has a State of
 // its own, so two such modules in one process log through two configurations. Cold path.
 #pragma once

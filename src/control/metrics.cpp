@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // metrics() and metrics_text(): sum the per-thread counters (live threads plus those that
 // exited) and read each running sink's counters. Cold path: takes the registry locks.
 #include "fieldlog/metrics.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The registry of named loggers, their levels (configured, and set at run time) and the global
 // state. Cold path: get() takes a lock and may allocate; the handles it returns are then used
 // lock-free.

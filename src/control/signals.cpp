@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // install_signal_handlers(): the opt-in signal side of the library, by group.
 //   reload:    SIGHUP                     → reload() (reopen_files() without a config file)
 //   terminate: SIGTERM, SIGINT            → flush(), then the signal again with its default action

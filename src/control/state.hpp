@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The process-wide state behind the public functions: the registry of named loggers and the
 // configuration in force. Cold path only (the published pipeline, which the record path reads,
 // is g_current_pipeline in record/thread_context.hpp; the registry of thread contexts is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The rings and the writer thread. A ring entry is a 32-byte record header (what the writer
 // needs to order and route it) and the record's typed form (the record layer's payload).
 // Callers: find the thread's ring (one compare), reserve, copy, commit with one release store.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The async half of the dispatcher: each logging thread copies its record's typed form into a
 // bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in batches,
 // encodes each record once per format in use (through the record layer's QueuedCodec), and

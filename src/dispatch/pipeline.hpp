@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The dispatcher's snapshot of "where records go": the routing table, the clock, and in async
 // mode the per-thread rings and writer thread in front of the sinks. A Pipeline never changes
 // after it is published; configure() builds a new one and swaps it in (see PipelineGuard for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The routing table (see routing.hpp) and the running sinks' background tick.
 #include "dispatch/routing.hpp"
 

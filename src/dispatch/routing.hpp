@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which sinks get which records: the running sinks, grouped into channels (one per distinct
 // encoder: format + options, so a record is encoded once per format in use), each channel with
 // its routes (sink, lowest level, which loggers). Built once by configure() through add(); then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A per-logger sampler (Config::sampling; zap's sampler): decides, before a record is encoded,
 // whether it is written. Counters are keyed by a hash of the logger, the level and the message
 // text into a fixed table, so memory is bounded and two keys may share a counter (then they

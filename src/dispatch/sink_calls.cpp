@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The dispatcher's calls into sinks (see sink_calls.hpp), and the default batch of a Sink,
 // which gives each record the same policy as a single write.
 #include "dispatch/sink_calls.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every call the dispatcher makes into a sink goes through here: the caller holds the sink's
 // mutex(); these count what the sink was handed and apply the one exception policy (a throw
 // loses that record for that sink, is counted and reported, and goes no further). Used by sync

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A bounded single-producer single-consumer ring of variable-size entries: one logging thread
 // writes, the async writer thread reads (async_writer.hpp). The ring knows nothing of records:
 // an entry is an 8-aligned run of bytes the producer fills in place, so what an entry holds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The console format: see console_encoder.hpp.
 #include "encode/console_encoder.hpp"
 

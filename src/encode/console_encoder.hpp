@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The console format, for people at a terminal:
 //   2026-11-30T08:38:11.123456789Z INFO  http:         request done            status=200 ok=true
 //       a second line of the message

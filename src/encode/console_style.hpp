@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the console format writes besides the text itself, shared by the console encoder and
 // the key=value writer under it: the ANSI SGR sequences of its colour scheme, and the indent of
 // the lines a record continues on (a multi-line message or string value).

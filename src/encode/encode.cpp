@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The format switch: one encoder per format, all writing the same record.
 #include "encode/encode.hpp"
 

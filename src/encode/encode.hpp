@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one entry point from the record path into the encoders: picks the encoder for a format.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A logger's name in the form the JSON encoder writes it, made once with the logger, so that a
 // record copies bytes instead of escaping the name again.
 #pragma once

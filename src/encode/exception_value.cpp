@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Exceptions as field values: the dynamic type (demangled) and what(), then the exceptions
 // nested in it (std::nested_exception) as "causes", outermost first. Cold: only a record that
 // logs an exception comes here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `fatal` record naming the signal (see final_record.hpp): its fields on the stack, encoded
 // like any record by encode_record.
 #include "encode/final_record.hpp"

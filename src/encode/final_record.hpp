@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `fatal` record of a process that ends on a signal, encoded on the encode side for the
 // crash path (src/control/crash.cpp), once per format in use. Async-signal-safe: no heap, no
 // lock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "encode/json_encoder.hpp"
 
 #include <algorithm>

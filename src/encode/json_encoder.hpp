@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The JSON encoder: one object per line, keys ts, level, logger, msg, bound fields, scope
 // fields, call fields. Streams values with a small explicit stack (depth limit kMaxDepth), so
 // user types can write nested objects and arrays without recursion into the heap.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which bytes go into a JSON string unchanged, and the branch-light copy of short safe text
 // (keys and most values are at most 16 bytes). Inline: the JSON encoder's key path uses it
 // without a call; text.cpp builds the general escaper on it.

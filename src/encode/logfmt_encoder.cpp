@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // logfmt, and the key=value field writer the console format shares: see logfmt_encoder.hpp.
 #include "encode/logfmt_encoder.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The key=value encoders: logfmt (`ts=… level=info logger=http msg="request done" status=200`)
 // and, built on the same field writer, the console format (console_encoder.hpp). Scalars are
 // written bare and quoted only when the logfmt convention needs it (empty, space, '=', '"',

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The duplicate-key rule: see members.hpp. The fast path (no repeated key) is a mask test and
 // an append to a small inline table; cutting a member out is the rare path.
 #include "encode/members.hpp"

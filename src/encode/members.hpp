@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The duplicate-key rule shared by every encoder (RFC 7493: no repeated member names). Within
 // one object — the record's top level included — a key written again replaces the earlier
 // member, which is cut out of the buffer; the survivor sits where it was written last. Encoders

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "encode/otel_encoder.hpp"
 
 #include <array>

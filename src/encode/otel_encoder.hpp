@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The otel encoder: one JSON object per line in the names of the OpenTelemetry logs data model
 // (timestamp, observed_timestamp, severity_text, severity_number, body, trace_id, span_id,
 // trace_flags, attributes, resource, instrumentation_scope). The record's fields, bound, scope

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What an encoder needs to write one record. Everything is borrowed for the duration of the
 // encode call: the message and fields from the call site (or from the record's typed copy in
 // an async ring), the encoded bound and scope fields from the context nodes of the logger and

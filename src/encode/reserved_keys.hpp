@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The keys a record writes itself: ts, level, logger, msg, and caller, function and tid when its
 // options ask (reserved always, so what a user field is called does not depend on them). A
 // user field at a record's top level with one of these names is written as "fields.<name>"

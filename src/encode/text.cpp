@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "encode/text.hpp"
 
 #include "encode/json_safe.hpp"

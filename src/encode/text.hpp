@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Text helpers shared by every encoder: UTF-8 validation with U+FFFD substitution by maximal
 // subpart (what Python's bytes.decode('utf-8', 'replace') does), JSON string escaping, and
 // the textual forms of durations, bytes, error codes and time values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timestamps, cold then hot. TimeZone::named reads a zone's offset history from date's tz
 // database once into a never-freed registry, with the POSIX TZ rule its TZif file's footer gives
 // for instants after the last listed transition (tzif.cpp, tz_rule.cpp); append_rfc3339 then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The POSIX TZ rule parser and its calendar (tz_rule.hpp): a strict recursive descent over the
 // grammar with RFC 8536's extensions, and the days of a year's two transitions by civil-date
 // arithmetic (Howard Hinnant's days-from-civil). Cold except rule_span_at, which a timestamp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The POSIX TZ rule string of a TZif footer (RFC 8536 section 3.3): how a zone keeps time after
 // the last transition its file lists. TimeZone::named parses it once (src/encode/tzif.cpp reads
 // it from the file); a timestamp cache miss past that transition asks rule_span_at for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading a TZif file's footer (tzif.hpp): the two headers (RFC 8536 section 3.1) give the sizes
 // of the v1 and v2+ data blocks, skipped but for the last 64-bit transition time, and the footer
 // follows as `\n<rule>\n` at the end of the file. Cold: once per zone, under the zone registry's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The footer of a zone's TZif file (RFC 8536): the POSIX TZ rule after the zone's last listed
 // transition, and that transition's time. TimeZone::named reads it once per zone, next to
 // date's reading of the same file (src/encode/timestamp.cpp); a file without a usable footer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backtraces: keeping a record (appended to its backtrace's chunks in one pass: the
 // KeptRecord, the marker field, the call's fields and their strings, the message; or a block
 // of its own), letting the oldest go past the bound, giving the memory back. A logger's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backtraces (fieldlog::Backtrace, backtrace.hpp). A scope's: the records its thread logs
 // below its logger's level while the scope is open, kept in their typed form (fields and
 // strings copied in) in chunks of the thread's context pool, until a record at the trigger

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Context nodes (see context_node.hpp): the typed copy made when a node is made, and the lazy
 // encoding the record path asks for. A node is one pooled block: the node, then its structs
 // (the top-level fields, nested flat containers' arrays), then the bytes of every string it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Context nodes: the one form of request context, whatever attached it (Logger::with, Scope, a
 // re-opened capture). A node is immutable once made: its fields as typed values, copied in
 // (strings, nested containers, and user types recorded as replayable calls), and a reference

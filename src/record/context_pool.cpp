@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-thread pools of context memory (see context_pool.hpp). Each block starts with a
 // header naming the pool that made it and its size class, so a release on any thread knows
 // where the block belongs.

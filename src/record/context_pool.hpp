@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memory behind request context: context nodes and their encoded forms come from the pool
 // of the thread that makes them (the request-scoped recycling pattern: acquire from a
 // per-thread free list, give back when the last reference goes, nothing on the heap in steady

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record path between acquiring a pipeline and releasing it: encode once per format in use,
 // dispatch. Logger::emit wraps it with the thread's busy flag and hazard slot; the swap
 // benchmark calls it with one pipeline pinned for a whole run, to price the swappable dispatch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record path past the level gate: take this thread's buffer, encode the record once per
 // format in use, hand it to the dispatcher, give the buffer back (typed sinks, a test's
 // Observer, get the record's parts unencoded first). In async mode the record's typed form goes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The typed copy (caller side) and its encoding (writer side). The copy is the one context
 // nodes make: one pass over flat fields (scalars and strings), two over any others (to size
 // the copy, recording user types as it goes, then to make it in the ring).

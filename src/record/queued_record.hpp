@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record's typed form in an async ring: what a logging thread copies instead of encoding,
 // and what the writer thread encodes once per format in use (through queued_codec). It is
 // self-contained and points only into itself, or at what lives longer: the message and the

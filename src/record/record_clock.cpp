@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record clock's cold half: samples of the system clocks against the counter, the
 // process-wide origin the counter's rate is measured from, and re-anchoring.
 #include "record/record_clock.hpp"

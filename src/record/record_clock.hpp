@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record path's default clock: system_clock time, read from the CPU's time-stamp counter
 // between anchors. clock_gettime costs ~29 ns a call on the benchmark machine (the vDSO fences
 // its rdtsc and re-reads the kernel's sequence counter), a quarter of a whole static_msg

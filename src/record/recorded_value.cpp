@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Recordings (recorded_value.hpp): ops of one byte, each followed by what it needs, with no
 // padding and no alignment (every word is read with memcpy). A string is its length and bytes.
 // An object or array of at most kFlatMost scalars and strings is one op, replayed as one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A user type's value, recorded: the ValueEncoder calls its fieldlog_encode made (and any
 // object or array that holds more than scalars and strings), as one run of bytes with every
 // string in it and no pointer into itself. A copy of a record (a context node, a ring entry, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog::Scope on the layers of its thread (scope_layers.hpp). Opening a scope makes one
 // context node on top of the thread's chain and pushes a layer; closing the innermost pops it;
 // closing another remakes the layers above it on the one below (rare). A scope closed on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The open scopes of one thread, as layers in its ContextHome (context_pool.hpp): what Scope
 // opens and closes, what the record path reads (home.top), and the queue through which a
 // scope closed away from its thread's record path reaches it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "record/thread_context.hpp"
 
 #if defined(__linux__)

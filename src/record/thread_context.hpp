@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Everything one thread owns on the record path: the record buffer, a scratch buffer for fmt,
 // its clock, its hazard slot (which pipeline it is using right now), its counters and its
 // context pool with the scopes open on it. Registered in the thread registry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The thread registry (see thread_registry.hpp): one per copy of the library, made on first use.
 #include "record/thread_registry.hpp"
 

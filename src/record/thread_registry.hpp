@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The registry of every thread's context, on the record side: a context adds itself when it is
 // made and, when its thread exits, folds its counters into `retired` and leaves. src/control
 // reads it (metrics(), configure() waiting for readers, the fork handlers); it never includes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog::TraceContext: the W3C traceparent and tracestate grammars (Trace Context level 1,
 // with its rules for a later version: parse the four fields of a header of at least 55
 // characters, ignore what follows them) and fresh ids from a per-thread SplitMix64 generator,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The allocation tests' count: the shared replaced operator new (tests/support) reports every
 // call here, so a test can assert that a stretch of code allocated nothing.
 #include "alloc/alloc_counter.hpp"

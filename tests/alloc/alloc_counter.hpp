@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counts every global operator new in the test binary that links alloc_counter.cpp.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Async mode never touches the heap per record, on the callers or on the writer thread: after
 // a warm-up, 2 threads x 50,000 records, each thread in its own ring (rings wrapping, callers
 // waiting for space, batches merged from both rings to the file and null sinks, flush)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The context features never touch the heap once a thread is warmed up: scopes opened and
 // closed per record, captured scopes re-opened, nested child loggers, user types, maps,
 // optionals, fmt messages with fields, repeated keys, through json, logfmt and console sinks;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hot path never touches the heap: after one warm-up call per thread, 100,000 records with
 // every field kind through the file, stdout and null sinks on 2 threads allocate nothing; nor
 // do otel records.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every sink writes records without touching the heap once warm: the file sink (buffered,
 // write-through, rotating by size, and compressing and retaining its rotated files), UDP (JSON,
 // RFC 5424, cut to fit, no receiver at all), journald (a reader, no socket at all), syslog over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The timestamp hot path never touches the heap (src/encode/timestamp.cpp): after one warm-up
 // call per zone, a million calls per layout and zone allocate nothing, across repeated seconds,
 // new seconds, new days, DST switches, random years and clamped ones. A binary of its own,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A char is neither a number nor a string to fieldlog: the message says how to log it.
 #include <fieldlog/fieldlog.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A container is written as an array only when its elements can be written.
 #include <vector>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A scoped enum has no value fieldlog could write without being told.
 #include <fieldlog/fieldlog.hpp>
 

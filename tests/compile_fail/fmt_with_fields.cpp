@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A fmt message followed by fields: the first error says to write fieldlog::format(...).
 #include <fieldlog/fieldlog.hpp>
 

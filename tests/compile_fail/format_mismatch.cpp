@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog::format checks the format string against its arguments at compile time.
 #include <fieldlog/fieldlog.hpp>
 

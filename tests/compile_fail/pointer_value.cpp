@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A pointer must not silently become a bool.
 #include <fieldlog/fieldlog.hpp>
 

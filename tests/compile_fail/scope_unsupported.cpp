@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scope fields follow the same rules as call fields.
 #include <fieldlog/fieldlog.hpp>
 

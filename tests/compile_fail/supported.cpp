@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The control case: every supported kind of value compiles (so the failures above are real).
 #include <array>
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A type fieldlog cannot write (no fieldlog_encode, no fmt::formatter, not a range) as a field.
 #include <fieldlog/fieldlog.hpp>
 

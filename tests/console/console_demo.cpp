@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The console format on a terminal, for the tmux test (tmux_test.py): a few records of the
 // kinds people read — loggers of different lengths, bound fields, a multi-line message, a stack
 // trace in a field, a fmt message — written to stdout at a fixed time, so the screen is the

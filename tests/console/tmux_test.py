@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The console format on a real terminal: tmux's screen, escape sequences included.
 
 Runs the console demo (console_demo.cpp: fixed clock, colour `auto`) as the only program of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the configuration's parsers (src/control/config_toml.cpp, and
 // FIELDLOG_LEVEL's syntax in config_env.cpp): any bytes. Config::parse either returns a
 // configuration that keeps the promises its checks make, or throws ConfigError naming the

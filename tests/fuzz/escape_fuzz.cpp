@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the string escapers (src/encode/text.cpp, logfmt and console encoders):
 // any bytes. JSON: the escaped string parses as a strict JSON string and decodes to the input
 // with U+FFFD substituted per maximal subpart. logfmt/console quoted values decode the same way

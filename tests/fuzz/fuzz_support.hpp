@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Oracles shared by the encoder fuzz targets, written independently of the library: the
 // U+FFFD substitution of invalid UTF-8 by maximal subpart (Unicode §3.9, Table 3-7), a strict
 // RFC 8259 JSON-line parser that rejects duplicate member names at any depth and decodes

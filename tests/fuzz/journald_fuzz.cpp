@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the journald sink's reading of JSON lines (sinks/journald_sink.cpp). The
 // first input byte picks a mode:
 //  - a record: the rest gives a message and fields (strings of any bytes, numbers, booleans,

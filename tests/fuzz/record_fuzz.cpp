@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the whole record path: the input makes one record (record_generator.hpp:
 // a logger name, a message plain or fmt, bound fields of a child and grandchild logger, up to
 // two nested scopes and the call's fields, of every value kind, nested, with repeated and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The record fuzzer's generator: one record read from an input's bytes, with a logger name, a
 // message (plain or fmt), bound fields of a child (and grandchild) logger, up to two nested
 // scopes and the call's fields, of every value kind, nested, with repeated and reserved keys,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds every libFuzzer target in tests/fuzz (each <name>_fuzz.cpp) with clang and runs each one
 # for the given number of seconds, starting from its seeds in tests/fuzz/corpus/<name>/. New
 # inputs and crash artifacts go to the build directory, never into the source tree.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for append_rfc3339 (src/encode/timestamp.cpp): any 64-bit instant, any
 // nanosecond field (also ≥ 1e9), any layout, eight zones; the text must equal one built from
 // date::format and date's zone offsets (after a zone's last listed transition, those of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for TraceContext::parse (src/record/trace_context.cpp): any traceparent and
 // tracestate bytes. parse() agrees with check() and with a restatement of the traceparent
 // grammar written here; a context that parses formats back to the canonical header (version

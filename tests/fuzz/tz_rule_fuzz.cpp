@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer target for the POSIX TZ rule parser of TZif footers (src/encode/tz_rule.cpp): any
 // bytes. A rule that parses must hold its grammar's bounds, and for a few instants of years
 // 0000–9999 its span must hold the instant with the offset of standard time or DST. The TZif

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The installed package, both variants. Installs the static build in $1 (default `build`; made
 # if missing) and a shared build (library only, in build-pkg-shared, reused between runs) into
 # temporary prefixes; then for each builds and runs the CMake consumer (find_package), a plain

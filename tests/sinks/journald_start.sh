@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # systemd-journald as a plain process, its sockets and volatile journal under ROOT (runtime/,
 # logs/), the journal kept up to MAX_USE (default 64M; past it journald deletes its oldest
 # entries). Run as

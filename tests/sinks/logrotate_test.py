@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The file sink under Debian's real logrotate.
 
 A helper process logs numbered records from 4 threads into app.log; logrotate (`create` plus a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The syslog sink over RELP against Debian's real rsyslogd (imrelp), restarted under load.
 With `tls`, RELP inside TLS (transport relp-tls): imrelp with tls="on" and
 tls.authMode="certvalid", the certificates of syslog_tls_cases.py (the sink gives the client one).

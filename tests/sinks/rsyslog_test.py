@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The UDP sink's RFC 5424 framing against Debian's real rsyslogd.
 
 Starts rsyslogd in the foreground (`rsyslogd -n -f CONF -i PIDFILE`) with imudp on a loopback

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A child process for the sink tests that need a second process or a real peer: two writers
 // on one pipe, a service that logrotate rotates and signals, a sender for rsyslog, a process
 // killed while it compresses a rotated file.

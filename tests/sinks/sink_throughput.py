@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Records per second through the network sinks, to real receivers, and through the file sink,
 in one run (by hand, not in CTest; bench/README.md, "Sinks to real receivers").
 

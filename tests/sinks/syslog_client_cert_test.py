@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The syslog sink's TLS client certificate against Debian's real rsyslogd, which requires one.
 
 Starts rsyslogd in the foreground with imtcp over rsyslog-gnutls, `StreamDriver.AuthMode=

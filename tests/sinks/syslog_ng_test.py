@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The syslog sink against a real syslog-ng (Debian's syslog-ng-core), over TCP and TLS.
 
 syslog-ng-core conflicts with rsyslog in apt, so .ci/syslog-ng unpacks the package into a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The syslog sink over TCP and TLS against Debian's real rsyslogd, restarted under load.
 
 Starts rsyslogd in the foreground with imtcp on a loopback port (TLS: rsyslog-gnutls with a CA

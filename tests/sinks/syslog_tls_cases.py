@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the syslog sink's TLS tests against real receivers share: the test's certificates, a run
 of the helper's syslog-records mode, and the cases a receiver that requires a client
 certificate must refuse (no certificate, one from another CA) and the sink must refuse itself

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The include-flow checker's own test (tools/check_includes.py): the real tree must pass; tiny
 synthetic trees, made in a temporary directory, must pass when they keep the flow and be refused
 (exit 1, the offending file:line named) when one include goes against it.

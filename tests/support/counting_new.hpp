@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The replaced global allocation functions, written once for every binary that counts heap
 // use: the allocation tests, fieldlog_bench and the example service. Each form of operator new
 // (throwing, nothrow, array, aligned) reports to on_allocation(), which the binary defines (a

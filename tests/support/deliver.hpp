@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hands records to a sink the way the dispatcher does (under its mutex, counted, with the
 // exception policy), for tests that drive one sink directly.
 #pragma once

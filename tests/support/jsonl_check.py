@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Strict JSON-lines checker for the tests: every line of each file must be one JSON object
 (RFC 8259) and I-JSON clean (RFC 7493). Stricter than Python's json module alone: invalid UTF-8,
 lone surrogates (raw or escaped), duplicate member names at any depth, NaN/Infinity, control

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The JSON-lines checker's own test: each line it must refuse, each it must accept, run through
 the command line the C++ tests use (one file per case, exit status and message checked)."""
 import os

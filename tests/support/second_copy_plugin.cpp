@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A module with a copy of fieldlog of its own (linked statically, as a plugin might be), for
 // tests/instance_test.cpp: its first record makes a second library state in the process.
 #include "fieldlog/fieldlog.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared test helpers: a temporary directory, the strict JSON-lines check, file reading, stderr
 // sent to a file, a fixed clock for golden lines, a logger wired to a MemorySink, polling with a
 // deadline, and a skip CTest reports.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fieldlog::TraceContext against the OpenTelemetry Go SDK's W3C propagator.
 
 Builds otel_peer/main.go (Debian's golang-opentelemetry-otel-dev, GOPATH mode, offline, its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog's side of otel_records_crosscheck.py: writes one record of the otel format to stdout
 // for each "traceparent TAB logger TAB seconds TAB nanoseconds" line on stdin, at that time,
 // inside a Scope of the parsed traceparent (none when it is empty or invalid), with the call

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fieldlog's otel format against the OpenTelemetry Go SDK (Debian's golang-opentelemetry-otel-dev).
 
 The SDK packaged (1.1.0) has no logs SDK and no log exporter, so the records are read back by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fieldlog's side of otel_crosscheck.py: reads "hex(traceparent) TAB hex(tracestate)" lines on
 // stdin, parses each pair with fieldlog::TraceContext and formats the result again, and writes
 // one line per input: "invalid", or "valid" TAB trace-id TAB span-id TAB flags TAB tracestate TAB

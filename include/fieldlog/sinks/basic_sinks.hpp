@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The simple sinks: standard output/error, null (encode, then drop) and memory (keeps lines,
 // for tests — yours too). The dispatcher calls them one thread at a time, under their mutex().
 #pragma once

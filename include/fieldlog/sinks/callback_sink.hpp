@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The callback sink: a sink made from a pair of functions, for programs that hand records to
 // something of their own (a test, a metrics pipe, another library) without writing a class.
 // It sits at the end of the record path like any sink: one caller at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The file sink: appends records to a file through a userspace buffer, rotates by size and/or
 // time, lets go of a file logrotate moved, and survives a full disk. It sits at the end of the
 // record path: the dispatcher calls it, one thread at a time under its mutex(), including its

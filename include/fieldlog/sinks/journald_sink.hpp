@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The journald sink: each record becomes one journal entry, sent over journald's native
 // protocol (systemd.io/JOURNAL_NATIVE_PROTOCOL) without libsystemd. It sits at the end of the
 // record path and takes JSON lines only: it turns the line's top-level members into journal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The syslog sink: RFC 5424 messages over TCP (RFC 6587 octet counting), TLS (RFC 5425) or
 // RELP (rsyslog's imrelp), plain or inside TLS, to a syslog daemon, through a bounded buffer that
 // outlives a receiver restart. It sits at the end of the record path: the caller copies its

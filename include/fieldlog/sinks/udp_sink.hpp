@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The UDP sink: one record per datagram to host:port, never blocking the caller. Framing is
 // the JSON line itself or an RFC 5424 syslog message whose body is the JSON line. It sits at
 // the end of the record path; re-resolving a host name runs on the library's background thread.

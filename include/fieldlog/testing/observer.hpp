@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The test observer (zap's zaptest/observer): a sink that keeps the records it takes in their
 // typed form, so that a test asks "exactly one warn record of logger `db` with rows == 3 and the
 // scope's request_id" without parsing a line. It is a typed sink (SinkInfo::typed): the

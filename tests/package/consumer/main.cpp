@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Logs one record through the installed package, to stdout and to the test observer; run.sh
 // checks the line, and the exit status says whether the observer kept the record's fields.
 #include <fieldlog/fieldlog.hpp>

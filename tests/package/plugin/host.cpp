@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A program that does not link fieldlog: it dlopen()s each plugin named on its command line
 // (RTLD_NOW | RTLD_LOCAL, as applications load plugins), calls each one's fieldlog_plugin_run()
 // with the plugin's file name while all are loaded, then dlcloses them. Exits 0 only if every

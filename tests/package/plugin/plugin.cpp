@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A plugin that logs through fieldlog: run.sh builds it with a static fieldlog linked into it
 // (-fPIC -fvisibility=hidden, so none of fieldlog's symbols leave the plugin) and against the
 // shared libfieldlog.so.0. Its one export configures a stdout sink, logs one record with a

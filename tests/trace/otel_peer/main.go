@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The OpenTelemetry Go SDK's W3C propagator (propagation.TraceContext) as a peer for
 // otel_crosscheck.py, with an http.Header as the carrier: reads "hex(traceparent) TAB hex(tracestate)" lines on stdin, extracts each
 // pair and injects the result again, and writes one line per input in the format of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The OpenTelemetry Go SDK (1.1.0 has no logs SDK) as a peer for otel_records_crosscheck.py:
 // reads "traceparent TAB otel-record" lines on stdin, one record of fieldlog's otel format each.
 // For each it extracts the traceparent with the SDK's own propagator (propagation.TraceContext),
