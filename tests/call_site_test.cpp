@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Call-site facts: the caller (file:line, and the function when asked) from every way of
 // logging, the kernel thread id (per thread, and new in a forked child), each per sink or for
-// all, in every format; the keys are reserved; the TOML keys and their errors.
+// all, in every format; the keys are reserved, also for the crash path's `fatal` record; the TOML
+// keys and their errors.
 #include <catch2/catch.hpp>
 
 #include <sys/syscall.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "base/thread_id.hpp"
+#include "encode/final_record.hpp"
 #include "encode/text.hpp"
 #include "support/test_support.hpp"
 
@@ -210,6 +212,29 @@ TEST_CASE("a level value past fatal is written as fatal in every format, by ever
             CHECK(line.find(format == Format::json     ? R"("level":"fatal")"
                             : format == Format::logfmt ? "level=fatal"
                                                        : "FATAL") != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("the crash record names its thread as every record does, once, whatever the sink's tid says",
+          "[call_site][crash]") {
+    const fieldlog::detail::FinalNote note{.signo = 11, .code = 1, .address = nullptr, .fault = true, .thread_id = 4711};
+    for (const Format format : {Format::json, Format::logfmt, Format::console, Format::otel}) {
+        for (const bool tid : {false, true}) {
+            fieldlog::EncoderOptions options{.format = format};
+            if (tid) options.call_facts = fieldlog::thread_id_fact;
+            fieldlog::detail::Buffer out;
+            fieldlog::detail::Buffer scratch;
+            fieldlog::detail::encode_final_record(options, out, scratch, note);
+            const std::string line(out.view());
+            INFO(line);
+            const std::string member = format == Format::json     ? R"("tid":4711)"
+                                       : format == Format::otel   ? R"("thread.id":4711)"
+                                                                  : "tid=4711";
+            CHECK(line.find(member) != std::string::npos);
+            CHECK(line.find(member, line.find(member) + 1) == std::string::npos);
+            CHECK(line.find("fields.") == std::string::npos);
+            CHECK(line.find("SIGSEGV") != std::string::npos);
         }
     }
 }

@@ -57,12 +57,20 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     char address[2 + 2 * sizeof(void*)];
     const std::size_t address_length = format_address(note.address, address);
 
-    Field fields[4] = {{"signal", name}, {"signo", note.signo}, {"tid", note.thread_id}, {}};
-    std::size_t count = 3;
+    Field fields[3] = {{"signal", name}, {"signo", note.signo}, {}};
+    std::size_t count = 2;
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
-    const RecordInput record{
-        note.time, Level::fatal, final_record_logger(), text, nullptr, nullptr, std::span<const Field>(fields, count)};
+    // The thread goes where every record's goes ("tid"), whatever the sink's `tid` says.
+    const RecordInput record{note.time,
+                             Level::fatal,
+                             final_record_logger(),
+                             text,
+                             nullptr,
+                             nullptr,
+                             std::span<const Field>(fields, count),
+                             note.thread_id,
+                             thread_id_fact};
     try {
         encode_record(options, out, scratch, record);
     } catch (...) {

@@ -67,7 +67,7 @@ LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_sh
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
+    if (record_call_facts(options_, r) != 0) [[unlikely]] write_call_facts(r);
     members_.append_context(r.bound, kKeyOffset);
     members_.append_context(r.scope, kKeyOffset);
     if (!r.fields.empty()) write_fields(r.fields, false);
@@ -79,19 +79,20 @@ void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void JsonEncoder::write_call_facts(const RecordInput& r) {
+    const std::uint8_t facts = record_call_facts(options_, r);
     const SourceLocation where = r.message.where();
-    if ((options_.call_facts & caller_fact) != 0) {
+    if ((facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");
         append_json_escaped(out_, source_file_tail(where.file_name()));
         out_.push_back(':');
         append_uint(out_, where.line());
         out_.push_back('"');
-        if ((options_.call_facts & function_fact) != 0) {
+        if ((facts & function_fact) != 0) {
             out_.append(",\"function\":");
             append_json_string(out_, where.function_name());
         }
     }
-    if ((options_.call_facts & thread_id_fact) != 0) {
+    if ((facts & thread_id_fact) != 0) {
         out_.append(",\"tid\":");
         append_int(out_, record_thread_id(r));
     }

@@ -159,7 +159,7 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 }
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(record);
+    if (record_call_facts(options_, record) != 0) [[unlikely]] write_call_facts(record);
     const std::uint8_t key_offset = console_key_offset(dim_keys_);
     members_.append_context(record.bound, key_offset);
     members_.append_context(record.scope, key_offset);
@@ -167,8 +167,9 @@ void KeyValueEncoder::record_fields(const RecordInput& record) {
 }
 
 void KeyValueEncoder::write_call_facts(const RecordInput& record) {
+    const std::uint8_t facts = record_call_facts(options_, record);
     const SourceLocation where = record.message.where();
-    if ((options_.call_facts & caller_fact) != 0) {
+    if ((facts & caller_fact) != 0) {
         out_.append(" caller=");
         const std::string_view file = source_file_tail(where.file_name());
         char line[16];
@@ -178,12 +179,12 @@ void KeyValueEncoder::write_call_facts(const RecordInput& record) {
         scratch_.append(std::string_view(line, end.out));
         text_value(scratch_.view());
         scratch_.shrink();
-        if ((options_.call_facts & function_fact) != 0) {
+        if ((facts & function_fact) != 0) {
             out_.append(" function=");
             text_value(where.function_name());
         }
     }
-    if ((options_.call_facts & thread_id_fact) != 0) {
+    if ((facts & thread_id_fact) != 0) {
         out_.append(" tid=");
         append_int(out_, record_thread_id(record));
     }

@@ -129,7 +129,7 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
     out_.append(",\"attributes\":");
     const std::size_t attributes = out_.size();
     MemberIndex& index = attributes_.index();
-    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
+    if (record_call_facts(options_, r) != 0) [[unlikely]] write_call_facts(r);
     index.append_context(r.bound, kKeyOffset);
     if (!trace.any) {
         index.append_context(r.scope, kKeyOffset);
@@ -160,6 +160,7 @@ void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void OtelEncoder::write_call_facts(const RecordInput& r) {
+    const std::uint8_t facts = record_call_facts(options_, r);
     const SourceLocation where = r.message.where();
     MemberIndex& index = attributes_.index();
     // Each key written and reported before its value, as the JSON encoder does: a later field
@@ -169,17 +170,17 @@ void OtelEncoder::write_call_facts(const RecordInput& r) {
         out_.append(member);
         index.add(start, 1, start + kKeyOffset, member.size() - kKeyOffset - 2);
     };
-    if ((options_.call_facts & caller_fact) != 0) {
+    if ((facts & caller_fact) != 0) {
         key(",\"code.filepath\":");
         append_json_string(out_, source_file_tail(where.file_name()));
         key(",\"code.lineno\":");
         append_uint(out_, where.line());
-        if ((options_.call_facts & function_fact) != 0) {
+        if ((facts & function_fact) != 0) {
             key(",\"code.function\":");
             append_json_string(out_, where.function_name());
         }
     }
-    if ((options_.call_facts & thread_id_fact) != 0) {
+    if ((facts & thread_id_fact) != 0) {
         key(",\"thread.id\":");
         append_int(out_, record_thread_id(r));
     }
