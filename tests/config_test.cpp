@@ -475,7 +475,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels sampling backtraces format timestamp timezone duration caller tid async resource sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels sampling backtraces format timestamp timezone duration caller tid crash_handlers async resource sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",
@@ -935,4 +935,12 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(syslog.server_name == "logs.example.net");
     CHECK(syslog.buffer_bytes == 4u * 1024 * 1024);
     CHECK(syslog.ca_file.empty());
+}
+
+TEST_CASE("crash_handlers is on unless the file or the code turns it off", "[config]") {
+    CHECK(fieldlog::Config{}.crash_handlers);
+    CHECK(fieldlog::Config::parse("").crash_handlers);
+    CHECK_FALSE(fieldlog::Config::parse("crash_handlers = false").crash_handlers);
+    CHECK_THROWS_WITH(fieldlog::Config::parse("crash_handlers = \"no\"", "app.toml"),
+                      "app.toml:1: crash_handlers: expected true or false, got \"no\"");
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // A child process for tests/exit_paths_test.cpp: logs numbered records from a few threads
-// into a file and then ends the way it is told (return, exit(), std::terminate, a fault, a
-// signal). After each logging call returns it stores the count in a shared progress file, so
-// the parent knows exactly which records were accepted before the end.
+// into a file (or stdout, which the parent points at one) and then ends the way it is told
+// (return, exit(), std::terminate, a fault, a signal). After each logging call returns it
+// stores the count in a shared progress file, so the parent knows exactly which records were
+// accepted before the end. Its signal handlers are the ones configure() installs by default,
+// or (`installed`) those of an explicit install_signal_handlers() call.
 //
 //   fieldlog_exit_child <how> <log file> <progress file> <threads> <kill at> <async|sync>
+//                       <default|installed> <file|stdout>
 //   how: return | exit | terminate | sigterm | segv | abort | stack_overflow | writer_segv
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -75,8 +78,9 @@ void end_the_way(std::string_view how) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 7) {
-        std::fprintf(stderr, "usage: %s how log progress threads kill_at async|sync\n", argv[0]);
+    if (argc != 9) {
+        std::fprintf(stderr, "usage: %s how log progress threads kill_at async|sync default|installed file|stdout\n",
+                     argv[0]);
         return 2;
     }
     const std::string_view how = argv[1];
@@ -84,6 +88,8 @@ int main(int argc, char** argv) {
     const int threads = std::atoi(argv[4]);
     const std::uint64_t kill_at = std::strtoull(argv[5], nullptr, 10);
     const bool async = std::string_view(argv[6]) == "async";
+    const bool installed = std::string_view(argv[7]) == "installed";
+    const bool to_stdout = std::string_view(argv[8]) == "stdout";
 
     const rlimit no_core{0, 0};  // the parent checks the signal, not a core file
     ::setrlimit(RLIMIT_CORE, &no_core);
@@ -99,11 +105,13 @@ int main(int argc, char** argv) {
     config.level = fieldlog::Level::info;
     config.async = fieldlog::AsyncConfig{.enabled = async, .queue_bytes = 256 * 1024,
                                          .overflow = fieldlog::OverflowPolicy::block};
-    config.sinks = {fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = log_path}}};
+    config.sinks = {to_stdout ? fieldlog::SinkConfig{}
+                              : fieldlog::SinkConfig{.target = fieldlog::FileSinkOptions{.path = log_path}}};
+    config.crash_handlers = !installed;
     if (how == "writer_segv") config.sinks.push_back(fieldlog::SinkConfig{.target = std::make_shared<TripwireSink>()});
     fieldlog::configure(config);
     const bool clean = how == "return" || how == "exit";
-    if (!clean) fieldlog::install_signal_handlers();
+    if (!clean && installed) fieldlog::install_signal_handlers();
 
     const fieldlog::Logger log = fieldlog::get("child");
     const std::string pad(64 + kill_at % 200, 'x');  // records of varying length

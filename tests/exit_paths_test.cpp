@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Exit paths of a process that logs. Each run starts tests/exit_child.cpp, which logs numbered
-// records from three threads into a file and then ends one way (return, exit(), terminate,
-// SIGTERM from us, a fault, abort, a stack overflow, a fault on the writer thread) at a random
-// point. The child marks each record accepted (its logging call returned) in a shared file;
+// records from three threads into a file or stdout and then ends one way (return, exit(),
+// terminate, SIGTERM from us, a fault, abort, a stack overflow, a fault on the writer thread)
+// at a random point, with the signal handlers configure() installs by default or with an
+// explicit install_signal_handlers(). The child marks each record accepted (its logging call returned) in a shared file;
 // the parent then checks what is on disk: every accepted record exactly once and in its
 // thread's order, only the last line possibly torn, one final `fatal` record after a crash,
 // and the exit status of the original signal.
@@ -41,20 +42,30 @@ struct ExitCase {
     int signal;        // 0: a normal exit with `status`
     int status;
     int runs;
+    const char* handlers = "default";  // or "installed": install_signal_handlers() in the child
+    const char* sink = "file";         // or "stdout", which the parent points at the log file
 };
 
-// 100 runs in all, each with its own random kill point.
+// 136 runs in all, each with its own random kill point.
 constexpr ExitCase kCases[] = {
     {"return", "async", 0, 0, 5},
     {"exit", "async", 0, 7, 5},
     {"terminate", "async", SIGABRT, 0, 10},
+    {"terminate", "sync", SIGABRT, 0, 5},
     {"sigterm", "async", SIGTERM, 0, 15},
     {"sigterm", "sync", SIGTERM, 0, 5},
     {"segv", "async", SIGSEGV, 0, 20},
     {"segv", "sync", SIGSEGV, 0, 10},
     {"abort", "async", SIGABRT, 0, 15},
+    {"abort", "sync", SIGABRT, 0, 5},
     {"stack_overflow", "async", SIGSEGV, 0, 5},
     {"writer_segv", "async", SIGSEGV, 0, 10},
+    {"segv", "async", SIGSEGV, 0, 5, "installed"},
+    {"sigterm", "async", SIGTERM, 0, 5, "installed"},
+    {"abort", "sync", SIGABRT, 0, 5, "default", "stdout"},
+    {"segv", "async", SIGSEGV, 0, 5, "default", "stdout"},
+    {"sigterm", "sync", SIGTERM, 0, 3, "default", "stdout"},
+    {"terminate", "async", SIGABRT, 0, 3, "default", "stdout"},
 };
 
 /// The progress file the child writes: one accepted-record count per thread.
@@ -89,12 +100,21 @@ private:
     std::uint64_t* counts_ = nullptr;
 };
 
-pid_t spawn_child(const std::vector<std::string>& args) {
+/// Starts the child; with `stdout_to`, its standard output goes to that file.
+pid_t spawn_child(const std::vector<std::string>& args, const std::string& stdout_to) {
     std::vector<char*> argv;
     for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    REQUIRE(::posix_spawn_file_actions_init(&actions) == 0);
+    if (!stdout_to.empty()) {
+        REQUIRE(::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_to.c_str(),
+                                                   O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0);
+    }
     pid_t pid = 0;
-    REQUIRE(::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+    const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(error == 0);
     return pid;
 }
 
@@ -177,12 +197,16 @@ TEST_CASE("A child that logs and then dies leaves every accepted record on disk"
     for (const ExitCase& c : kCases) {
         for (int run = 0; run < c.runs; ++run) {
             const std::uint64_t kill_at = 1 + random() % 3000;
-            DYNAMIC_SECTION(c.how << " (" << c.mode << ") run " << run << ", kill at record " << kill_at) {
+            DYNAMIC_SECTION(c.how << " (" << c.mode << ", " << c.handlers << " handlers, " << c.sink << ") run " << run
+                                  << ", kill at record " << kill_at) {
                 const fieldlog_test::TempDir dir;
                 const std::string log_path = dir.file("child.log");
                 const Progress progress(dir.file("progress"));
+                const bool to_stdout = std::string_view(c.sink) == "stdout";
                 const pid_t pid = spawn_child({FIELDLOG_EXIT_CHILD, c.how, log_path, dir.file("progress"),
-                                               std::to_string(kThreads), std::to_string(kill_at), c.mode});
+                                               std::to_string(kThreads), std::to_string(kill_at), c.mode, c.handlers,
+                                               c.sink},
+                                              to_stdout ? log_path : std::string());
                 if (std::string_view(c.how) == "sigterm") {
                     // Kill at a random moment once the child is busy logging.
                     const auto deadline = std::chrono::steady_clock::now() + 20s;

@@ -11,6 +11,10 @@
 //         sigterm                a SA_SIGINFO SIGTERM handler; SIGTERM to itself, then more records, exit 0
 //         sigterm_opted_out      the same with SignalOptions{.terminate = false}
 //         abort_opted_out        that configuration, then abort()
+//         default_abort[_sync]   no install_signal_handlers(): the application's SIGABRT handler
+//         default_segv[_sync]    (or SIGSEGV) before configure(), a crash reporter after it that
+//                                chains to what it found, then abort() (or a fault)
+// The first five call install_signal_handlers() (Config::crash_handlers off) after configure().
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -115,6 +119,39 @@ void on_terminate(int signo, siginfo_t* info, void*) {
     g_terminate_handled = 1;
 }
 
+/// A crash reporter installed after configure(), as such tools do: it notes the lines on disk
+/// when the signal reaches it (none yet: the sink holds them), then passes it to what it found.
+struct sigaction g_reporter_found[NSIG];
+
+void on_reporter(int signo, siginfo_t* info, void* context) {
+    Line().text("reporter: signal ").number(static_cast<unsigned>(signo)).text(", lines on disk ")
+        .number(lines_on_disk()).write_to(g_marker);
+    const struct sigaction& found = g_reporter_found[signo];
+    if ((found.sa_flags & SA_SIGINFO) != 0) {
+        found.sa_sigaction(signo, info, context);
+    } else if (found.sa_handler != SIG_DFL && found.sa_handler != SIG_IGN) {
+        found.sa_handler(signo);
+    }
+}
+
+void install_reporter(int signo) {
+    struct sigaction action {};
+    action.sa_sigaction = &on_reporter;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    ::sigaction(signo, &action, &g_reporter_found[signo]);
+}
+
+/// The application's handler for the default cases: what is on disk when the signal reaches it.
+void on_application_crash(int signo) {
+    Line().text("application: signal ").number(static_cast<unsigned>(signo)).text(", lines on disk ")
+        .number(lines_on_disk()).write_to(g_marker);
+    struct sigaction fallback {};  // a fault's instruction runs again: the default action then
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    ::sigaction(signo, &fallback, nullptr);
+}
+
 void install_before_fieldlog(int signo, void (*handler)(int, siginfo_t*, void*)) {
     struct sigaction action {};
     action.sa_sigaction = handler;
@@ -159,12 +196,28 @@ int main(int argc, char** argv) {
     const rlimit no_core{0, 0};  // the parent checks the signal, not a core file
     ::setrlimit(RLIMIT_CORE, &no_core);
 
+    const bool by_default = how.starts_with("default_");
+    const int crash_signal = how.starts_with("default_segv") ? SIGSEGV : SIGABRT;
+    if (by_default) {
+        struct sigaction action {};
+        action.sa_handler = &on_application_crash;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(crash_signal, &action, nullptr);
+    }
     fieldlog::Config config;
     config.level = fieldlog::Level::info;
-    config.async = fieldlog::AsyncConfig{.enabled = true};
+    config.async = fieldlog::AsyncConfig{.enabled = !how.ends_with("_sync")};
+    config.crash_handlers = by_default;
     config.sinks = {fieldlog::SinkConfig{
         .target = fieldlog::FileSinkOptions{.path = g_log_path, .flush_interval = std::chrono::hours(1)}}};
     fieldlog::configure(config);
+    if (by_default) {
+        install_reporter(crash_signal);
+        const fieldlog::Logger log = fieldlog::get("child");
+        log_records(log, 0);
+        if (crash_signal == SIGSEGV) fault();
+        std::abort();
+    }
 
     const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
     if (how == "abort") {

@@ -134,3 +134,23 @@ TEST_CASE("SignalOptions{.terminate = false} leaves SIGTERM to the application, 
         check_log(run.log_path, kRecords, "SIGABRT");
     }
 }
+
+TEST_CASE("By default configure() takes the crash signals: a handler from before and a crash reporter from after "
+          "both run, and every record is on disk",
+          "[signals]") {
+    for (const std::string how : {"default_abort", "default_abort_sync", "default_segv", "default_segv_sync"}) {
+        DYNAMIC_SECTION(how) {
+            const fieldlog_test::TempDir dir;
+            const ChildRun run = run_child(dir, how);
+            const bool segv = how.starts_with("default_segv");
+            const int signo = segv ? SIGSEGV : SIGABRT;
+            CHECK(killed_by(run.status, signo));
+            // The reporter first, before our flush (the sink held every line); then ours; then the
+            // application's handler, which finds the records and the `fatal` record on disk.
+            CHECK(run.marker == "reporter: signal " + std::to_string(signo) + ", lines on disk 0\n"
+                                "application: signal " + std::to_string(signo) + ", lines on disk " +
+                                    std::to_string(kRecords + 1) + "\n");
+            check_log(run.log_path, kRecords, segv ? "SIGSEGV" : "SIGABRT");
+        }
+    }
+}

@@ -159,6 +159,11 @@ struct FIELDLOG_API Config {
     /// gives the file alone. To discard every record, give one NullSink.
     std::vector<SinkConfig> sinks{};
     ClockFn clock = nullptr;  ///< nullptr: system_clock time (README: the record's time)
+    /// On: configure() takes the crash signals (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) as
+    /// install_signal_handlers() would, and SIGTERM/SIGINT where they still have their default
+    /// action, so that a crash or a kill loses no accepted record. Off: for a program that owns
+    /// its signals. Handlers a configuration installed stay when a later one turns this off.
+    bool crash_handlers = true;
     std::string source{};     ///< the file it was loaded from; "" in code
 
     // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT,

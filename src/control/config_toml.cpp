@@ -788,6 +788,8 @@ public:
                 config.caller = caller(node, at);
             } else if (key == "tid") {
                 config.tid = boolean(node, at);
+            } else if (key == "crash_handlers") {
+                config.crash_handlers = boolean(node, at);
             } else if (key == "duration") {
                 config.duration = choose<DurationFormat>(node, at,
                                          {{"string", DurationFormat::string}, {"string-ascii", DurationFormat::string_ascii},
@@ -816,8 +818,8 @@ public:
                 }
             } else {
                 unknown_key(key, at,
-                            {"level", "levels", "sampling", "backtraces", "format", "timestamp", "timezone", "duration", "caller", "tid", "async",
-                             "resource", "sinks"},
+                            {"level", "levels", "sampling", "backtraces", "format", "timestamp", "timezone", "duration", "caller", "tid",
+                             "crash_handlers", "async", "resource", "sinks"},
                             "");
             }
         }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// install_signal_handlers(): the opt-in signal side of the library, by group.
+// The signal side of the library, by group: install_signal_handlers() takes the groups it is
+// given; configure() takes the crash group, and the terminate signals still at their default
+// action, unless Config::crash_handlers is off (install_crash_handlers below).
 //   reload:    SIGHUP                     → reload() (reopen_files() without a config file)
 //   terminate: SIGTERM, SIGINT            → flush(), then the signal again with its default action
 //   crash:     SIGSEGV, SIGABRT, SIGBUS,  → the crash path: write what was accepted and one
@@ -298,11 +300,14 @@ void start_helper() {
 
 /// Installs `handler` for `signo`, keeping the action from before for it to pass the signal on
 /// to. A signal taken already is left alone: its action is ours, or one installed after ours
-/// that may chain to ours; neither may become "the previous one".
-void take(int signo, void (*handler)(int, siginfo_t*, void*), int restart_without_previous) {
+/// that may chain to ours; neither may become "the previous one". With `only_if_default`, a
+/// signal the application handles or ignores is left to it, untaken.
+void take(int signo, void (*handler)(int, siginfo_t*, void*), int restart_without_previous,
+          bool only_if_default = false) {
     if (g_taken[signo]) return;
     struct sigaction& previous = g_previous[signo];
     ::sigaction(signo, nullptr, &previous);
+    if (only_if_default && previous.sa_handler != SIG_DFL) return;
     struct sigaction action {};
     action.sa_sigaction = handler;
     sigemptyset(&action.sa_mask);
@@ -329,5 +334,18 @@ void install_signal_handlers(SignalOptions options) {
     if (options.reload) take(SIGHUP, &on_hangup, SA_RESTART);
     detail::give_thread_a_signal_stack();
 }
+
+namespace detail {
+
+void install_crash_handlers() {
+    const std::lock_guard lock(g_install_mutex);
+    final_record_logger();  // made now: the handlers may not allocate
+    for (const int signo : kFatalSignals) take(signo, &on_fatal_signal, 0);
+    // Without a helper thread their handler flushes in place (as in a forked child), then the
+    // default action ends the process as it would have.
+    for (const int signo : kTerminateSignals) take(signo, &on_terminate_signal, SA_RESTART, true);
+}
+
+}  // namespace detail
 
 }  // namespace fieldlog

@@ -40,6 +40,11 @@ struct State {
 /// The one State; never destroyed, so logging during static destruction stays safe.
 State& state() noexcept;
 
+/// What configure() does unless Config::crash_handlers is off: takes the crash signals (chained
+/// to the actions from before) and SIGTERM/SIGINT where they still have their default action,
+/// so that a crash or a kill writes every accepted record. Once per signal; cold.
+void install_crash_handlers();
+
 /// Makes the default configuration (environment, else stdout JSON at info) if none was made.
 void ensure_configured();
 
