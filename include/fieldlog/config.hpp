@@ -103,7 +103,8 @@ enum class OverflowPolicy : std::uint8_t {
 ///   thread exits its ring is drained; up to 4 drained rings are kept for new threads, the rest
 ///   freed (so at most live threads + 4 rings). A record takes 136 bytes, 40 per field (more
 ///   for a nested container or a user type), and the bytes of its strings, rounded up to 8.
-///   The writer keeps up to 4 MiB of one batch's lines for the next.
+///   The writer reserves 1 MiB for one batch's lines when it is made, and allocates nothing later
+///   (a batch ends where that room does; only a record whose lines alone exceed it gets more).
 /// - A fmt message is formatted by the caller (its arguments may point at the caller's stack).
 /// - Order: a thread's records stay in order. Across threads the writer merges by timestamp
 ///   what it finds in every ring at one look (a sweep); a record that arrives after that look is

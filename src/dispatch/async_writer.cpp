@@ -73,8 +73,10 @@ constexpr std::size_t kOrderKeyAt = 16;
 constexpr std::size_t kLevelAt = 24;
 constexpr std::size_t kAdmittedAt = 28;  // the logger's LoggerMask
 constexpr std::size_t kHeaderSize = 32;  // a multiple of 8: the payload is 8-aligned
-// Lines kept for the next batch at most; a batch that needed more gives the rest back.
-constexpr std::size_t kRetainedLineBytes = std::size_t{4} << 20;
+// A batch's lines, reserved when the writer is made: a batch ends where the next record's lines
+// would not fit, so the writer allocates nothing after configure(). A single record larger than
+// this gets the room it needs, given back after its batch.
+constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -174,6 +176,7 @@ AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, co
     runs_.reserve(kMaxBatch);  // a run has at least one record
     taken_.reserve(kMaxBatch);
     line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
+    lines_.reserve(kLineBytes);
     spares_.reserve(kSpareRings);
 }
 
@@ -510,18 +513,22 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     // Merge the runs by time: each is in order already, and on equal keys the earlier run
     // goes first, so every ring keeps its own order.
     taken_.clear();
+    lines_.clear();
+    line_facts_.clear();
     for (std::size_t i = 0; i < collected; ++i) {
         Run* first = nullptr;
         for (Run& run : runs_) {
             if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
         }
         if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
-        taken_.push_back(view_of(batch_[first->begin++].record));  // reserved: never allocates
+        const QueuedView record = view_of(batch_[first->begin].record);
+        if (!encode_lines(record)) break;  // the batch's lines are full: the rest go in the next
+        taken_.push_back(record);          // reserved: never allocates
+        ++first->begin;
     }
     for (const Run& run : runs_) {  // what was held back is taken again by the next batch
         if (run.begin < run.end) run.ring->batch_end = batch_[run.begin].position;
     }
-    encode_lines(taken_.size());
 
     RecordView* all = views_.data();
     RecordView* chosen = views_.data() + views_.size() / 2;
@@ -552,33 +559,43 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
         run.ring->read = run.ring->batch_end;
         run.ring->queue.release(run.ring->batch_end);
     }
-    if (lines_.capacity() > kRetainedLineBytes) std::vector<char>().swap(lines_);
+    if (lines_.capacity() > kLineBytes) {  // a record larger than the reserve passed
+        std::vector<char>().swap(lines_);
+        try {
+            lines_.reserve(kLineBytes);
+        } catch (...) {  // the next batch grows it as far as it can
+        }
+    }
     accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + taken_.size(), std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
     note_progress();
 }
 
-void AsyncWriter::encode_lines(std::size_t count) noexcept {
-    lines_.clear();
-    line_facts_.clear();
+bool AsyncWriter::encode_lines(const QueuedView& record) noexcept {
+    const std::size_t lines_before = lines_.size();
+    const std::size_t facts_before = line_facts_.size();
     const std::vector<Channel>& channels = pipeline_.routing.channels;
-    for (std::size_t i = 0; i < count; ++i) {
-        const QueuedView& record = taken_[i];
-        for (std::size_t c = 0; c < channels.size(); ++c) {
-            if (!channels[c].takes_record(record.level, record.admitted)) continue;
-            line_.clear();
-            if (codec_.encode(record, channels[c], line_, scratch_)) {
-                try {
-                    const std::size_t offset = lines_.size();
-                    lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
-                    line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
-                                               static_cast<std::uint32_t>(c), record.admitted});  // reserved
-                } catch (...) {  // no memory for the batch's lines: this channel's sinks miss the record
-                }
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+        if (!channels[c].takes_record(record.level, record.admitted)) continue;
+        line_.clear();
+        if (codec_.encode(record, channels[c], line_, scratch_)) {
+            if (lines_.size() + line_.size() > lines_.capacity() && !taken_.empty()) {
+                lines_.resize(lines_before);  // within capacity: never allocates
+                line_facts_.resize(facts_before);
+                line_.shrink();
+                return false;
             }
-            line_.shrink();
+            try {
+                const std::size_t offset = lines_.size();
+                lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
+                line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
+                                           static_cast<std::uint32_t>(c), record.admitted});  // reserved
+            } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
+            }
         }
+        line_.shrink();
     }
+    return true;
 }
 
 void AsyncWriter::note_progress() noexcept {

@@ -188,7 +188,9 @@ private:
     void look_at_rings() noexcept;
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
-    void encode_lines(std::size_t count) noexcept;
+    /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
+    /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
+    bool encode_lines(const QueuedView& record) noexcept;
     void note_progress() noexcept;
     void raise_high_water(Ring& ring, std::uint64_t used) noexcept;
 
