@@ -62,6 +62,13 @@ const FileSinkOptions& checked(const FileSinkOptions& options) {
     return options;
 }
 
+/// The path's directory and a hidden name in it: ".name.suffix" (outside a glob of `path*`).
+std::string hidden_name(const std::string& path, const char* suffix) {
+    const std::size_t slash = path.rfind('/');
+    const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
+    return path.substr(0, start) + "." + path.substr(start) + suffix;
+}
+
 }  // namespace
 
 struct FileSink::State {
@@ -69,7 +76,7 @@ struct FileSink::State {
 
     FileSink& owner;
     const FileSinkOptions options;
-    std::string rotating_path;     ///< where the next file is opened before renames
+    std::string rotating_path;     ///< where the next file is opened before renames (hidden)
     detail::RotatedFiles rotated;  ///< path.1 … path.keep; compressed and retained off this thread
     bool flush_by_tick = false;    ///< buffered bytes wait for the tick (flush_interval > 0)
 
@@ -103,7 +110,11 @@ struct FileSink::State {
 
 FileSink::State::State(FileSink& sink, FileSinkOptions opts)
     : owner(sink), options(std::move(opts)), rotated(checked(options), [&sink] { sink.count_error(); }) {
-    rotating_path = options.path + ".rotating";
+    rotating_path = hidden_name(options.path, ".rotating");
+    // A rotation cut off by the process's end left its new file, still empty; earlier versions
+    // named it path.rotating.
+    ::unlink(rotating_path.c_str());
+    ::unlink((options.path + ".rotating").c_str());
     capacity = options.buffer_size;
     if (capacity > 0) buffer = std::make_unique<char[]>(capacity);
     flush_by_tick = capacity > 0 && options.flush_interval.count() > 0;

@@ -22,15 +22,16 @@ class RotatedFiles {
 public:
     /// `count_error` is called, from the worker thread, for each failed system call there.
     RotatedFiles(const FileSinkOptions& options, std::function<void()> count_error);
-    /// Leaves the worker: a compression in progress stops at its next block and leaves the
-    /// plain file (and no temporary); on return the worker no longer touches these files.
+    /// Leaves the worker: a compression in progress stops at its next block and puts the plain
+    /// file back (and leaves no temporary); on return the worker no longer touches these files.
     ~RotatedFiles();
     RotatedFiles(const RotatedFiles&) = delete;
     RotatedFiles& operator=(const RotatedFiles&) = delete;
 
-    /// Drops path.keep (plain or .gz), moves each path.i to path.(i+1) and `path` to path.1;
-    /// with keep = 0 it does nothing. Returns 0, or the errno of moving `path` (gone: 0). May
-    /// wait for the worker's renames and deletions, never for a compression. Allocates nothing.
+    /// Drops path.keep (plain, .gz or hidden while compressed), moves each path.i to path.(i+1)
+    /// (each form) and `path` to path.1; with keep = 0 it does nothing. Returns 0, or the errno
+    /// of moving `path` (gone: 0). May wait for the worker's renames and deletions, never for a
+    /// compression. Allocates nothing.
     int shift() noexcept;
 
 private:

@@ -172,7 +172,7 @@ TEST_CASE("size rotation keeps N files, each within the limit and on record boun
         for (int n = 0; n < 200; ++n) deliver(sink, view(numbered(n, 40 + static_cast<std::size_t>(n % 7) * 9)));
     }
     CHECK_FALSE(std::filesystem::exists(path + ".4"));
-    CHECK_FALSE(std::filesystem::exists(path + ".rotating"));
+    CHECK_FALSE(std::filesystem::exists(dir.file(".app.log.rotating")));
     std::vector<int> all;
     for (const std::string& name : {path + ".3", path + ".2", path + ".1", path}) {
         INFO(name);
@@ -207,7 +207,7 @@ TEST_CASE("a record larger than max_size gets a file of its own", "[file_sink]")
 TEST_CASE("a rotation that cannot open the new file keeps every old file and retries later", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
-    std::filesystem::create_directory(path + ".rotating");  // open() of the new file fails: EISDIR
+    std::filesystem::create_directory(dir.file(".app.log.rotating"));  // open() of the new file fails: EISDIR
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 2});
     {
         const StderrTo quiet;  // the failure is reported there
@@ -219,7 +219,7 @@ TEST_CASE("a rotation that cannot open the new file keeps every old file and ret
     CHECK(sink.counters().errors == 1);
     CHECK(sink.counters().records == 2);
 
-    std::filesystem::remove(path + ".rotating");
+    std::filesystem::remove(dir.file(".app.log.rotating"));
     std::this_thread::sleep_for(1100ms);  // failed rotations are retried after a second
     deliver(sink, view(numbered(3, 80)));
     CHECK(numbers_in(path + ".1") == std::vector<int>{1, 2});
@@ -389,7 +389,11 @@ TEST_CASE("records logged from many threads through a rotating file are all ther
             if (compress == fieldlog::FileCompression::gzip) {
                 CHECK(wait_until([&] {
                     for (int n = 1; n <= 50; ++n) {
-                        if (std::filesystem::exists(path + "." + std::to_string(n))) return false;
+                        const std::string slot = std::to_string(n);  // plain, or hidden while compressed
+                        if (std::filesystem::exists(path + "." + slot) ||
+                            std::filesystem::exists(dir.file(".app.log." + slot + ".compressing"))) {
+                            return false;
+                        }
                     }
                     return true;
                 }));

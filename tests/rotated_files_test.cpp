@@ -94,7 +94,7 @@ TEST_CASE("a rotated file becomes a .gz that gzip accepts, holding exactly what 
             deliver(sink, view(line));
             written += line;
         }
-        CHECK(wait_until([&] { return !fs::exists(path + ".1") && !fs::exists(path + ".2"); }));
+        CHECK(wait_until([&] { return fs::exists(path + ".1.gz") && fs::exists(path + ".2.gz"); }));
         CHECK(sink.counters().errors == 0);
     }
     REQUIRE(fs::exists(path + ".1.gz"));
@@ -111,7 +111,7 @@ TEST_CASE("a rotated file becomes a .gz that gzip accepts, holding exactly what 
     CHECK(*older + *newer + read_file(path) == written);
 }
 
-TEST_CASE("a process killed while compressing leaves the plain file and no torn .gz, and the next start compresses it",
+TEST_CASE("a process killed while compressing leaves the file hidden and no torn .gz, and the next start compresses it",
           "[file_sink][rotated_files]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
@@ -123,7 +123,7 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     pid_t child = 0;
     REQUIRE(::posix_spawn(&child, argv[0], &actions, nullptr, argv, environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
-    const bool compressing = wait_until([&] { return fs::exists(path + ".gz.tmp"); });
+    const bool compressing = wait_until([&] { return fs::exists(dir.file(".app.log.gz.tmp")); });
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
@@ -131,7 +131,8 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
 
     CHECK_FALSE(fs::exists(path + ".1.gz"));  // killed mid-way: no .gz at all, torn or whole
-    const std::string plain = read_file(path + ".1");
+    CHECK_FALSE(fs::exists(path + ".1"));     // hidden while compressed: a reader sees it once
+    const std::string plain = read_file(dir.file(".app.log.1.compressing"));
     CHECK(plain.size() <= 16 << 20);
     CHECK(plain.size() > (16 << 20) - 100);
     CHECK(plain.starts_with("{\"n\":0,"));
@@ -139,10 +140,11 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     {
         fieldlog::FileSink restarted({.path = path, .keep = 2, .compress = fieldlog::FileCompression::gzip,
                                       .compression_level = 1});
-        CHECK(wait_until([&] { return !fs::exists(path + ".1"); }));
+        CHECK(wait_until([&] { return fs::exists(path + ".1.gz"); }));
         CHECK(restarted.counters().errors == 0);
     }
-    CHECK_FALSE(fs::exists(path + ".gz.tmp"));  // removed at start
+    CHECK_FALSE(fs::exists(dir.file(".app.log.gz.tmp")));  // removed at start
+    CHECK_FALSE(fs::exists(dir.file(".app.log.1.compressing")));
     REQUIRE(fs::exists(path + ".1.gz"));
     CHECK(gzip_accepts(path + ".1.gz"));
     CHECK(gunzip(path + ".1.gz") == plain);
@@ -218,7 +220,7 @@ TEST_CASE("a compression that fails is counted and reported, and the plain file 
     const std::string path = dir.file("app.log");
     const std::string report = dir.file("stderr.txt");
     write_file(path + ".1", numbered(1));
-    fs::create_directory(path + ".gz.tmp");  // the temporary cannot be made: EISDIR
+    fs::create_directory(dir.file(".app.log.gz.tmp"));  // the temporary cannot be made: EISDIR
     {
         const StderrTo capture(report);
         fieldlog::FileSink sink({.path = path, .compress = fieldlog::FileCompression::gzip});

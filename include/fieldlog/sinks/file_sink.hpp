@@ -54,9 +54,9 @@ struct FIELDLOG_API FileSinkOptions {
 ///   background tick), on flush(), shutdown(), normal exit and destruction.
 /// - Rotation happens between records, so every file starts and ends on a record boundary and
 ///   exceeds max_size by at most one record (only when that record alone is larger). The new
-///   file is opened (as `path.rotating`) before any old file is renamed or dropped; then path.N
-///   is dropped, path.(N-1) → path.N, …, path → path.1 (each with its .gz, if compressed), and
-///   path.rotating → path.
+///   file is opened (as the hidden `.name.rotating` beside `path`) before any old file is renamed
+///   or dropped; then path.N is dropped, path.(N-1) → path.N, …, path → path.1 (each with its
+///   .gz, if compressed), and .name.rotating → path.
 /// - After logrotate renamed or deleted the file, the sink reopens `path` when reopen() is called
 ///   (SIGHUP, fieldlog::reopen_files(), fieldlog::reload()) or when the background check finds
 ///   another inode at `path` (at most reopen_check later). Until then records go to the moved
@@ -68,11 +68,26 @@ struct FIELDLOG_API FileSinkOptions {
 ///   record on a fresh line.
 /// - With compress, max_age or max_total_bytes, the process's retention worker (a thread of its
 ///   own, never the caller's) looks at path.1 … path.keep when the sink is made (files of
-///   earlier runs count) and after each rotation: it compresses each plain one to path.gz.tmp,
-///   fsyncs it and renames it to path.N.gz, then deletes the plain file, and deletes the files
-///   past max_age or max_total_bytes. A crash leaves the plain file and a path.gz.tmp that the
-///   next start removes, never a torn .gz. Destroying the sink stops a compression at its next
-///   block, leaving the plain file for the next start. Only these names are ever deleted.
+///   earlier runs count) and after each rotation, and deletes the files past max_age or
+///   max_total_bytes. It compresses each plain path.N in four steps, each one atomic: rename it
+///   to the hidden `.name.N.compressing` (a rotation moves it to .name.(N+1).compressing along
+///   with its slot), deflate it into the hidden `.name.gz.tmp` and fsync that, rename the
+///   temporary to path.N.gz, delete the hidden file. When it cannot finish (a full disk, the
+///   sink destroyed, normal exit) it deletes the temporary and renames the hidden file back.
+///
+/// The rule for a reader of the log files (a shipper that globs `path*`): at every moment each
+/// record is in at most one of `path`, path.N and path.N.gz; a .gz is always whole; the
+/// temporaries are hidden names (`.name.…`, outside any glob of `path*` or `*`).
+/// - Normal exit (return from main, exit()) and shutdown(): every record is in exactly one of
+///   them when the process ends. The exit handler stops the worker at its next step (a
+///   compression at its next 64 KiB block) and puts the plain file back; files rotated after
+///   that stay plain until the next start.
+/// - A fatal signal, SIGKILL, a power cut: a file being compressed may be left under its hidden
+///   name, its records invisible (never twice) until a sink on the same path starts again. That
+///   start puts it back to path.N (or deletes it when its path.N.gz is whole), deletes the
+///   temporaries, also the `path.gz.tmp` and `path.rotating` of earlier versions, and compresses
+///   what is plain, as usual. Only these names are ever deleted.
+/// - A full disk: the compression gives up, the plain file stays, the error is counted.
 ///
 /// Construction throws std::system_error when the file cannot be opened, std::invalid_argument
 /// for a compression_level outside 1-9; later failures (also the worker's) are counted and
