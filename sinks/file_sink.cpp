@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -27,7 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kOpenFlags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+constexpr int kOpenFlags = O_WRONLY | O_APPEND | O_CLOEXEC;
 constexpr auto kRetryAfterFailure = std::chrono::seconds(1);
 
 /// The first hour or day boundary after `t` (seconds since the epoch), in UTC or local time.
@@ -58,6 +59,12 @@ const FileSinkOptions& checked(const FileSinkOptions& options) {
     if (options.compression_level < 1 || options.compression_level > 9) {
         throw std::invalid_argument("compression_level: " + std::to_string(options.compression_level) +
                                     " is not a zlib level (1 fastest to 9 smallest)");
+    }
+    if ((options.mode & ~0777U) != 0 || (options.mode & 0200U) == 0) {
+        char octal[24];
+        std::snprintf(octal, sizeof octal, "%04o", options.mode);
+        throw std::invalid_argument(std::string("mode: ") + octal +
+                                    " must be permission bits (0777 at most) that let the owner write (0200)");
     }
     return options;
 }
@@ -99,6 +106,7 @@ struct FileSink::State {
     bool missing_once = false;  ///< path was gone at the last check (logrotate may be mid-rename)
 
     int open_file() noexcept;
+    int create(const char* name, int flags) const noexcept;
     bool reopen_after_failure() noexcept;
     void reopen_file() noexcept;
     void append(std::span<const char> bytes, const Timestamp& time) noexcept;
@@ -127,7 +135,17 @@ int FileSink::State::open_file() noexcept {
         if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
     } catch (...) {  // out of memory: let open() try anyway
     }
-    const int opened = ::open(options.path.c_str(), kOpenFlags, 0644);
+    // O_NOFOLLOW: a link planted at the path would send the log elsewhere. Only a file made
+    // here gets the mode; one that exists keeps its own.
+    const int flags = kOpenFlags | (options.follow_symlinks ? 0 : O_NOFOLLOW);
+    int opened = -1;
+    for (int attempt = 0; attempt < 3 && opened < 0; ++attempt) {
+        opened = create(options.path.c_str(), flags | O_EXCL);
+        if (opened >= 0 || errno != EEXIST) break;
+        opened = ::open(options.path.c_str(), flags);
+        if (opened < 0 && errno == ENOENT && options.follow_symlinks) opened = create(options.path.c_str(), flags);
+        if (opened < 0 && errno != ENOENT) break;  // ENOENT: deleted meanwhile, create it again
+    }
     if (opened < 0) return errno;
     fd = opened;
     struct stat st {};
@@ -152,6 +170,16 @@ int FileSink::State::open_file() noexcept {
                                       options.rotate_every, options.rotate_utc);
     }
     return 0;
+}
+
+/// Opens `name` with O_CREAT and gives it the mode exactly: open(2) lets the umask take bits off.
+int FileSink::State::create(const char* name, int flags) const noexcept {
+    const int opened = ::open(name, flags | O_CREAT, static_cast<mode_t>(options.mode));
+    if (opened < 0 || ::fchmod(opened, static_cast<mode_t>(options.mode)) == 0) return opened;
+    const int error = errno;
+    ::close(opened);
+    errno = error;
+    return -1;
 }
 
 bool FileSink::State::reopen_after_failure() noexcept {
@@ -261,7 +289,7 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
     if (now < retry_after) return;
     flush_buffer();
     // The new file exists before any old one is renamed over or dropped.
-    const int next = ::open(rotating_path.c_str(), kOpenFlags | O_TRUNC, 0644);
+    const int next = create(rotating_path.c_str(), kOpenFlags | O_TRUNC | O_NOFOLLOW);
     if (next < 0) {
         owner.count_error();
         report("open for rotation", errno);
@@ -299,6 +327,12 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
 FileSink::FileSink(FileSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {
     State& s = *state_;
     if (const int error = s.open_file(); error != 0) {
+        struct stat st {};
+        if (error == ELOOP && !s.options.follow_symlinks && ::lstat(s.options.path.c_str(), &st) == 0 &&
+            S_ISLNK(st.st_mode)) {
+            throw std::invalid_argument("\"" + s.options.path +
+                                        "\" is a symbolic link; set follow_symlinks = true to allow it");
+        }
         throw std::system_error(error, std::generic_category(), "open " + s.options.path);
     }
     s.next_path_check = Clock::now() + s.options.reopen_check;

@@ -43,11 +43,19 @@ struct FIELDLOG_API FileSinkOptions {
     std::uint64_t max_total_bytes = 0;
     FileCompression compress = FileCompression::none;  ///< gzip: rotated files become path.N.gz
     int compression_level = 6;                         ///< zlib's, 1 (fastest) to 9 (smallest)
+    /// Permission bits of a file the sink creates (not of one that exists), set with fchmod(2)
+    /// so the umask takes nothing off; rotated and .gz files keep the live file's. The owner
+    /// must be able to write: 0200 set, nothing above 0777.
+    unsigned mode = 0640;
+    /// false: `path` itself may not be a symbolic link (its directories may), since a planted
+    /// link would send the log elsewhere; opening it fails, also on a reopen.
+    bool follow_symlinks = false;
 
     friend bool operator==(const FileSinkOptions&, const FileSinkOptions&) = default;
 };
 
-/// Appends to `path`, opened O_WRONLY|O_APPEND|O_CLOEXEC (missing directories are created).
+/// Appends to `path`, opened O_WRONLY|O_APPEND|O_CLOEXEC, and O_NOFOLLOW unless follow_symlinks
+/// (missing directories are created; a file it creates gets `mode`, 0640 by default).
 ///
 /// - Records are gathered in a buffer allocated once and written with one write(2) when it is
 ///   full, when a record at flush_level or above arrives, when flush_interval has passed (the
@@ -60,7 +68,7 @@ struct FIELDLOG_API FileSinkOptions {
 /// - After logrotate renamed or deleted the file, the sink reopens `path` when reopen() is called
 ///   (SIGHUP, fieldlog::reopen_files(), fieldlog::reload()) or when the background check finds
 ///   another inode at `path` (at most reopen_check later). Until then records go to the moved
-///   file: none is lost.
+///   file: none is lost. The reopen follows the same rules for `mode` and symbolic links.
 /// - A failed or short write (ENOSPC, EIO, …) truncates the file back to the last complete
 ///   record, counts the records lost as dropped and reports on stderr at most once per second;
 ///   the next flush tries again, so logging resumes by itself when space returns.
@@ -90,7 +98,9 @@ struct FIELDLOG_API FileSinkOptions {
 /// - A full disk: the compression gives up, the plain file stays, the error is counted.
 ///
 /// Construction throws std::system_error when the file cannot be opened, std::invalid_argument
-/// for a compression_level outside 1-9; later failures (also the worker's) are counted and
+/// for a compression_level outside 1-9, a mode that is not one, or a `path` that is a symbolic
+/// link without follow_symlinks ("… is a symbolic link; set follow_symlinks = true to allow
+/// it"); later failures (also the worker's) are counted and
 /// reported on stderr, and never reach the caller. Holds no lock of its own: called directly
 /// (not through configure()), it is one thread's at a time, and tick() is the caller's to call.
 class FIELDLOG_API FileSink final : public Sink {
