@@ -56,7 +56,6 @@ struct RotatedSet {
 
     // Under the worker's mutex.
     bool pending = true;       ///< look at the files (at start, after each shift)
-    bool started = false;      ///< what a crash of an earlier run left is cleaned up
     std::uint64_t shifts = 0;  ///< shifts so far: a file being compressed moved this many places
     SystemClock::time_point next_expiry = SystemClock::time_point::max();  ///< when max_age drops the next file
 
@@ -282,12 +281,8 @@ void apply_retention(RotatedSet& set) noexcept {
     }
 }
 
-/// Everything due for `set`: the first time, what a crash left; then compression and retention.
+/// Everything due for `set`: compression and retention.
 void look_at(RotatedSet& set, std::unique_lock<std::mutex>& lock) noexcept {
-    if (!set.started) {
-        set.started = true;
-        recover(set);
-    }
     if (set.compress == FileCompression::gzip) {
         for (std::size_t i = 0; i < set.plain.size() && !cancelled(set); ++i) {
             if (exists(set.plain[i]) && !exists(set.gz[i])) compress_one(set, i, lock);
@@ -378,6 +373,9 @@ RotatedFiles::RotatedFiles(const FileSinkOptions& options, std::function<void()>
     set.max_age = options.max_age;
     set.max_total_bytes = options.max_total_bytes;
     set.count_error = std::move(count_error);
+    // On this thread, before the sink is in use: a sink made and soon destroyed recovers too. Also
+    // without compression, which an earlier run may have had.
+    if (!set.plain.empty()) recover(set);
     if (set.compress == FileCompression::none && set.max_age.count() == 0 && set.max_total_bytes == 0) return;
 
     Worker& w = worker();

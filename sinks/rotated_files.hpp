@@ -20,7 +20,9 @@ struct RotatedSet;  // the names, limits and worker state of one sink's rotated 
 /// looks at the files at once (what an earlier run left counts) and again after every shift.
 class RotatedFiles {
 public:
-    /// `count_error` is called, from the worker thread, for each failed system call there.
+    /// Puts back, on this thread, what a process that died while compressing left (hidden
+    /// files, temporaries). `count_error` is called for each failed system call, here and on
+    /// the worker thread.
     RotatedFiles(const FileSinkOptions& options, std::function<void()> count_error);
     /// Leaves the worker: a compression in progress stops at its next block and puts the plain
     /// file back (and leaves no temporary); on return the worker no longer touches these files.
