@@ -173,13 +173,12 @@ int FileSink::State::open_file() noexcept {
 }
 
 /// Opens `name` with O_CREAT and gives it the mode exactly: open(2) lets the umask take bits off.
+/// Where fchmod(2) fails (a file system without modes) the file keeps what open(2) gave it, never
+/// more than the mode.
 int FileSink::State::create(const char* name, int flags) const noexcept {
     const int opened = ::open(name, flags | O_CREAT, static_cast<mode_t>(options.mode));
-    if (opened < 0 || ::fchmod(opened, static_cast<mode_t>(options.mode)) == 0) return opened;
-    const int error = errno;
-    ::close(opened);
-    errno = error;
-    return -1;
+    if (opened >= 0) (void)::fchmod(opened, static_cast<mode_t>(options.mode));
+    return opened;
 }
 
 bool FileSink::State::reopen_after_failure() noexcept {

@@ -182,9 +182,10 @@ void compress_one(RotatedSet& set, std::size_t index, std::unique_lock<std::mute
     if (target < 0) {
         error = errno;
     } else {
-        // The umask may have taken bits off: the .gz gets the plain file's mode exactly.
-        if (::fchmod(target, mode) != 0) error = errno;
-        if (error == 0) error = deflate_file(set, source, target, operation);
+        // The umask may have taken bits off: the .gz gets the plain file's mode exactly (where
+        // fchmod fails, what open gave it: never more).
+        (void)::fchmod(target, mode);
+        error = deflate_file(set, source, target, operation);
         // The .gz keeps the plain file's times: max_age counts from the rotation.
         const timespec times[2] = {before.st_atim, before.st_mtim};
         if (error == 0) ::futimens(target, times);
