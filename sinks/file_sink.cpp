@@ -412,6 +412,7 @@ void write_fully(int fd, const char* data, std::size_t size) noexcept {
 // are whole records.
 void FileSink::write_on_crash(std::span<const RecordView> records) noexcept {
     State& s = *state_;
+    s.rotated.put_back_on_crash();
     if (s.fd < 0) return;
     if (s.used > 0 || !records.empty()) {
         if (s.need_newline) write_fully(s.fd, "\n", 1);

@@ -36,6 +36,8 @@ namespace fieldlog::detail {
 
 using SystemClock = std::chrono::system_clock;
 
+constexpr std::size_t kNone = SIZE_MAX;
+
 struct RotatedSet {
     std::string path;
     std::vector<std::string> plain;  ///< path.1 … path.keep
@@ -56,7 +58,7 @@ struct RotatedSet {
 
     // Under the worker's mutex.
     bool pending = true;       ///< look at the files (at start, after each shift)
-    std::uint64_t shifts = 0;  ///< shifts so far: a file being compressed moved this many places
+    std::size_t hidden_at = kNone;  ///< the slot of the file under its hidden name (kNone: none)
     SystemClock::time_point next_expiry = SystemClock::time_point::max();  ///< when max_age drops the next file
 
     void report(const char* operation, int error) noexcept {
@@ -171,7 +173,7 @@ void compress_one(RotatedSet& set, std::size_t index, std::unique_lock<std::mute
         ::close(source);
         return;
     }
-    const std::uint64_t shifts = set.shifts;
+    set.hidden_at = index;
     lock.unlock();
 
     const char* operation = "compress (create)";
@@ -198,10 +200,12 @@ void compress_one(RotatedSet& set, std::size_t index, std::unique_lock<std::mute
     ::close(source);
 
     lock.lock();
-    // Shifts moved the hidden file along with its slot; past keep it was deleted.
-    const std::size_t now_at = index + static_cast<std::size_t>(set.shifts - shifts);
+    // Shifts moved the hidden file along with its slot; past keep it was deleted. The crash
+    // path may have put it back (then it is not hidden any more either).
+    const std::size_t now_at = set.hidden_at;
+    set.hidden_at = kNone;
     struct stat current {};
-    const bool still_there = now_at < set.plain.size() && ::lstat(set.hidden[now_at].c_str(), &current) == 0 &&
+    const bool still_there = now_at != kNone && ::lstat(set.hidden[now_at].c_str(), &current) == 0 &&
                              current.st_ino == before.st_ino && current.st_dev == before.st_dev;
     if (error == 0 && still_there && ::rename(set.temp.c_str(), set.gz[now_at].c_str()) != 0) {
         error = errno;
@@ -417,6 +421,22 @@ RotatedFiles::~RotatedFiles() {
     delete last;
 }
 
+void RotatedFiles::put_back_on_crash() noexcept {
+    RotatedSet& set = *set_;
+    if (!set.on_worker) return;
+    Worker& w = worker();
+    w.exiting.store(true, std::memory_order_relaxed);
+    // As the crash path takes the sinks' mutexes: this one is taken for good, so the worker
+    // does nothing more. Held (the worker is in a rename, or this thread was in shift()): the
+    // next start puts the file back.
+    if (!w.mutex.try_lock()) return;
+    if (RotatedSet* busy = w.busy; busy != nullptr && busy->hidden_at != kNone) {
+        ::unlink(busy->temp.c_str());
+        ::rename(busy->hidden[busy->hidden_at].c_str(), busy->plain[busy->hidden_at].c_str());
+        busy->hidden_at = kNone;
+    }
+}
+
 int RotatedFiles::shift() noexcept {
     RotatedSet& set = *set_;
     if (set.plain.empty()) return 0;
@@ -432,7 +452,7 @@ int RotatedFiles::shift() noexcept {
         ::rename(set.gz[i - 1].c_str(), set.gz[i].c_str());
         if (compressing) ::rename(set.hidden[i - 1].c_str(), set.hidden[i].c_str());
     }
-    ++set.shifts;
+    if (set.hidden_at != kNone) set.hidden_at = set.hidden_at < last ? set.hidden_at + 1 : kNone;
     const int error = ::rename(set.path.c_str(), set.plain[0].c_str()) != 0 && errno != ENOENT ? errno : 0;
     if (set.on_worker) {
         set.pending = true;

@@ -36,6 +36,11 @@ public:
     /// compression. Allocates nothing.
     int shift() noexcept;
 
+    /// The crash path (async-signal-safe): puts a file being compressed, of any sink, back to
+    /// its plain name and stops the worker for good; does nothing when the worker holds its
+    /// mutex (one of its renames under way), which leaves the next start to do it.
+    void put_back_on_crash() noexcept;
+
 private:
     std::unique_ptr<RotatedSet> set_;
 };
