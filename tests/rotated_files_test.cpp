@@ -288,7 +288,7 @@ TEST_CASE("a full disk while compressing leaves the plain file, no .gz and no te
         ~Unmount() { ::umount(path.c_str()); }
     } unmount{mount_point};
 
-    // 160 KiB that deflate cannot shrink: its .gz does not fit beside it.
+    // Noise deflate cannot shrink, over half the disk: its .gz does not fit beside it.
     std::mt19937 random(7);
     std::string noise;
     for (int line = 0; line < 160; ++line) {

@@ -4,9 +4,9 @@
 // ends one way: return from main, exit(), abort() through fieldlog's handlers, or SIGKILL from
 // us at a random point, in sync and async mode. We then read the files as a log shipper does,
 // globbing `app.log*`, and check: no record twice, every .gz whole, no other name in the glob;
-// after a normal exit every accepted record is there and nothing is hidden; after a crash, at
-// most once at once, and every accepted record once the next start of a sink on the same path
-// has run.
+// after a normal exit every accepted record is there and nothing is hidden; after a crash, no
+// record twice right away, and every accepted record once the next start of a sink on the
+// same path has run.
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
@@ -292,8 +292,8 @@ TEST_CASE("rotated files are each seen once and whole at every exit of a process
     run_matrix(runs_from_env(2), false);
 }
 
-// The full matrix: 50 runs per exit path and mode (a few minutes). Hidden from the default run:
-// `fieldlog_tests "[rotation_exit_full]"`.
+// The full matrix, many runs of each exit path and mode (minutes), hidden from the default run:
+// `fieldlog_tests "[rotation_exit_full]"`; FIELDLOG_ROTATION_EXIT_RUNS sets the runs of either.
 TEST_CASE("rotated files are each seen once and whole at every exit, 50 runs of each", "[.][rotation_exit_full]") {
     run_matrix(runs_from_env(50), true);
 }

@@ -88,8 +88,8 @@ struct FIELDLOG_API FileSinkOptions {
 /// temporaries are hidden names (`.name.…`, outside any glob of `path*` or `*`).
 /// - Normal exit (return from main, exit()) and shutdown(): every record is in exactly one of
 ///   them when the process ends. The exit handler stops the worker at its next step (a
-///   compression at its next 64 KiB block) and puts the plain file back; files rotated after
-///   that stay plain until the next start.
+///   compression at its next block) and puts the plain file back; files rotated after that
+///   stay plain until the next start.
 /// - A fatal signal (SIGSEGV, SIGABRT, …) with install_signal_handlers(): the crash path puts
 ///   the file being compressed back as well, unless the worker is in one of its renames then.
 /// - Otherwise (SIGKILL, a fatal signal met mid-rename or without fieldlog's handlers, SIGTERM
@@ -104,9 +104,9 @@ struct FIELDLOG_API FileSinkOptions {
 /// Construction throws std::system_error when the file cannot be opened, std::invalid_argument
 /// for a compression_level outside 1-9, a mode that is not one, or a `path` that is a symbolic
 /// link without follow_symlinks ("… is a symbolic link; set follow_symlinks = true to allow
-/// it"); later failures (also the worker's) are counted and
-/// reported on stderr, and never reach the caller. Holds no lock of its own: called directly
-/// (not through configure()), it is one thread's at a time, and tick() is the caller's to call.
+/// it"); later failures (also the worker's) are counted and reported on stderr, and never reach
+/// the caller. Holds no lock of its own: called directly (not through configure()), it is one
+/// thread's at a time, and tick() is the caller's to call.
 class FIELDLOG_API FileSink final : public Sink {
 public:
     explicit FileSink(FileSinkOptions options);
