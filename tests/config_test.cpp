@@ -856,7 +856,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     CHECK(error_of([] { fieldlog::reload(); }) ==
           path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
-                 "flush_level fsync reopen_check)");
+                 "flush_level fsync reopen_check mode follow_symlinks)");
     log.info("hidden too");
     log.warn("third");
     fieldlog::flush();
