@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // A child process for tests/rotation_exit_test.cpp: logs numbered records from two threads
 // into a file sink that rotates often and gzips the rotated files, then ends the way it is told
-// (return from main, exit(), abort() with fieldlog's handlers, or SIGKILL from the parent). After
+// (return from main, exit(), abort() or SIGTERM from the parent, each through the handlers
+// configure() installs by default, or SIGKILL from the parent). After
 // each logging call returns it stores the count in a shared progress file, so the parent knows
 // which records were accepted; it also notes there whether a compression was going on.
 //
 //   fieldlog_rotation_exit_child <how> <log file> <progress file> <records> <async|sync>
-//   how: return | exit | abort | kill (log until killed) | start (the next start: make the sink,
-//   then shutdown())
+//   how: return | exit | abort | term, kill (log until the parent's signal) | start (the next
+//   start: make the sink, then shutdown())
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -81,10 +82,9 @@ int main(int argc, char** argv) {
         fieldlog::shutdown();
         return 0;
     }
-    if (how == "abort") fieldlog::install_signal_handlers();
 
     const fieldlog::Logger log = fieldlog::get("child");
-    const bool endless = how == "kill" || how == "abort";
+    const bool endless = how == "kill" || how == "term" || how == "abort";
     std::vector<std::thread> workers;
     for (int t = 0; t < kThreads; ++t) {
         workers.emplace_back([&, t] {

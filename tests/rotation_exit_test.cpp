@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Rotation and compression at every exit. Each run starts tests/rotation_exit_child.cpp, which
 // logs numbered records into a file sink that rotates often and gzips the rotated files, and
-// ends one way: return from main, exit(), abort() through fieldlog's handlers, or SIGKILL from
-// us at a random point, in sync and async mode. We then read the files as a log shipper does,
+// ends one way: return from main, exit(), abort() or SIGTERM from us through the handlers
+// configure() installs by default, or SIGKILL from us at a random point, in sync and async mode. We then read the files as a log shipper does,
 // globbing `app.log*`, and check: no record twice, every .gz whole, no other name in the glob;
 // after a normal exit every accepted record is there and nothing is hidden; after a crash, no
 // record twice right away, and every accepted record once the next start of a sink on the
@@ -50,7 +50,8 @@ struct ExitPath {
     int status;
 };
 
-constexpr ExitPath kPaths[] = {{"return", 0, 0}, {"exit", 0, 7}, {"abort", SIGABRT, 0}, {"kill", SIGKILL, 0}};
+constexpr ExitPath kPaths[] = {
+    {"return", 0, 0}, {"exit", 0, 7}, {"abort", SIGABRT, 0}, {"term", SIGTERM, 0}, {"kill", SIGKILL, 0}};
 
 /// The child's progress file: accepted records per thread, then its "was compressing" mark.
 class Progress {
@@ -232,12 +233,15 @@ void run_matrix(int runs, bool expect_compressing) {
                 const Progress progress(progress_path);
                 const pid_t pid = spawn_child({FIELDLOG_ROTATION_EXIT_CHILD, path.how, log_path, progress_path,
                                                std::to_string(records), mode});
-                if (path.signal == SIGKILL) {
+                bool compressing_at_signal = false;
+                if (path.signal == SIGKILL || path.signal == SIGTERM) {
                     const auto deadline = std::chrono::steady_clock::now() + 60s;
                     while (progress.total() < records && std::chrono::steady_clock::now() < deadline) {
                         std::this_thread::sleep_for(200us);
                     }
-                    REQUIRE(::kill(pid, SIGKILL) == 0);
+                    // The worker's hidden temporary: a compression is going on as the signal leaves.
+                    compressing_at_signal = std::filesystem::exists(dir.path() / ".app.log.gz.tmp");
+                    REQUIRE(::kill(pid, path.signal) == 0);
                 }
                 const int status = wait_for(pid);
                 if (path.signal == 0) {
@@ -249,7 +253,7 @@ void run_matrix(int runs, bool expect_compressing) {
                 }
                 const bool crash = path.signal != 0;
                 const Seen at_end = read_as_shipper(dir.path(), crash);
-                if (progress.was_compressing() || at_end.hidden > 0) ++compressing_at_end;
+                if (progress.was_compressing() || compressing_at_signal || at_end.hidden > 0) ++compressing_at_end;
                 if (crash) {
                     check_records(at_end, false, nullptr);  // at most once, even before the next start
                     if (at_end.hidden > 0) ++hidden_left;

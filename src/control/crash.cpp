@@ -163,6 +163,9 @@ void flush_and_hold() noexcept {
     for (const auto& handle : pipeline->routing.sinks) {
         handle->sink->mutex().lock();  // kept
         flush_sink(*handle->sink);
+        // The process ends next, as after a crash: a sink's last steps (a file sink puts back a
+        // rotated file it was compressing) are the crash hook's, with nothing left to write.
+        handle->sink->write_on_crash({});
     }
 }
 

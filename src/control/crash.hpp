@@ -28,8 +28,8 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept;
 void reserve_final_storage() noexcept;
 
 /// Before the process ends by SIGTERM/SIGINT's default action, on a normal thread: seals the
-/// async queue, waits until the writer handed out everything accepted, then flushes every sink
-/// and keeps its mutex.
+/// async queue, waits until the writer handed out everything accepted, then flushes every sink,
+/// keeps its mutex and calls its crash hook with no records (its last steps before the end).
 void flush_and_hold() noexcept;
 
 }  // namespace fieldlog::detail

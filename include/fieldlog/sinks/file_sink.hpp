@@ -90,11 +90,11 @@ struct FIELDLOG_API FileSinkOptions {
 ///   them when the process ends. The exit handler stops the worker at its next step (a
 ///   compression at its next block) and puts the plain file back; files rotated after that
 ///   stay plain until the next start.
-/// - A fatal signal (SIGSEGV, SIGABRT, …) with install_signal_handlers(): the crash path puts
-///   the file being compressed back as well, unless the worker is in one of its renames then.
-/// - Otherwise (SIGKILL, a fatal signal met mid-rename or without fieldlog's handlers, SIGTERM
-///   and SIGINT, whose handler flushes and then lets the default action end the process, a
-///   power cut): the file being compressed may be left under its hidden name, its records
+/// - A fatal signal (SIGSEGV, SIGABRT, …) or SIGTERM/SIGINT through fieldlog's handlers (which
+///   configure() installs unless Config::crash_handlers is off): the final flush puts the file
+///   being compressed back as well, unless the worker is in one of its renames then.
+/// - Otherwise (SIGKILL, a signal met mid-rename or without fieldlog's handlers, a power cut):
+///   the file being compressed may be left under its hidden name, its records
 ///   invisible (never twice) until a sink on the same path starts again. That start puts it
 ///   back to path.N (or deletes it when its path.N.gz is whole), deletes the temporaries, also
 ///   the `path.gz.tmp` and `path.rotating` of earlier versions, and compresses what is plain,
