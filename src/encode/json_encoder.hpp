@@ -129,6 +129,10 @@ private:
     /// Every other kind: containers, errors, durations, floats, bytes, null, booleans.
     [[gnu::noinline]] void write_other_value(const Value& v);
     void write_custom(const Value& v);
+    /// The value of a redacted key, in place of the one given (kRedacted, a string).
+    [[gnu::noinline]] void write_redacted();
+    /// A string value over the cap: cut, with the marker (redact.hpp).
+    [[gnu::noinline]] void write_capped(std::string_view text);
     /// Open and close a container; inline, every object and array pays them.
     [[gnu::always_inline]] bool open(char bracket, bool is_array);
     [[gnu::always_inline]] void close();
