@@ -11,6 +11,7 @@
 //         sigterm                a SA_SIGINFO SIGTERM handler; SIGTERM to itself, then more records, exit 0
 //         sigterm_opted_out      the same with SignalOptions{.terminate = false}
 //         abort_opted_out        that configuration, then abort()
+//         abort_redact           abort, its records holding a secret under a key Config::redact names
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -135,8 +136,17 @@ void report_sigterm_action() {
         .write_to(g_marker);
 }
 
-void log_records(const fieldlog::Logger& log, int from) {
-    for (int n = from; n < from + kRecords; ++n) log.info("record", {{"n", n}});
+/// The value signals_test.cpp looks for in the log of `abort_redact`: never there.
+constexpr std::string_view kSecret = "hunter2-XyZZy";
+
+void log_records(const fieldlog::Logger& log, int from, bool with_secret = false) {
+    for (int n = from; n < from + kRecords; ++n) {
+        if (with_secret) {
+            log.info("record", {{"api_secret", kSecret}, {"n", n}});
+        } else {
+            log.info("record", {{"n", n}});
+        }
+    }
 }
 
 /// A real SIGSEGV (SEGV_ACCERR): a store to a page the process may not write.
@@ -164,10 +174,12 @@ int main(int argc, char** argv) {
     config.async = fieldlog::AsyncConfig{.enabled = true};
     config.sinks = {fieldlog::SinkConfig{
         .target = fieldlog::FileSinkOptions{.path = g_log_path, .flush_interval = std::chrono::hours(1)}}};
+    const bool redacting = how == "abort_redact";
+    if (redacting) config.redact = {"*SECRET*"};
     fieldlog::configure(config);
 
     const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
-    if (how == "abort") {
+    if (how == "abort" || redacting) {
         struct sigaction action {};
         action.sa_handler = &on_abort;
         sigemptyset(&action.sa_mask);
@@ -190,8 +202,8 @@ int main(int argc, char** argv) {
     if (how == "sigterm" || opted_out) report_sigterm_action();
 
     const fieldlog::Logger log = fieldlog::get("child");
-    log_records(log, 0);
-    if (how == "abort" || how == "abort_opted_out") std::abort();
+    log_records(log, 0, redacting);
+    if (how == "abort" || how == "abort_opted_out" || redacting) std::abort();
     if (how == "segv") fault();
 
     ::kill(::getpid(), SIGTERM);
