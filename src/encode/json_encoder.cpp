@@ -71,7 +71,7 @@ LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_sh
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
     members_.append_context(r.bound, kKeyOffset);
     members_.append_context(r.scope, kKeyOffset);
-    if (!r.fields.empty()) write_fields(r.fields, false);
+    if (!r.fields.empty()) write_top_fields(r.fields, false);
     out_.append("}\n");
 }
 
@@ -146,11 +146,6 @@ constexpr std::size_t kMaxPlainMembers = 16;
         out_.append("\":");
     }
     members_.add(start, separator, key_start, key_len);
-    if (redacts(options_, k)) [[unlikely]] {
-        // The value is written now; the one given after the key finds no key and is dropped.
-        write_redacted();
-        return;
-    }
     after_key_ = true;
 }
 
@@ -188,7 +183,7 @@ void JsonEncoder::write_object(std::span<const Field> fields) {
         for (std::size_t i = 0; i < fields.size(); ++i) {
             const Field& f = fields[i];
             if (f.value.kind() == Value::Kind::custom || repeats_earlier_key(fields, i, lengths) ||
-                redacts(options_, f.key) || !write_plain_key(f.key)) [[unlikely]] {
+                !write_plain_key(f.key)) [[unlikely]] {
                 plain = false;
                 break;
             }
@@ -205,7 +200,7 @@ void JsonEncoder::write_object(std::span<const Field> fields) {
     open('{', false);
     for (const Field& f : fields) {
         write_key(f.key);
-        if (after_key_) [[likely]] write_member_value(f.value);  // else redacted
+        write_member_value(f.value);
     }
     close();
 }
@@ -214,7 +209,7 @@ void JsonEncoder::key(std::string_view k) { write_key(k); }
 
 void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
     members_.append_segment(parent);
-    write_fields(fields, true);
+    write_top_fields(fields, true);
 }
 
 void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
@@ -233,7 +228,7 @@ void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
         }
         index_pending(pending);
         write_key(f.key);
-        if (after_key_) [[likely]] write_member_value(f.value);  // else redacted
+        write_member_value(f.value);
     }
     if (indexed) index_pending(pending);
     if (after_key_) {  // a custom value wrote nothing: keep the member valid
@@ -242,9 +237,25 @@ void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
     }
 }
 
+void JsonEncoder::write_guarded_fields(std::span<const Field> fields) {
+    depth_ = 0;
+    is_array_[0] = false;
+    has_items_[0] = true;
+    // Every key through key(), so indexed as it is written.
+    RedactingEncoder guard(*this, policy_of(options_, scratch_));
+    for (const Field& f : fields) {
+        guard.key(f.key);
+        guard.value(f.value);
+    }
+    if (after_key_) {  // a custom value wrote nothing: keep the member valid
+        out_.append("null");
+        after_key_ = false;
+    }
+}
+
 [[gnu::always_inline]] inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
-    if (after_key_ || pending.count == PendingMembers::kMax || k.size() > kShortJsonText || is_reserved_key(k) ||
-        redacts(options_, k)) [[unlikely]]
+    if (after_key_ || pending.count == PendingMembers::kMax || k.size() > kShortJsonText || is_reserved_key(k))
+        [[unlikely]]
         return false;
     // `,"` key `":`: every top-level member follows another (the header's msg at least).
     char* const begin = out_.reserve(2 + kShortJsonText + 2);
@@ -286,31 +297,10 @@ void JsonEncoder::index_pending(PendingMembers& pending) {
 [[gnu::always_inline]] inline void JsonEncoder::write_value(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::int64: append_int(out_, v.as_int64()); return;
-        case Value::Kind::string:
-            if (over_cap(options_, v.as_string().size())) [[unlikely]] {
-                write_capped(v.as_string());
-                return;
-            }
-            append_json_string(out_, v.as_string());
-            return;
+        case Value::Kind::string: append_json_string(out_, v.as_string()); return;
         case Value::Kind::time: write_time(v.as_time()); return;
         default: write_other_value(v);
     }
-}
-
-void JsonEncoder::write_redacted() {
-    out_.push_back('"');
-    out_.append(kRedacted);
-    out_.push_back('"');
-    after_key_ = false;
-}
-
-void JsonEncoder::write_capped(std::string_view text) {
-    scratch_.clear();
-    scratch_.append(text);
-    cap_in_place(scratch_, options_.max_value_bytes);
-    append_json_string(out_, scratch_.view());
-    scratch_.shrink();
 }
 
 void JsonEncoder::write_time(Timestamp t) { append_json_time_value(out_, t, options_.timestamp); }
@@ -387,7 +377,6 @@ void JsonEncoder::formatted(fmt::string_view format, fmt::format_args args) {
     if (!begin_value()) return;
     scratch_.clear();
     fmt::vformat_to(std::back_inserter(scratch_), format, args);
-    if (over_cap(options_, scratch_.size())) [[unlikely]] cap_in_place(scratch_, options_.max_value_bytes);
     append_json_string(out_, scratch_.view());
     scratch_.shrink();
 }

@@ -191,9 +191,18 @@ void KeyValueEncoder::write_call_facts(const RecordInput& record) {
 }
 
 void KeyValueEncoder::write_fields(std::span<const Field> fields) {
-    for (const Field& f : fields) {
-        key(f.key);
-        value(f.value);
+    if (is_guarded(options_)) [[unlikely]] {
+        // Under redaction rules or a cap: through a RedactingEncoder (redact.hpp).
+        RedactingEncoder guard(*this, policy_of(options_, scratch_));
+        for (const Field& f : fields) {
+            guard.key(f.key);
+            guard.value(f.value);
+        }
+    } else {
+        for (const Field& f : fields) {
+            key(f.key);
+            value(f.value);
+        }
     }
     if (after_key_) {  // a custom value wrote nothing
         out_.append("null");
@@ -216,12 +225,6 @@ void KeyValueEncoder::key(std::string_view k) {
     members_.add(start, 1, key_start, out_.size() - key_start);
     out_.push_back('=');
     if (dim_keys_) out_.append(kSgrReset);
-    if (redacts(options_, k)) [[unlikely]] {
-        // The value is written now; the one given after the key finds no key and is dropped.
-        out_.append(kRedacted);
-        after_key_ = false;
-        return;
-    }
     after_key_ = true;
 }
 
@@ -313,7 +316,6 @@ void KeyValueEncoder::formatted(fmt::string_view format, fmt::format_args args) 
     after_key_ = false;
     scratch_.clear();
     fmt::vformat_to(std::back_inserter(scratch_), format, args);
-    if (over_cap(options_, scratch_.size())) [[unlikely]] cap_in_place(scratch_, options_.max_value_bytes);
     text_value(scratch_.view());
     scratch_.shrink();
 }
@@ -361,17 +363,7 @@ void KeyValueEncoder::write_scalar(const Value& v) {
         case Value::Kind::int64: append_int(out_, v.as_int64()); break;
         case Value::Kind::uint64: append_uint(out_, v.as_uint64()); break;
         case Value::Kind::float64: append_float_value(out_, v.as_double(), ""); break;
-        case Value::Kind::string:
-            if (over_cap(options_, v.as_string().size())) [[unlikely]] {
-                scratch_.clear();
-                scratch_.append(v.as_string());
-                cap_in_place(scratch_, options_.max_value_bytes);
-                text_value(scratch_.view());
-                scratch_.shrink();
-                break;
-            }
-            text_value(v.as_string());
-            break;
+        case Value::Kind::string: text_value(v.as_string()); break;
         case Value::Kind::duration:
             switch (options_.duration) {
                 case DurationFormat::string: append_go_duration(out_, v.as_duration_nanos()); break;

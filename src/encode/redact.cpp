@@ -62,18 +62,36 @@ void cap_in_place(Buffer& buffer, std::size_t cap) {
     fmt::format_to(std::back_inserter(buffer), "\xE2\x80\xA6[truncated {} bytes]", size - kept);
 }
 
-bool RedactingEncoder::dropping_value() noexcept {
+bool RedactingEncoder::dropping_value() {
     if (skipped_ > 0) return true;
     if (!redact_next_) return false;
     redact_next_ = false;
-    inner_.value(Value(kRedacted));
     return true;
 }
 
 void RedactingEncoder::value(const Value& v) {
     if (dropping_value()) return;
-    // Containers and user types come apart into calls here, so their keys pass the rules too.
-    if (!write_as_calls(*this, v)) inner_.value(v);
+    switch (v.kind()) {
+        case Value::Kind::string:
+            if (policy_.max_value_bytes != 0 && v.as_string().size() > policy_.max_value_bytes) {
+                Buffer& scratch = *policy_.scratch;
+                scratch.clear();
+                scratch.append(v.as_string());
+                cap_in_place(scratch, policy_.max_value_bytes);
+                inner_.value(Value(scratch.view()));
+                return;
+            }
+            inner_.value(v);
+            return;
+        case Value::Kind::object:
+        case Value::Kind::array: write_as_calls(*this, v); return;  // their keys pass here too
+        case Value::Kind::custom: {
+            const RedactedValue redacted{v, policy_};
+            inner_.value(Value(redacted));
+            return;
+        }
+        default: inner_.value(v);
+    }
 }
 
 void RedactingEncoder::begin_array() {
@@ -111,16 +129,31 @@ void RedactingEncoder::end_object() {
 void RedactingEncoder::key(std::string_view k) {
     if (skipped_ > 0) return;
     inner_.key(k);
-    redact_next_ = matches_any(rules_, k);
+    redact_next_ = matches_any(policy_.rules, k);
+    // The key keeps its place and gets the marker; what is given for it next is dropped.
+    if (redact_next_) inner_.value(Value(kRedacted));
 }
 
 void RedactingEncoder::formatted(fmt::string_view format, fmt::format_args args) {
     if (dropping_value()) return;
-    inner_.formatted(format, args);
+    if (policy_.max_value_bytes == 0) {
+        inner_.formatted(format, args);
+        return;
+    }
+    Buffer& scratch = *policy_.scratch;
+    scratch.clear();
+    fmt::vformat_to(std::back_inserter(scratch), format, args);
+    if (scratch.size() > policy_.max_value_bytes) cap_in_place(scratch, policy_.max_value_bytes);
+    inner_.value(Value(scratch.view()));
 }
 
 void fieldlog_encode(ValueEncoder& enc, const RedactedValue& redacted) {
-    RedactingEncoder(enc, redacted.rules).value(redacted.original);
+    RedactingEncoder guard(enc, redacted.policy);
+    if (redacted.original.kind() == Value::Kind::custom) {
+        redacted.original.encode_custom_into(guard);
+    } else {
+        guard.value(redacted.original);
+    }
 }
 
 void append_redacted_fields(std::span<const std::string> rules, std::span<const Field> fields, std::vector<Field>& out,
@@ -134,7 +167,7 @@ void append_redacted_fields(std::span<const std::string> rules, std::span<const 
             case Value::Kind::object:
             case Value::Kind::array:
             case Value::Kind::custom:
-                held.push_back(RedactedValue{f.value, rules});
+                held.push_back(RedactedValue{f.value, ValuePolicy{rules}});
                 out.push_back(Field{f.key, Value(held.back())});
                 break;
             default: out.push_back(f);

@@ -27,14 +27,10 @@ bool glob_matches(std::string_view pattern, std::string_view key) noexcept;
 /// True when `key` matches one of `rules`. Out of line: only an encoder with rules calls it.
 bool matches_any(std::span<const std::string> rules, std::string_view key) noexcept;
 
-/// True when the value under `key` must not be written under `options`; one test with no rule.
-inline bool redacts(const EncoderOptions& options, std::string_view key) noexcept {
-    return !options.redact.empty() && matches_any(options.redact, key);
-}
-
-/// True when a string of `size` bytes is longer than the cap of `options` (0: no cap).
-inline bool over_cap(const EncoderOptions& options, std::size_t size) noexcept {
-    return options.max_value_bytes != 0 && size > options.max_value_bytes;
+/// True when `options` set redaction rules or a value cap: an encoder's member loop then goes
+/// through a RedactingEncoder. The one test a member list pays without them.
+inline bool is_guarded(const EncoderOptions& options) noexcept {
+    return !options.redact.empty() || options.max_value_bytes != 0;
 }
 
 /// The longest prefix of `text` of at most `cap` bytes that ends between UTF-8 sequences.
@@ -44,12 +40,28 @@ std::string_view cut_at_utf8_boundary(std::string_view text, std::size_t cap) no
 /// marker `…[truncated N bytes]`, N the bytes cut: the one form every format writes.
 void cap_in_place(Buffer& buffer, std::size_t cap);
 
+/// What a RedactingEncoder applies: the rules, and the cap (0: none) with the buffer a cut
+/// string is assembled in (unused without a cap).
+struct ValuePolicy {
+    std::span<const std::string> rules;
+    std::size_t max_value_bytes = 0;
+    Buffer* scratch = nullptr;
+};
+
+/// The policy of `options`, cut strings assembled in `scratch`.
+inline ValuePolicy policy_of(const EncoderOptions& options, Buffer& scratch) noexcept {
+    return ValuePolicy{options.redact, options.max_value_bytes, &scratch};
+}
+
 /// A ValueEncoder that passes every call on to `inner` but writes kRedacted for the value of
-/// a key the rules name (the value given after it is dropped, a container with all it holds).
-/// How the typed sinks (the test observer) see user types and nested objects redacted.
+/// a key the rules name (the value given after it is dropped, a container with all it holds)
+/// and cuts a string over the cap. Containers come apart into calls through it, and a user
+/// type writes through one of its own (RedactedValue), so every key at every depth passes it.
+/// The one place redaction happens: the encoders' member loops go through it when rules or a
+/// cap are set, and so do the typed sinks' fields.
 class RedactingEncoder final : public ValueEncoder {
 public:
-    RedactingEncoder(ValueEncoder& inner, std::span<const std::string> rules) noexcept : inner_(inner), rules_(rules) {}
+    RedactingEncoder(ValueEncoder& inner, const ValuePolicy& policy) noexcept : inner_(inner), policy_(policy) {}
 
     void value(const Value& v) override;
     void begin_array() override;
@@ -61,18 +73,19 @@ public:
 
 private:
     /// True (and the value consumed) when the value being given is one to drop.
-    bool dropping_value() noexcept;
+    bool dropping_value();
     ValueEncoder& inner_;
-    std::span<const std::string> rules_;
+    ValuePolicy policy_;
     bool redact_next_ = false;  ///< the key just given was redacted: its value is dropped
     int skipped_ = 0;           ///< depth inside a dropped container
 };
 
-/// A typed record's container or user type with the rules to see it through: written through
-/// RedactingEncoder by its fieldlog_encode.
+/// A container or user type to be written through a RedactingEncoder of its own around the
+/// encoder that writes it: so a user type keeps its encoder's framing (what it leaves open is
+/// closed, what cannot be written is not asked to write itself).
 struct RedactedValue {
     Value original;
-    std::span<const std::string> rules;
+    ValuePolicy policy;
 };
 void fieldlog_encode(ValueEncoder& enc, const RedactedValue& redacted);
 
