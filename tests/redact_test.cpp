@@ -239,6 +239,24 @@ TEST_CASE("with no rules every line is as it was: a key named password keeps its
     fieldlog_test::release_sinks();
 }
 
+TEST_CASE("rules that name no key of a record leave its lines in every format as they were without rules",
+          "[redact]") {
+    const auto lines_under = [](std::vector<std::string> rules) {
+        Sinks sinks;
+        fieldlog::configure(config_for(sinks, std::move(rules)));
+        log_secret_everywhere();
+        std::vector<std::string> all;
+        for (const auto& sink : sinks.lines) {
+            for (const std::string& line : sink->lines()) all.push_back(line);
+        }
+        return all;
+    };
+    const std::vector<std::string> plain = lines_under({});
+    REQUIRE(plain.size() == 8);
+    CHECK(lines_under({"no-such-key", "*nothing*"}) == plain);
+    fieldlog_test::release_sinks();
+}
+
 TEST_CASE("a reconfigure that adds a rule applies to an existing child logger's bound fields and open scopes",
           "[redact][context]") {
     Sinks sinks;
