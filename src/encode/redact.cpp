@@ -24,16 +24,26 @@ bool glob_matches(std::string_view pattern, std::string_view key) noexcept {
     std::size_t k = 0;
     std::size_t star = none;  // the last `*` seen, and where in the key its run ends so far
     std::size_t star_end = 0;
+    // After a `*`, the key moves on to where the literal after it can start: most keys have
+    // few of its first byte, so the run is found without trying each place.
+    const auto skip_to_literal = [&] {
+        if (p == pattern.size() || pattern[p] == '*') return;
+        const char first = ascii_lower(pattern[p]);
+        while (k < key.size() && ascii_lower(key[k]) != first) ++k;
+        star_end = k;
+    };
     while (k < key.size()) {
         if (p < pattern.size() && pattern[p] == '*') {
             star = p++;
             star_end = k;
+            skip_to_literal();
         } else if (p < pattern.size() && ascii_lower(pattern[p]) == ascii_lower(key[k])) {
             ++p;
             ++k;
         } else if (star != none) {  // the last `*` takes one byte more
             p = star + 1;
             k = ++star_end;
+            skip_to_literal();
         } else {
             return false;
         }
