@@ -308,7 +308,7 @@ TEST_CASE("max_value_bytes cuts a long string at a UTF-8 boundary and says how m
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("TOML: redact is an array of names or globs, max_value_bytes a size; bad values name file, line and key",
+TEST_CASE("TOML: redact is an array of names or globs, max_value_bytes a size, and a bad value names file, line and key",
           "[redact][config]") {
     const fieldlog::Config config = fieldlog::Config::parse(
         "redact = [\"password\", \"*token*\"]\nmax_value_bytes = \"4KiB\"\n", "t.toml");
