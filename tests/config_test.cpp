@@ -87,6 +87,8 @@ format = "logfmt"
 timestamp = "rfc3339micro"
 timezone = "Europe/Berlin"
 duration = "nanos"
+redact = ["password", "*Token*"]
+max_value_bytes = "1MiB"
 
 [levels]
 db = "debug"
@@ -154,6 +156,8 @@ name = "journal"
     CHECK(config.timestamp.precision == fieldlog::TimestampPrecision::micro);
     CHECK(config.timestamp.zone.name() == "Europe/Berlin");
     CHECK(config.duration == fieldlog::DurationFormat::nanos);
+    CHECK(config.redact == std::vector<std::string>{"password", "*Token*"});
+    CHECK(config.max_value_bytes == 1024 * 1024);
     CHECK(config.levels == std::map<std::string, Level, std::less<>>{
                                {"db", Level::debug}, {"http.client", Level::error}, {"cache.redis", Level::trace}});
     CHECK(config.async.enabled);
@@ -165,7 +169,7 @@ name = "journal"
     CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::err);
     CHECK(config.sinks[0].format == fieldlog::Format::console);
     CHECK(config.sinks[0].level == Level::info);
-    CHECK(config.sinks[0].defined_at == "app.toml:18: sinks[0]");
+    CHECK(config.sinks[0].defined_at == "app.toml:20: sinks[0]");
 
     const fieldlog::FileSinkOptions& file = file_options(config.sinks[1]);
     CHECK(file.path == log_path);
@@ -184,7 +188,7 @@ name = "journal"
     CHECK(file.reopen_check == 2s);
     CHECK_FALSE(config.sinks[1].format.has_value());
     CHECK(config.sinks[1].level == Level::trace);
-    CHECK(config.sinks[1].defined_at == "app.toml:25: sinks[1].path");
+    CHECK(config.sinks[1].defined_at == "app.toml:27: sinks[1].path");
 
     const auto& udp = std::get<fieldlog::UdpSinkOptions>(config.sinks[2].target);
     CHECK(udp.address == "127.0.0.1:5140");
@@ -195,7 +199,7 @@ name = "journal"
     CHECK(udp.app_name == "checkout");
     CHECK(udp.hostname == "web-1");
     CHECK(udp.resolve_interval == 5min);
-    CHECK(config.sinks[2].defined_at == "app.toml:42: sinks[2].address");
+    CHECK(config.sinks[2].defined_at == "app.toml:44: sinks[2].address");
 
     const auto& null = std::get<std::shared_ptr<fieldlog::Sink>>(config.sinks[3].target);
     CHECK(dynamic_cast<fieldlog::NullSink*>(null.get()) != nullptr);
@@ -207,10 +211,10 @@ name = "journal"
     CHECK(journald.socket == "/run/app/journal.sock");
     CHECK(journald.identifier == "checkout");
     CHECK(config.sinks[5].format == fieldlog::Format::json);
-    CHECK(config.sinks[5].defined_at == "app.toml:60: sinks[5].socket");
+    CHECK(config.sinks[5].defined_at == "app.toml:62: sinks[5].socket");
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
     CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
-    CHECK(config.sinks[6].defined_at == "app.toml:64: sinks[6]");
+    CHECK(config.sinks[6].defined_at == "app.toml:66: sinks[6]");
     CHECK(config.sinks[6].name == "journal");
     CHECK(config.sinks[5].name.empty());  // configure() makes one up
 }
@@ -478,7 +482,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
     };
     const Case cases[] = {
         {"colour = true",
-         "app.toml:1: colour: unknown key (known keys: level levels sampling backtraces format timestamp timezone duration caller tid crash_handlers async resource sinks)"},
+         "app.toml:1: colour: unknown key (known keys: level levels sampling backtraces format timestamp timezone duration caller tid crash_handlers async resource redact max_value_bytes sinks)"},
         {"\n\nlevle = \"info\"", "app.toml:3: levle: unknown key (did you mean \"level\"?)"},
         {"level = 3", "app.toml:1: level: expected trace, debug, info, warn, error, fatal or off, got 3"},
         {"level = \"verbose\"",

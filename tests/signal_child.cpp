@@ -11,10 +11,11 @@
 //         sigterm                a SA_SIGINFO SIGTERM handler; SIGTERM to itself, then more records, exit 0
 //         sigterm_opted_out      the same with SignalOptions{.terminate = false}
 //         abort_opted_out        that configuration, then abort()
+//         abort_redact           abort, its records holding a secret under a key Config::redact names
 //         default_abort[_sync]   no install_signal_handlers(): the application's SIGABRT handler
 //         default_segv[_sync]    (or SIGSEGV) before configure(), a crash reporter after it that
 //                                chains to what it found, then abort() (or a fault)
-// The first five call install_signal_handlers() (Config::crash_handlers off) after configure().
+// The others call install_signal_handlers() (Config::crash_handlers off) after configure().
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -172,8 +173,17 @@ void report_sigterm_action() {
         .write_to(g_marker);
 }
 
-void log_records(const fieldlog::Logger& log, int from) {
-    for (int n = from; n < from + kRecords; ++n) log.info("record", {{"n", n}});
+/// The value signals_test.cpp looks for in the log of `abort_redact`: never there.
+constexpr std::string_view kSecret = "hunter2-XyZZy";
+
+void log_records(const fieldlog::Logger& log, int from, bool with_secret = false) {
+    for (int n = from; n < from + kRecords; ++n) {
+        if (with_secret) {
+            log.info("record", {{"api_secret", kSecret}, {"n", n}});
+        } else {
+            log.info("record", {{"n", n}});
+        }
+    }
 }
 
 /// A real SIGSEGV (SEGV_ACCERR): a store to a page the process may not write.
@@ -210,6 +220,8 @@ int main(int argc, char** argv) {
     config.crash_handlers = by_default;
     config.sinks = {fieldlog::SinkConfig{
         .target = fieldlog::FileSinkOptions{.path = g_log_path, .flush_interval = std::chrono::hours(1)}}};
+    const bool redacting = how == "abort_redact";
+    if (redacting) config.redact = {"*SECRET*"};
     fieldlog::configure(config);
     if (by_default) {
         install_reporter(crash_signal);
@@ -220,7 +232,7 @@ int main(int argc, char** argv) {
     }
 
     const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
-    if (how == "abort") {
+    if (how == "abort" || redacting) {
         struct sigaction action {};
         action.sa_handler = &on_abort;
         sigemptyset(&action.sa_mask);
@@ -243,8 +255,8 @@ int main(int argc, char** argv) {
     if (how == "sigterm" || opted_out) report_sigterm_action();
 
     const fieldlog::Logger log = fieldlog::get("child");
-    log_records(log, 0);
-    if (how == "abort" || how == "abort_opted_out") std::abort();
+    log_records(log, 0, redacting);
+    if (how == "abort" || how == "abort_opted_out" || redacting) std::abort();
     if (how == "segv") fault();
 
     ::kill(::getpid(), SIGTERM);

@@ -90,6 +90,23 @@ TEST_CASE("A SIGABRT handler from before ours runs after the crash flush, and th
     check_log(run.log_path, kRecords, "SIGABRT");
 }
 
+TEST_CASE("Queued async records the crash path writes carry a redacted key's value as [REDACTED], never the secret",
+          "[signals][redact]") {
+    const fieldlog_test::TempDir dir;
+    const ChildRun run = run_child(dir, "abort_redact");
+    CHECK(killed_by(run.status, SIGABRT));
+    const std::string log = fieldlog_test::read_file(run.log_path);
+    CHECK(log.find("hunter2-XyZZy") == std::string::npos);  // signal_child.cpp's kSecret
+    const std::vector<std::string> lines = fieldlog_test::read_lines(run.log_path);
+    REQUIRE(lines.size() == kRecords + 1);
+    for (int n = 0; n < kRecords; ++n) {
+        INFO(lines[static_cast<std::size_t>(n)]);
+        CHECK(lines[static_cast<std::size_t>(n)].find(R"("api_secret":"[REDACTED]","n":)" + std::to_string(n) + "}") !=
+              std::string::npos);
+    }
+    CHECK(lines.back().find("\"signal\":\"SIGABRT\"") != std::string::npos);
+}
+
 TEST_CASE("A SA_SIGINFO SIGSEGV handler from before ours gets the real fault's siginfo after the crash flush",
           "[signals]") {
     const fieldlog_test::TempDir dir;

@@ -156,6 +156,15 @@ struct FIELDLOG_API Config {
     /// `"service.name":"unknown_service:<program>"`, as the OpenTelemetry SDKs do. apply_env()
     /// sets the keys OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME name (README: resource).
     std::vector<ResourceAttribute> resource{};
+    /// Keys whose values never leave the process: exact names or globs (`*` any run of
+    /// bytes), ASCII case-insensitive, like {"password", "*token*"}. At every depth (call,
+    /// with() and Scope fields, nested objects, user types, maps), in every format and sink,
+    /// the typed ones too, the value is written as "[REDACTED]" and the key stays.
+    std::vector<std::string> redact{};
+    /// The most bytes one string value is written with; 0 (the default): no cap. A longer one
+    /// is cut at a UTF-8 boundary at or below it and ends in `…[truncated N bytes]`, N the
+    /// bytes cut. Typed sinks get values as logged.
+    std::size_t max_value_bytes = 0;
     /// Where records go. Empty (the default) means one stdout sink, so `sinks.push_back(file)`
     /// gives the file alone. To discard every record, give one NullSink.
     std::vector<SinkConfig> sinks{};

@@ -4,6 +4,7 @@
 // sinks (or two programs in one process) can differ. Append-only, never allocates.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -88,6 +89,12 @@ struct FIELDLOG_API EncoderOptions {
     /// Otel only: the resource's attributes, in order (empty in the other formats, so that
     /// their channels do not differ by it).
     std::vector<ResourceAttribute> resource{};
+    /// Keys whose values are written as "[REDACTED]" at every depth: exact names or globs
+    /// (`*` any run of bytes), ASCII case-insensitive (Config::redact).
+    std::vector<std::string> redact{};
+    /// A string value longer than this is cut at a UTF-8 boundary at or below it and ends in
+    /// `…[truncated N bytes]`, N the bytes cut; 0: no cap (Config::max_value_bytes).
+    std::size_t max_value_bytes = 0;
 
     friend bool operator==(const EncoderOptions&, const EncoderOptions&) = default;
 };

@@ -525,6 +525,23 @@ public:
         return patterns;
     }
 
+    /// `redact`: an array of key names or globs, none empty (an empty one would match only
+    /// the empty key, which no one means).
+    std::vector<std::string> redact_rules(const toml::node& node, std::string_view at) const {
+        constexpr std::string_view what = "an array of key names or globs like [\"password\", \"*token*\"]";
+        const toml::array* array = node.as_array();
+        if (array == nullptr) expected(node, at, what);
+        std::vector<std::string> rules;
+        for (std::size_t i = 0; i < array->size(); ++i) {
+            const toml::node& item = *array->get(i);
+            const std::string item_at = fmt::format("{}[{}]", at, i);
+            const std::string_view rule = text(item, item_at, "a key name or glob like \"*secret*\"");
+            if (rule.empty()) fail(item.source(), item_at, "is empty: name a key, or a glob like \"*token*\"");
+            rules.emplace_back(rule);
+        }
+        return rules;
+    }
+
     SinkConfig sink(const toml::table& table, std::string_view at) const {
         const toml::node* type_node = table.get("type");
         if (type_node == nullptr) {
@@ -819,6 +836,10 @@ public:
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table ([resource]) of attribute = value");
                 resource(*table, "", config.resource);
+            } else if (key == "redact") {
+                config.redact = redact_rules(node, at);
+            } else if (key == "max_value_bytes") {
+                config.max_value_bytes = size(node, at, "64KiB");
             } else if (key == "async") {
                 const toml::table* table = node.as_table();
                 if (table == nullptr) expected(node, at, "a table ([async])");
@@ -840,7 +861,7 @@ public:
             } else {
                 unknown_key(key, at,
                             {"level", "levels", "sampling", "backtraces", "format", "timestamp", "timezone", "duration", "caller", "tid",
-                             "crash_handlers", "async", "resource", "sinks"},
+                             "crash_handlers", "async", "resource", "redact", "max_value_bytes", "sinks"},
                             "");
             }
         }

@@ -138,6 +138,8 @@ EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, 
                            .timestamp = {.precision = sink_config.timestamp.value_or(config.timestamp.precision),
                                          .zone = config.timestamp.zone},
                            .duration = config.duration};
+    options.redact = config.redact;
+    options.max_value_bytes = config.max_value_bytes;
     const Caller caller = sink_config.caller.value_or(config.caller);
     options.call_facts = static_cast<std::uint8_t>((caller != Caller::off ? caller_fact : 0) |
                                                    (caller == Caller::with_function ? function_fact : 0) |
@@ -235,6 +237,7 @@ LoggerFilter logger_filter(const SinkConfig& sink, std::size_t index) {
 std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* previous, bool flush_each_record) {
     auto pipeline = std::make_unique<Pipeline>();
     pipeline->clock = config.clock;
+    pipeline->redact = config.redact;
     pipeline->flush_each_record = flush_each_record;
     RoutingTable& routing = pipeline->routing;
     static const std::vector<SinkConfig> default_sinks{SinkConfig{}};  // Config::sinks empty: one stdout sink

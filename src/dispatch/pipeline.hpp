@@ -31,6 +31,8 @@ struct Pipeline {
     /// pipeline of their generation only.
     std::uint32_t generation = 0;
     ClockFn clock = nullptr;
+    /// Config::redact, for the typed sinks: their records pass RedactingEncoder on the way.
+    std::vector<std::string> redact;
     /// The pipeline after normal exit: each record is flushed as soon as it is written, since
     /// nothing may flush it later.
     bool flush_each_record = false;

@@ -7,6 +7,7 @@
 
 #include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
+#include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
@@ -70,7 +71,7 @@ LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_sh
     if (record_call_facts(options_, r) != 0) [[unlikely]] write_call_facts(r);
     members_.append_context(r.bound, kKeyOffset);
     members_.append_context(r.scope, kKeyOffset);
-    if (!r.fields.empty()) write_fields(r.fields, false);
+    if (!r.fields.empty()) write_top_fields(r.fields, false);
     out_.append("}\n");
 }
 
@@ -209,7 +210,7 @@ void JsonEncoder::key(std::string_view k) { write_key(k); }
 
 void JsonEncoder::fields(const Segment& parent, std::span<const Field> fields) {
     members_.append_segment(parent);
-    write_fields(fields, true);
+    write_top_fields(fields, true);
 }
 
 void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
@@ -231,6 +232,22 @@ void JsonEncoder::write_fields(std::span<const Field> fields, bool indexed) {
         write_member_value(f.value);
     }
     if (indexed) index_pending(pending);
+    if (after_key_) {  // a custom value wrote nothing: keep the member valid
+        out_.append("null");
+        after_key_ = false;
+    }
+}
+
+void JsonEncoder::write_guarded_fields(std::span<const Field> fields) {
+    depth_ = 0;
+    is_array_[0] = false;
+    has_items_[0] = true;
+    // Every key through key(), so indexed as it is written.
+    RedactingEncoder guard(*this, policy_of(options_, scratch_));
+    for (const Field& f : fields) {
+        guard.key(f.key);
+        guard.value(f.value);
+    }
     if (after_key_) {  // a custom value wrote nothing: keep the member valid
         out_.append("null");
         after_key_ = false;

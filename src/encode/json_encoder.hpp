@@ -11,6 +11,7 @@
 #include "base/buffer.hpp"
 #include "encode/members.hpp"
 #include "encode/record_input.hpp"
+#include "encode/redact.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
 
@@ -46,7 +47,7 @@ public:
     /// Appends `,"key":value` for each of a record's call fields after the members written so
     /// far, keys made unique with them: what record() writes after the bound and scope fields.
     void top_fields(std::span<const Field> fields) {
-        if (!fields.empty()) write_fields(fields, false);
+        if (!fields.empty()) write_top_fields(fields, false);
     }
     /// Makes the next value() or begin_*() a whole JSON value with no key (console and logfmt
     /// write nested containers through this).
@@ -81,6 +82,17 @@ private:
     /// The top level's members; `indexed`: the index holds every one afterwards (a caller reads
     /// members()), else entries are made only while some later key may repeat an earlier one.
     void write_fields(std::span<const Field> fields, bool indexed);
+    /// write_fields() under redaction rules or a cap: through a RedactingEncoder (redact.hpp).
+    [[gnu::noinline]] void write_guarded_fields(std::span<const Field> fields);
+    /// The top level's members, guarded or not: the one test of the options a record pays
+    /// (here, so that write_fields() stays as it was without it).
+    [[gnu::always_inline]] void write_top_fields(std::span<const Field> fields, bool indexed) {
+        if (is_guarded(options_)) [[unlikely]] {
+            write_guarded_fields(fields);
+        } else {
+            write_fields(fields, indexed);
+        }
+    }
     /// A top-level key that is short, plain, not reserved and (by its mask bit, else compared)
     /// none of the pending ones: written, and added to `pending`. False, writing nothing,
     /// for any other key.

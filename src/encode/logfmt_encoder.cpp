@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "encode/console_style.hpp"
+#include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 
@@ -191,9 +192,18 @@ void KeyValueEncoder::write_call_facts(const RecordInput& record) {
 }
 
 void KeyValueEncoder::write_fields(std::span<const Field> fields) {
-    for (const Field& f : fields) {
-        key(f.key);
-        value(f.value);
+    if (is_guarded(options_)) [[unlikely]] {
+        // Under redaction rules or a cap: through a RedactingEncoder (redact.hpp).
+        RedactingEncoder guard(*this, policy_of(options_, scratch_));
+        for (const Field& f : fields) {
+            guard.key(f.key);
+            guard.value(f.value);
+        }
+    } else {
+        for (const Field& f : fields) {
+            key(f.key);
+            value(f.value);
+        }
     }
     if (after_key_) {  // a custom value wrote nothing
         out_.append("null");

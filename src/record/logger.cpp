@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "dispatch/pipeline.hpp"
 #include "encode/encode.hpp"
+#include "encode/redact.hpp"
 #include "record/backtrace.hpp"
 #include "record/context_node.hpp"
 #include "record/emit.hpp"
@@ -138,14 +140,26 @@ std::int64_t monotonic_nanos() noexcept {
         gather_fields(bound, nullptr, gathered);
         const std::size_t bound_count = gathered.size();
         gather_fields(scope, nullptr, gathered);
-        const std::span<const Field> all(gathered);
+        std::span<const Field> all(gathered);
+        std::span<const Field> call_fields = fields;
+        // With redaction the typed sinks get copies in which no named value is left.
+        std::vector<Field> redacted;
+        std::vector<RedactedValue> held;
+        if (!pipeline.redact.empty()) [[unlikely]] {
+            redacted.reserve(gathered.size() + fields.size());
+            held.reserve(gathered.size() + fields.size());
+            append_redacted_fields(pipeline.redact, gathered, redacted, held);
+            append_redacted_fields(pipeline.redact, fields, redacted, held);
+            all = std::span<const Field>(redacted).first(gathered.size());
+            call_fields = std::span<const Field>(redacted).subspan(gathered.size());
+        }
         pipeline.dispatch_typed(TypedRecordView{.level = level,
                                                 .time = now,
                                                 .logger = logger.name.text,
                                                 .message = message,
                                                 .bound = all.first(bound_count),
                                                 .scope = all.subspan(bound_count),
-                                                .fields = fields},
+                                                .fields = call_fields},
                                 admitted);
     } catch (...) {  // memory ran out gathering the fields: the typed sinks miss this record
     }

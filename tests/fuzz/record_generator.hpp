@@ -4,14 +4,17 @@
 // scopes and the call's fields, of every value kind, nested, with repeated and reserved keys,
 // and user types that stream random (even unbalanced) begin/end/key/value calls.
 // record_fuzz.cpp checks each format's invariants on it; typed_form_test.cpp logs the same
-// records synchronously and async and compares the lines. The record depends on the bytes
-// alone, so the same input makes the same record every time.
+// records synchronously and async and compares the lines; redact_fuzz.cpp has it plant a
+// secret under every key its rules name (Secrets). The record depends on the bytes alone, so
+// the same input makes the same record every time.
 #pragma once
 
 #include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,17 +54,61 @@ inline void fieldlog_encode(fieldlog::ValueEncoder& enc, const Script& script) {
     }
 }
 
+/// What redact_fuzz.cpp has a record carry: under every key `names` says is secret, at any
+/// depth, a value holding `marker` (a string, a container, a user type), and user types and
+/// maps that hide it under such a key inside; every other string is kept free of it.
+struct Secrets {
+    std::function<bool(std::string_view)> names;
+    std::string marker;
+};
+
+/// A user type that writes a secret: `mode` 0 and 1 the marker itself (as a value, through
+/// fmt), 2 and 3 containers holding it under `key`, which is secret.
+struct SecretScript {
+    std::string_view marker;
+    std::string_view key;
+    int mode;
+};
+
+inline void fieldlog_encode(fieldlog::ValueEncoder& enc, const SecretScript& s) {
+    switch (s.mode % 4) {
+        case 0: enc.value(s.marker); break;
+        case 1: enc.formatted("{}", fmt::make_format_args(s.marker)); break;
+        case 2:
+            enc.begin_object();
+            enc.key("plain");
+            enc.value(1);
+            enc.key(s.key);
+            enc.value(s.marker);
+            enc.end_object();
+            break;
+        default:
+            enc.begin_array();
+            enc.begin_object();
+            enc.key(s.key);
+            enc.begin_array();
+            enc.value(s.marker);
+            enc.end_array();
+            enc.end_object();
+            enc.end_array();
+    }
+}
+
 /// Builds fields from the input; owns everything they refer to.
 class Builder {
 public:
-    explicit Builder(Reader& in) : in_(in) {}
+    explicit Builder(Reader& in, const Secrets* secrets = nullptr) : in_(in), secrets_(secrets) {}
 
     std::vector<fieldlog::Field> fields(int max, int depth) {
         std::vector<fieldlog::Field> out;
         const int n = in_.byte() % (max + 1);
         for (int i = 0; i < n; ++i) {
             const std::string_view k = key();
-            out.push_back({k, value(depth)});
+            if (secrets_ != nullptr && secrets_->names(k)) {
+                out.push_back({k, secret_value(depth)});
+            } else {
+                out.push_back({k, value(depth)});
+            }
         }
         return out;
     }
@@ -69,7 +116,18 @@ public:
     bool top_level_script = false;
 
 private:
-    std::string_view keep(std::string_view s) { return *strings_.emplace_back(std::make_unique<std::string>(s)); }
+    /// Keys a Secrets rule set names (redact_fuzz.cpp's rules take each of them).
+    static constexpr std::string_view kSecretKeys[] = {"password", "Authorization", "api_TOKEN", "x-Secret-y", "tokens"};
+
+    std::string_view keep(std::string_view s) {
+        std::string& kept = *strings_.emplace_back(std::make_unique<std::string>(s));
+        if (secrets_ != nullptr) {  // a string of the input's may spell the marker: break it
+            for (std::size_t at = kept.find(secrets_->marker); at != std::string::npos; at = kept.find(secrets_->marker)) {
+                kept[at] = '_';
+            }
+        }
+        return kept;
+    }
 
     std::string_view key() {
         static constexpr std::string_view dictionary[] = {
@@ -77,7 +135,43 @@ private:
         };
         const std::uint8_t pick = in_.byte();
         if (pick < 200) return dictionary[pick % std::size(dictionary)];
+        if (secrets_ != nullptr && pick < 228) return kSecretKeys[pick % std::size(kSecretKeys)];
         return keep(in_.bytes(12));
+    }
+
+    /// A value holding the marker, for a secret key.
+    fieldlog::Value secret_value(int depth) {
+        const std::string_view marker = secrets_->marker;
+        const std::uint8_t pick = in_.byte();
+        switch (pick % 5) {
+            case 0: return marker;
+            case 1: {
+                auto& children = *objects_.emplace_back(std::make_unique<std::vector<fieldlog::Field>>(fields(3, depth + 1)));
+                children.push_back({"inner", marker});
+                return fieldlog::Object(std::span<const fieldlog::Field>(children));
+            }
+            case 2: {
+                auto& elements = *arrays_.emplace_back(std::make_unique<std::vector<fieldlog::Value>>());
+                elements.push_back(marker);
+                elements.push_back(value(depth + 1));
+                return fieldlog::Array(std::span<const fieldlog::Value>(elements));
+            }
+            case 3: return hidden(pick / 5);
+            default:
+                return *secret_scripts_.emplace_back(std::make_unique<SecretScript>(
+                    SecretScript{marker, kSecretKeys[pick % std::size(kSecretKeys)], pick / 5}));
+        }
+    }
+
+    /// A value for any key that holds the marker only under a secret key inside it: a map or a
+    /// user type.
+    fieldlog::Value hidden(int pick) {
+        const std::string_view secret_key = kSecretKeys[static_cast<std::size_t>(pick) % std::size(kSecretKeys)];
+        if (pick % 2 == 0) {
+            return *maps_.emplace_back(std::make_unique<std::map<std::string, std::string>>(
+                std::map<std::string, std::string>{{std::string(secret_key), secrets_->marker}, {"plain", "p"}}));
+        }
+        return *secret_scripts_.emplace_back(std::make_unique<SecretScript>(SecretScript{secrets_->marker, secret_key, 2 + pick % 2}));
     }
 
     fieldlog::Value value(int depth) {
@@ -123,16 +217,21 @@ private:
                 for (std::size_t i = 1; i < chain.size(); ++i) chain[i] = fieldlog::Array(std::span(&chain[i - 1], 1));
                 return chain.back();
             }
-            default: return std::chrono::microseconds(in_.byte());
+            default:
+                if (secrets_ != nullptr && depth < 6) return hidden(in_.byte());
+                return std::chrono::microseconds(in_.byte());
         }
     }
 
     Reader& in_;
+    const Secrets* secrets_;
     std::vector<std::unique_ptr<std::string>> strings_;
     std::vector<std::unique_ptr<std::error_code>> errors_;
     std::vector<std::unique_ptr<std::vector<fieldlog::Field>>> objects_;
     std::vector<std::unique_ptr<std::vector<fieldlog::Value>>> arrays_;
     std::vector<std::unique_ptr<Script>> scripts_;
+    std::vector<std::unique_ptr<SecretScript>> secret_scripts_;
+    std::vector<std::unique_ptr<std::map<std::string, std::string>>> maps_;
 };
 
 /// The loggers a record picks from. The last name's JSON form is too long to be made once: it
@@ -147,8 +246,8 @@ inline std::vector<fieldlog::Logger> record_loggers() {
 /// The members are read from the input in the order they are declared in; the record refers to
 /// nothing of the input's bytes, so it may outlive them.
 struct Record {
-    Record(Reader& in, std::span<const fieldlog::Logger> loggers)
-        : build(in),
+    Record(Reader& in, std::span<const fieldlog::Logger> loggers, const Secrets* secrets = nullptr)
+        : build(in, secrets),
           base(loggers[in.byte() % loggers.size()]),
           bound_parent(build.fields(4, 0)),
           bound_child(build.fields(3, 0)),
