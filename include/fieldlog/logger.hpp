@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "fieldlog/backtrace.hpp"
 #include "fieldlog/export.hpp"
@@ -67,12 +67,16 @@ inline constexpr bool fmt_message_with_fields = false;
 
 struct EncodedName;  // the name in the encoders' own forms (src/encode/encoded_name.hpp)
 
-/// A logger's name, with the forms the encoders write it in, made once with the name.
+/// A logger's name, with the forms the encoders write it in, made once with the name. It owns
+/// `encoded` through a plain pointer: std::shared_ptr would bring <memory> to every call site.
 struct LoggerName {
     explicit LoggerName(std::string_view name = {});
+    LoggerName(const LoggerName&) = delete;
+    LoggerName& operator=(const LoggerName&) = delete;
+    ~LoggerName();
 
     std::string text;
-    std::shared_ptr<const EncodedName> encoded;  ///< never null
+    const EncodedName* encoded;  ///< never null; owned
 };
 
 /// One named logger in the registry; lives for the whole program.
