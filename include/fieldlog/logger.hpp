@@ -272,13 +272,15 @@ public:
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, log, const, Level, const Message&)
 
+    // The fmt overload goes straight to log_enabled, not through log(): a call's argument types
+    // are mostly its own, so each template between it and emit() is compiled once per call.
 #define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
     void method(const Message& message, Fields fields = {}) const { log(Level::method, message, fields); } \
     void method(const Message& message, std::span<const Field> fields) const { log(Level::method, message, fields); } \
     template <typename... Args>                                                                 \
         requires detail::format_arguments<Args...>                                                           \
     void method(detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const { \
-        log(Level::method, format, std::forward<Args>(args)...);                                \
+        if (enabled(Level::method)) log_enabled(Level::method, format, std::forward<Args>(args)...); \
     }                                                                                           \
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)
     FIELDLOG_DETAIL_LEVEL_METHOD(trace)
