@@ -28,15 +28,16 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <iterator>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/timestamp.hpp"
@@ -54,9 +55,19 @@ namespace detail {
 template <typename T>
 concept HasFieldlogEncode = requires(ValueEncoder& enc, const T& value) { fieldlog_encode(enc, value); };
 
+/// std::ranges::input_range and range_reference_t, made from <iterator> alone: <ranges> is
+/// one of the heaviest standard headers, and every file that logs would parse it.
+template <typename R>
+concept InputRange = requires(R& r) {
+    std::ranges::begin(r);
+    std::ranges::end(r);
+} && std::input_iterator<decltype(std::ranges::begin(std::declval<R&>()))>;
+template <InputRange R>
+using RangeReference = std::iter_reference_t<decltype(std::ranges::begin(std::declval<R&>()))>;
+
 /// A range whose elements are (key, value) pairs with string keys: written as an object.
 template <typename R>
-concept KeyValueRange = std::ranges::input_range<const R> && requires(std::ranges::range_reference_t<const R> e) {
+concept KeyValueRange = InputRange<const R> && requires(RangeReference<const R> e) {
     { e.first } -> std::convertible_to<std::string_view>;
     e.second;
 };
@@ -87,7 +98,7 @@ concept Loggable =
     std::convertible_to<const T&, const std::error_code&> || std::derived_from<T, std::exception> ||
     std::same_as<T, std::exception_ptr> || std::same_as<T, Value> || std::same_as<T, Bytes> ||
     std::same_as<T, Object> || std::same_as<T, Array> ||
-    HasFieldlogEncode<T> || std::ranges::input_range<const T> || is_optional<T> ||
+    HasFieldlogEncode<T> || InputRange<const T> || is_optional<T> ||
     (!std::is_arithmetic_v<T> && !std::is_pointer_v<T> && fmt::is_formattable<T>::value);
 
 template <typename T>
@@ -182,9 +193,9 @@ public:
 
     /// A container whose elements are Values (and is not a string): written as an array.
     template <typename R>
-        requires(!detail::HasFieldlogEncode<R> && std::ranges::input_range<const R> &&
+        requires(!detail::HasFieldlogEncode<R> && detail::InputRange<const R> &&
                  !std::convertible_to<const R&, std::string_view> && !detail::KeyValueRange<R> &&
-                 std::constructible_from<Value, std::ranges::range_reference_t<const R>>)
+                 std::constructible_from<Value, detail::RangeReference<const R>>)
     constexpr Value(const R& range) noexcept : kind_(Kind::custom), custom_{&range, &encode_range<R>} {}
 
     /// A range of (string key, value) pairs, such as std::map<std::string, int>: an object.
@@ -200,7 +211,7 @@ public:
 
     /// A type that only has an fmt::formatter: written as the string fmt makes of it.
     template <typename T>
-        requires(!detail::HasFieldlogEncode<T> && !std::ranges::input_range<const T> && !detail::is_optional<T> &&
+        requires(!detail::HasFieldlogEncode<T> && !detail::InputRange<const T> && !detail::is_optional<T> &&
                  !std::is_arithmetic_v<T> && !std::is_pointer_v<T> && !std::derived_from<T, std::exception> &&
                  fmt::is_formattable<T>::value)
     constexpr Value(const T& v) noexcept : kind_(Kind::custom), custom_{&v, &encode_formatted<T>} {}

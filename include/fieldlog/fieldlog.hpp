@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// fieldlog: structured logging for C++ services. Include this one header.
+// fieldlog: structured logging for C++ services. This header has all of it, for the file that
+// configures; a file that only logs includes fieldlog/log.hpp, which compiles faster.
 //   fieldlog::Logger log = fieldlog::get("http").with({{"service", "checkout"}});
 //   log.info("request done", {{"status", 200}, {"latency", 1250us}});
 #pragma once
@@ -10,6 +11,7 @@
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
+#include "fieldlog/log.hpp"
 #include "fieldlog/logger.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/rate_limit.hpp"

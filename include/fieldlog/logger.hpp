@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "fieldlog/backtrace.hpp"
 #include "fieldlog/export.hpp"
@@ -67,12 +67,16 @@ inline constexpr bool fmt_message_with_fields = false;
 
 struct EncodedName;  // the name in the encoders' own forms (src/encode/encoded_name.hpp)
 
-/// A logger's name, with the forms the encoders write it in, made once with the name.
+/// A logger's name, with the forms the encoders write it in, made once with the name. It owns
+/// `encoded` through a plain pointer: std::shared_ptr would bring <memory> to every call site.
 struct LoggerName {
     explicit LoggerName(std::string_view name = {});
+    LoggerName(const LoggerName&) = delete;
+    LoggerName& operator=(const LoggerName&) = delete;
+    ~LoggerName();
 
     std::string text;
-    std::shared_ptr<const EncodedName> encoded;  ///< never null
+    const EncodedName* encoded;  ///< never null; owned
 };
 
 /// One named logger in the registry; lives for the whole program.
@@ -268,13 +272,15 @@ public:
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, log, const, Level, const Message&)
 
+    // The fmt overload goes straight to log_enabled, not through log(): a call's argument types
+    // are mostly its own, so each template between it and emit() is compiled once per call.
 #define FIELDLOG_DETAIL_LEVEL_METHOD(method)                                                    \
     void method(const Message& message, Fields fields = {}) const { log(Level::method, message, fields); } \
     void method(const Message& message, std::span<const Field> fields) const { log(Level::method, message, fields); } \
     template <typename... Args>                                                                 \
         requires detail::format_arguments<Args...>                                                           \
     void method(detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const { \
-        log(Level::method, format, std::forward<Args>(args)...);                                \
+        if (enabled(Level::method)) log_enabled(Level::method, format, std::forward<Args>(args)...); \
     }                                                                                           \
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)
     FIELDLOG_DETAIL_LEVEL_METHOD(trace)

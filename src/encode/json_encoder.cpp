@@ -47,7 +47,8 @@ EncodedName::EncodedName(std::string_view name) {
     std::memcpy(json_.get(), form.data(), json_size_);
 }
 
-LoggerName::LoggerName(std::string_view name) : text(name), encoded(std::make_shared<const EncodedName>(name)) {}
+LoggerName::LoggerName(std::string_view name) : text(name), encoded(new EncodedName(name)) {}
+LoggerName::~LoggerName() { delete encoded; }
 
 [[gnu::always_inline]] inline void JsonEncoder::record(const RecordInput& r) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
