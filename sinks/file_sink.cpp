@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -27,7 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kOpenFlags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+constexpr int kOpenFlags = O_WRONLY | O_APPEND | O_CLOEXEC;
 constexpr auto kRetryAfterFailure = std::chrono::seconds(1);
 
 /// The first hour or day boundary after `t` (seconds since the epoch), in UTC or local time.
@@ -59,7 +60,20 @@ const FileSinkOptions& checked(const FileSinkOptions& options) {
         throw std::invalid_argument("compression_level: " + std::to_string(options.compression_level) +
                                     " is not a zlib level (1 fastest to 9 smallest)");
     }
+    if ((options.mode & ~0777U) != 0 || (options.mode & 0200U) == 0) {
+        char octal[24];
+        std::snprintf(octal, sizeof octal, "%04o", options.mode);
+        throw std::invalid_argument(std::string("mode: ") + octal +
+                                    " must be permission bits (0777 at most) that let the owner write (0200)");
+    }
     return options;
+}
+
+/// The path's directory and a hidden name in it: ".name.suffix" (outside a glob of `path*`).
+std::string hidden_name(const std::string& path, const char* suffix) {
+    const std::size_t slash = path.rfind('/');
+    const std::size_t start = slash == std::string::npos ? 0 : slash + 1;
+    return path.substr(0, start) + "." + path.substr(start) + suffix;
 }
 
 }  // namespace
@@ -69,7 +83,7 @@ struct FileSink::State {
 
     FileSink& owner;
     const FileSinkOptions options;
-    std::string rotating_path;     ///< where the next file is opened before renames
+    std::string rotating_path;     ///< where the next file is opened before renames (hidden)
     detail::RotatedFiles rotated;  ///< path.1 … path.keep; compressed and retained off this thread
     bool flush_by_tick = false;    ///< buffered bytes wait for the tick (flush_interval > 0)
 
@@ -92,6 +106,7 @@ struct FileSink::State {
     bool missing_once = false;  ///< path was gone at the last check (logrotate may be mid-rename)
 
     int open_file() noexcept;
+    int create(const char* name, int flags) const noexcept;
     bool reopen_after_failure() noexcept;
     void reopen_file() noexcept;
     void append(std::span<const char> bytes, const Timestamp& time) noexcept;
@@ -103,7 +118,11 @@ struct FileSink::State {
 
 FileSink::State::State(FileSink& sink, FileSinkOptions opts)
     : owner(sink), options(std::move(opts)), rotated(checked(options), [&sink] { sink.count_error(); }) {
-    rotating_path = options.path + ".rotating";
+    rotating_path = hidden_name(options.path, ".rotating");
+    // A rotation cut off by the process's end left its new file, still empty; earlier versions
+    // named it path.rotating.
+    ::unlink(rotating_path.c_str());
+    ::unlink((options.path + ".rotating").c_str());
     capacity = options.buffer_size;
     if (capacity > 0) buffer = std::make_unique<char[]>(capacity);
     flush_by_tick = capacity > 0 && options.flush_interval.count() > 0;
@@ -116,7 +135,17 @@ int FileSink::State::open_file() noexcept {
         if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ignored);
     } catch (...) {  // out of memory: let open() try anyway
     }
-    const int opened = ::open(options.path.c_str(), kOpenFlags, 0644);
+    // O_NOFOLLOW: a link planted at the path would send the log elsewhere. Only a file made
+    // here gets the mode; one that exists keeps its own.
+    const int flags = kOpenFlags | (options.follow_symlinks ? 0 : O_NOFOLLOW);
+    int opened = -1;
+    for (int attempt = 0; attempt < 3 && opened < 0; ++attempt) {
+        opened = create(options.path.c_str(), flags | O_EXCL);
+        if (opened >= 0 || errno != EEXIST) break;
+        opened = ::open(options.path.c_str(), flags);
+        if (opened < 0 && errno == ENOENT && options.follow_symlinks) opened = create(options.path.c_str(), flags);
+        if (opened < 0 && errno != ENOENT) break;  // ENOENT: deleted meanwhile, create it again
+    }
     if (opened < 0) return errno;
     fd = opened;
     struct stat st {};
@@ -141,6 +170,15 @@ int FileSink::State::open_file() noexcept {
                                       options.rotate_every, options.rotate_utc);
     }
     return 0;
+}
+
+/// Opens `name` with O_CREAT and gives it the mode exactly: open(2) lets the umask take bits off.
+/// Where fchmod(2) fails (a file system without modes) the file keeps what open(2) gave it, never
+/// more than the mode.
+int FileSink::State::create(const char* name, int flags) const noexcept {
+    const int opened = ::open(name, flags | O_CREAT, static_cast<mode_t>(options.mode));
+    if (opened >= 0) (void)::fchmod(opened, static_cast<mode_t>(options.mode));
+    return opened;
 }
 
 bool FileSink::State::reopen_after_failure() noexcept {
@@ -250,7 +288,7 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
     if (now < retry_after) return;
     flush_buffer();
     // The new file exists before any old one is renamed over or dropped.
-    const int next = ::open(rotating_path.c_str(), kOpenFlags | O_TRUNC, 0644);
+    const int next = create(rotating_path.c_str(), kOpenFlags | O_TRUNC | O_NOFOLLOW);
     if (next < 0) {
         owner.count_error();
         report("open for rotation", errno);
@@ -288,6 +326,12 @@ void FileSink::State::rotate(std::int64_t now_seconds) noexcept {
 FileSink::FileSink(FileSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {
     State& s = *state_;
     if (const int error = s.open_file(); error != 0) {
+        struct stat st {};
+        if (error == ELOOP && !s.options.follow_symlinks && ::lstat(s.options.path.c_str(), &st) == 0 &&
+            S_ISLNK(st.st_mode)) {
+            throw std::invalid_argument("\"" + s.options.path +
+                                        "\" is a symbolic link; set follow_symlinks = true to allow it");
+        }
         throw std::system_error(error, std::generic_category(), "open " + s.options.path);
     }
     s.next_path_check = Clock::now() + s.options.reopen_check;
@@ -368,6 +412,7 @@ void write_fully(int fd, const char* data, std::size_t size) noexcept {
 // are whole records.
 void FileSink::write_on_crash(std::span<const RecordView> records) noexcept {
     State& s = *state_;
+    s.rotated.put_back_on_crash();
     if (s.fd < 0) return;
     if (s.used > 0 || !records.empty()) {
         if (s.need_newline) write_fully(s.fd, "\n", 1);

@@ -20,18 +20,26 @@ struct RotatedSet;  // the names, limits and worker state of one sink's rotated 
 /// looks at the files at once (what an earlier run left counts) and again after every shift.
 class RotatedFiles {
 public:
-    /// `count_error` is called, from the worker thread, for each failed system call there.
+    /// Puts back, on this thread, what a process that died while compressing left (hidden
+    /// files, temporaries). `count_error` is called for each failed system call, here and on
+    /// the worker thread.
     RotatedFiles(const FileSinkOptions& options, std::function<void()> count_error);
-    /// Leaves the worker: a compression in progress stops at its next block and leaves the
-    /// plain file (and no temporary); on return the worker no longer touches these files.
+    /// Leaves the worker: a compression in progress stops at its next block and puts the plain
+    /// file back (and leaves no temporary); on return the worker no longer touches these files.
     ~RotatedFiles();
     RotatedFiles(const RotatedFiles&) = delete;
     RotatedFiles& operator=(const RotatedFiles&) = delete;
 
-    /// Drops path.keep (plain or .gz), moves each path.i to path.(i+1) and `path` to path.1;
-    /// with keep = 0 it does nothing. Returns 0, or the errno of moving `path` (gone: 0). May
-    /// wait for the worker's renames and deletions, never for a compression. Allocates nothing.
+    /// Drops path.keep (plain, .gz or hidden while compressed), moves each path.i to path.(i+1)
+    /// (each form) and `path` to path.1; with keep = 0 it does nothing. Returns 0, or the errno
+    /// of moving `path` (gone: 0). May wait for the worker's renames and deletions, never for a
+    /// compression. Allocates nothing.
     int shift() noexcept;
+
+    /// The crash path (async-signal-safe): puts a file being compressed, of any sink, back to
+    /// its plain name and stops the worker for good; does nothing when the worker holds its
+    /// mutex (one of its renames under way), which leaves the next start to do it.
+    void put_back_on_crash() noexcept;
 
 private:
     std::unique_ptr<RotatedSet> set_;

@@ -4,6 +4,9 @@
 // configuration alone when the new one is bad.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -853,7 +856,7 @@ TEST_CASE("reload() reads the file again and keeps the running set when it is ba
     CHECK(error_of([] { fieldlog::reload(); }) ==
           path + ":6: sinks[0].paint: unknown key for a file sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude path max_size "
                  "rotate rotate_utc keep max_age max_total_bytes compress compression_level buffer flush_interval "
-                 "flush_level fsync reopen_check)");
+                 "flush_level fsync reopen_check mode follow_symlinks)");
     log.info("hidden too");
     log.warn("third");
     fieldlog::flush();
@@ -943,4 +946,35 @@ TEST_CASE("crash_handlers is on unless the file or the code turns it off", "[con
     CHECK_FALSE(fieldlog::Config::parse("crash_handlers = false").crash_handlers);
     CHECK_THROWS_WITH(fieldlog::Config::parse("crash_handlers = \"no\"", "app.toml"),
                       "app.toml:1: crash_handlers: expected true or false, got \"no\"");
+}
+
+TEST_CASE("FIELDLOG_* variables a configuration made in code does not read are reported once on stderr",
+          "[config][env]") {
+    const CleanEnv clean;
+    const TempDir dir;
+    const ScopedEnv level("FIELDLOG_LEVEL", "debug");
+    const ScopedEnv format("FIELDLOG_FORMAT", "logfmt");
+    const auto sink = std::make_shared<fieldlog::MemorySink>();
+    const std::string stderr_path = dir.file("stderr");
+    {
+        // stderr goes to a file while fieldlog is configured three times.
+        std::fflush(stderr);
+        const int saved = ::dup(STDERR_FILENO);
+        const int file = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        REQUIRE(file >= 0);
+        ::dup2(file, STDERR_FILENO);
+        Config from_code{.sinks = {fieldlog::SinkConfig{.target = sink}}};
+        fieldlog::configure(Config(from_code).apply_env());  // reads them: nothing to say
+        fieldlog::configure(from_code);                      // does not: said once
+        fieldlog::configure(from_code);
+        std::fflush(stderr);
+        ::dup2(saved, STDERR_FILENO);
+        ::close(saved);
+        ::close(file);
+    }
+    fieldlog_test::release_sinks();
+    CHECK(read_lines(stderr_path) ==
+          std::vector<std::string>{"fieldlog: FIELDLOG_LEVEL, FIELDLOG_FORMAT: set, but not applied: the program "
+                                   "configured fieldlog in code without reading the environment (Config::from_env(), "
+                                   "Config::load() and Config::apply_env() read it)"});
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The file sink: buffering, flush policy and fsync, rotation by size and time (UTC and local),
-// reopening after a rename or delete, torn last lines, and full disks (/dev/full and a tiny tmpfs).
+// reopening after a rename or delete, torn last lines, full disks (/dev/full and a tiny tmpfs),
+// the mode of the files it makes and paths that are symbolic links.
 #include <catch2/catch.hpp>
 #include <date/date.h>
 #include <date/tz.h>
@@ -172,7 +173,7 @@ TEST_CASE("size rotation keeps N files, each within the limit and on record boun
         for (int n = 0; n < 200; ++n) deliver(sink, view(numbered(n, 40 + static_cast<std::size_t>(n % 7) * 9)));
     }
     CHECK_FALSE(std::filesystem::exists(path + ".4"));
-    CHECK_FALSE(std::filesystem::exists(path + ".rotating"));
+    CHECK_FALSE(std::filesystem::exists(dir.file(".app.log.rotating")));
     std::vector<int> all;
     for (const std::string& name : {path + ".3", path + ".2", path + ".1", path}) {
         INFO(name);
@@ -207,7 +208,7 @@ TEST_CASE("a record larger than max_size gets a file of its own", "[file_sink]")
 TEST_CASE("a rotation that cannot open the new file keeps every old file and retries later", "[file_sink]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
-    std::filesystem::create_directory(path + ".rotating");  // open() of the new file fails: EISDIR
+    std::filesystem::create_directory(dir.file(".app.log.rotating"));  // open() of the new file fails: EISDIR
     fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 2});
     {
         const StderrTo quiet;  // the failure is reported there
@@ -219,7 +220,7 @@ TEST_CASE("a rotation that cannot open the new file keeps every old file and ret
     CHECK(sink.counters().errors == 1);
     CHECK(sink.counters().records == 2);
 
-    std::filesystem::remove(path + ".rotating");
+    std::filesystem::remove(dir.file(".app.log.rotating"));
     std::this_thread::sleep_for(1100ms);  // failed rotations are retried after a second
     deliver(sink, view(numbered(3, 80)));
     CHECK(numbers_in(path + ".1") == std::vector<int>{1, 2});
@@ -389,7 +390,11 @@ TEST_CASE("records logged from many threads through a rotating file are all ther
             if (compress == fieldlog::FileCompression::gzip) {
                 CHECK(wait_until([&] {
                     for (int n = 1; n <= 50; ++n) {
-                        if (std::filesystem::exists(path + "." + std::to_string(n))) return false;
+                        const std::string slot = std::to_string(n);  // plain, or hidden while compressed
+                        if (std::filesystem::exists(path + "." + slot) ||
+                            std::filesystem::exists(dir.file(".app.log." + slot + ".compressing"))) {
+                            return false;
+                        }
                     }
                     return true;
                 }));
@@ -545,4 +550,145 @@ TEST_CASE("a full disk cuts the file back to the last whole record and logging r
     CHECK(after.records == full.records + 20);
     CHECK(numbers_in(path).back() == resumed_from + 19);
     CHECK(jsonl_file_errors(path).empty());
+}
+
+namespace {
+
+/// The permission bits of `name` (not following a link).
+unsigned mode_of(const std::string& name) {
+    struct stat st {};
+    REQUIRE(::lstat(name.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+}
+
+/// Sets the process's umask for one scope.
+class Umask {
+public:
+    explicit Umask(mode_t mask) : old_(::umask(mask)) {}
+    ~Umask() { ::umask(old_); }
+    Umask(const Umask&) = delete;
+    Umask& operator=(const Umask&) = delete;
+
+private:
+    mode_t old_;
+};
+
+}  // namespace
+
+TEST_CASE("a file the sink creates is 0640 by default or the mode asked for, whatever the umask", "[file_sink][mode]") {
+    const TempDir dir;
+    const Umask strict(0077);  // would take the group's bits off
+    {
+        fieldlog::FileSink sink({.path = dir.file("default.log")});
+    }
+    CHECK(mode_of(dir.file("default.log")) == 0640);
+    const Umask usual(0027);  // would take the others' bits off
+    {
+        fieldlog::FileSink sink({.path = dir.file("custom.log"), .mode = 0604});
+    }
+    CHECK(mode_of(dir.file("custom.log")) == 0604);
+    // A file that exists keeps its own mode.
+    std::ofstream(dir.file("existing.log")) << numbered(1);
+    std::filesystem::permissions(dir.file("existing.log"), std::filesystem::perms(0660));
+    {
+        fieldlog::FileSink sink({.path = dir.file("existing.log")});
+    }
+    CHECK(mode_of(dir.file("existing.log")) == 0660);
+}
+
+TEST_CASE("a mode that is not permission bits the owner can write with is refused", "[file_sink][mode]") {
+    const TempDir dir;
+    CHECK_THROWS_WITH(fieldlog::FileSink({.path = dir.file("a.log"), .mode = 0440}),
+                      "mode: 0440 must be permission bits (0777 at most) that let the owner write (0200)");
+    CHECK_THROWS_WITH(fieldlog::FileSink({.path = dir.file("a.log"), .mode = 04640}),
+                      "mode: 4640 must be permission bits (0777 at most) that let the owner write (0200)");
+    CHECK_FALSE(std::filesystem::exists(dir.file("a.log")));
+}
+
+TEST_CASE("rotated and compressed files keep the mode of the live file", "[file_sink][mode]") {
+    for (const auto compress : {fieldlog::FileCompression::none, fieldlog::FileCompression::gzip}) {
+        DYNAMIC_SECTION((compress == fieldlog::FileCompression::gzip ? "compressed" : "plain")) {
+            const TempDir dir;
+            const Umask usual(0022);
+            const std::string path = dir.file("app.log");
+            fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .max_size = 100, .keep = 3, .compress = compress,
+                                     .mode = 0620});
+            for (int n = 0; n < 3; ++n) deliver(sink, view(numbered(n, 80)));  // two rotations
+            const std::string suffix = compress == fieldlog::FileCompression::gzip ? ".gz" : "";
+            REQUIRE(wait_until([&] {
+                return std::filesystem::exists(path + ".1" + suffix) && std::filesystem::exists(path + ".2" + suffix);
+            }));
+            CHECK(mode_of(path) == 0620);
+            CHECK(mode_of(path + ".1" + suffix) == 0620);
+            CHECK(mode_of(path + ".2" + suffix) == 0620);
+        }
+    }
+}
+
+TEST_CASE("a path that is a symbolic link is refused unless follow_symlinks allows it", "[file_sink][symlink]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log"), target = dir.file("elsewhere.log");
+    std::filesystem::create_symlink(target, path);  // dangling: open(O_CREAT) would make the target
+    const std::string refusal = "\"" + path + "\" is a symbolic link; set follow_symlinks = true to allow it";
+    CHECK_THROWS_WITH(fieldlog::FileSink({.path = path}), refusal);
+    CHECK_THROWS_WITH(fieldlog::configure({.sinks = {{.target = fieldlog::FileSinkOptions{.path = path}}}}),
+                      "sinks[0]: " + refusal);
+    CHECK_FALSE(std::filesystem::exists(target));
+
+    {
+        const Umask usual(0022);
+        fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .follow_symlinks = true});
+        deliver(sink, view(numbered(1)));
+    }
+    CHECK(read_file(target) == numbered(1));
+    CHECK(mode_of(target) == 0640);
+    CHECK(std::filesystem::is_symlink(path));
+}
+
+TEST_CASE("a reopen after logrotate's rename makes the file with the mode and refuses a planted link", "[file_sink][mode][symlink]") {
+    const TempDir dir;
+    const Umask usual(0022);
+    const std::string path = dir.file("app.log"), target = dir.file("planted.log");
+    fieldlog::FileSink sink({.path = path, .flush_interval = 0ms, .reopen_check = 0ms, .mode = 0600});
+    deliver(sink, view(numbered(1)));
+    std::filesystem::rename(path, path + ".1");
+    sink.reopen();
+    deliver(sink, view(numbered(2)));
+    CHECK(mode_of(path) == 0600);
+    CHECK(read_file(path) == numbered(2));
+
+    std::filesystem::rename(path, path + ".2");
+    std::ofstream(target) << "";
+    std::filesystem::create_symlink(target, path);
+    {
+        const StderrTo quiet;  // the refused open is reported there
+        sink.reopen();
+        deliver(sink, view(numbered(3)));
+    }
+    CHECK(read_file(target).empty());
+    CHECK(sink.counters().errors == 1);
+    CHECK(sink.counters().dropped == 1);
+    CHECK(read_file(path + ".2") == numbered(2));
+}
+
+TEST_CASE("the TOML keys mode and follow_symlinks are read and checked", "[file_sink][config]") {
+    const TempDir dir;
+    const std::string head = "[[sinks]]\ntype = \"file\"\npath = \"" + dir.file("app.log") + "\"\n";
+    const fieldlog::Config config = fieldlog::Config::parse(head + "mode = \"0600\"\nfollow_symlinks = true\n", "app.toml");
+    const auto& file = std::get<fieldlog::FileSinkOptions>(config.sinks[0].target);
+    CHECK(file.mode == 0600);
+    CHECK(file.follow_symlinks);
+    CHECK(std::get<fieldlog::FileSinkOptions>(fieldlog::Config::parse(head + "mode = \"644\"\n", "app.toml").sinks[0].target).mode ==
+          0644);
+    const std::string what = "expected an octal mode like \"0640\" (0777 at most, with the owner's write bit 0200), got ";
+    for (const auto& [value, shown] : std::vector<std::pair<std::string, std::string>>{
+             {"640", "640"}, {"\"0999\"", "\"0999\""}, {"\"0440\"", "\"0440\""}, {"\"04640\"", "\"04640\""}, {"\"64\"", "\"64\""}}) {
+        INFO(value);
+        try {
+            (void)fieldlog::Config::parse(head + "mode = " + value + "\n", "app.toml");
+            FAIL("no ConfigError");
+        } catch (const fieldlog::ConfigError& e) {
+            CHECK(std::string(e.what()) == "app.toml:4: sinks[0].mode: " + what + shown);
+        }
+    }
 }

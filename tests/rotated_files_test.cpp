@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
 // The file sink's rotated files: gzip compression on the retention worker (checked with gzip
-// itself), a process killed while compressing, retention by count, age and total bytes with
-// files an earlier run left, and files of the user's own beside them, never touched.
+// itself), a process killed while compressing and what the next start puts back, a full disk
+// while compressing, retention by count, age and total bytes with files an earlier run left,
+// and files of the user's own beside them, never touched. The exits: rotation_exit_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -94,7 +99,7 @@ TEST_CASE("a rotated file becomes a .gz that gzip accepts, holding exactly what 
             deliver(sink, view(line));
             written += line;
         }
-        CHECK(wait_until([&] { return !fs::exists(path + ".1") && !fs::exists(path + ".2"); }));
+        CHECK(wait_until([&] { return fs::exists(path + ".1.gz") && fs::exists(path + ".2.gz"); }));
         CHECK(sink.counters().errors == 0);
     }
     REQUIRE(fs::exists(path + ".1.gz"));
@@ -111,7 +116,7 @@ TEST_CASE("a rotated file becomes a .gz that gzip accepts, holding exactly what 
     CHECK(*older + *newer + read_file(path) == written);
 }
 
-TEST_CASE("a process killed while compressing leaves the plain file and no torn .gz, and the next start compresses it",
+TEST_CASE("a process killed while compressing leaves the file hidden and no torn .gz, and the next start compresses it",
           "[file_sink][rotated_files]") {
     const TempDir dir;
     const std::string path = dir.file("app.log");
@@ -123,7 +128,7 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     pid_t child = 0;
     REQUIRE(::posix_spawn(&child, argv[0], &actions, nullptr, argv, environ) == 0);
     posix_spawn_file_actions_destroy(&actions);
-    const bool compressing = wait_until([&] { return fs::exists(path + ".gz.tmp"); });
+    const bool compressing = wait_until([&] { return fs::exists(dir.file(".app.log.gz.tmp")); });
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
@@ -131,7 +136,8 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
 
     CHECK_FALSE(fs::exists(path + ".1.gz"));  // killed mid-way: no .gz at all, torn or whole
-    const std::string plain = read_file(path + ".1");
+    CHECK_FALSE(fs::exists(path + ".1"));     // hidden while compressed: a reader sees it once
+    const std::string plain = read_file(dir.file(".app.log.1.compressing"));
     CHECK(plain.size() <= 16 << 20);
     CHECK(plain.size() > (16 << 20) - 100);
     CHECK(plain.starts_with("{\"n\":0,"));
@@ -139,10 +145,11 @@ TEST_CASE("a process killed while compressing leaves the plain file and no torn 
     {
         fieldlog::FileSink restarted({.path = path, .keep = 2, .compress = fieldlog::FileCompression::gzip,
                                       .compression_level = 1});
-        CHECK(wait_until([&] { return !fs::exists(path + ".1"); }));
+        CHECK(wait_until([&] { return fs::exists(path + ".1.gz"); }));
         CHECK(restarted.counters().errors == 0);
     }
-    CHECK_FALSE(fs::exists(path + ".gz.tmp"));  // removed at start
+    CHECK_FALSE(fs::exists(dir.file(".app.log.gz.tmp")));  // removed at start
+    CHECK_FALSE(fs::exists(dir.file(".app.log.1.compressing")));
     REQUIRE(fs::exists(path + ".1.gz"));
     CHECK(gzip_accepts(path + ".1.gz"));
     CHECK(gunzip(path + ".1.gz") == plain);
@@ -218,7 +225,7 @@ TEST_CASE("a compression that fails is counted and reported, and the plain file 
     const std::string path = dir.file("app.log");
     const std::string report = dir.file("stderr.txt");
     write_file(path + ".1", numbered(1));
-    fs::create_directory(path + ".gz.tmp");  // the temporary cannot be made: EISDIR
+    fs::create_directory(dir.file(".app.log.gz.tmp"));  // the temporary cannot be made: EISDIR
     {
         const StderrTo capture(report);
         fieldlog::FileSink sink({.path = path, .compress = fieldlog::FileCompression::gzip});
@@ -236,4 +243,71 @@ TEST_CASE("a compression level outside 1-9 is refused, in code and through confi
                       "compression_level: 0 is not a zlib level (1 fastest to 9 smallest)");
     CHECK_THROWS_WITH(fieldlog::configure({.sinks = {{.target = fieldlog::FileSinkOptions{.path = path, .compression_level = 10}}}}),
                       "sinks[0]: compression_level: 10 is not a zlib level (1 fastest to 9 smallest)");
+}
+
+TEST_CASE("the next start puts back the files a process killed while compressing left hidden, and deletes its temporaries",
+          "[file_sink][rotated_files]") {
+    const TempDir dir;
+    const std::string path = dir.file("app.log");
+    const std::vector<std::string> users = users_files(dir);
+    write_file(dir.file(".app.log.2.compressing"), numbered(2));  // its compression never finished
+    write_file(dir.file(".app.log.3.compressing"), numbered(3));  // its .gz was whole: only the delete was left
+    write_file(path + ".3.gz", "the whole .gz\n");
+    write_file(dir.file(".app.log.9.compressing"), numbered(9));  // a slot past today's keep
+    for (const char* temporary : {".app.log.gz.tmp", ".app.log.rotating", "app.log.gz.tmp", "app.log.rotating"}) {
+        write_file(dir.file(temporary), "half\n");
+    }
+    {
+        const fieldlog::FileSink sink({.path = path, .keep = 5});
+        CHECK(sink.counters().errors == 0);
+    }
+    CHECK(read_file(path + ".2") == numbered(2));
+    CHECK(read_file(path + ".3.gz") == "the whole .gz\n");
+    CHECK_FALSE(fs::exists(path + ".3"));
+    CHECK(read_file(path + ".9") == numbered(9));
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+        const std::string name = entry.path().filename().string();
+        CHECK_FALSE(name.starts_with(".app.log"));
+        CHECK_FALSE(name.ends_with(".tmp"));
+        CHECK_FALSE(name.ends_with(".rotating"));
+    }
+    check_untouched(users);
+}
+
+TEST_CASE("a full disk while compressing leaves the plain file, no .gz and no temporary, and is counted",
+          "[file_sink][rotated_files][root]") {
+    if (::geteuid() != 0) FIELDLOG_TEST_SKIP("mounting a 256 KiB tmpfs needs root");
+    const TempDir dir;
+    const std::string mount_point = dir.file("tiny");
+    fs::create_directories(mount_point);
+    if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=256k") != 0) {
+        FIELDLOG_TEST_SKIP("cannot mount a tmpfs here: " << std::strerror(errno));
+    }
+    struct Unmount {
+        std::string path;
+        ~Unmount() { ::umount(path.c_str()); }
+    } unmount{mount_point};
+
+    // Noise deflate cannot shrink, over half the disk: its .gz does not fit beside it.
+    std::mt19937 random(7);
+    std::string noise;
+    for (int line = 0; line < 160; ++line) {
+        for (int i = 0; i < 1023; ++i) noise += static_cast<char>('!' + random() % 90);
+        noise += '\n';
+    }
+    const std::string path = mount_point + "/app.log";
+    write_file(path + ".1", noise);
+    const std::string report = dir.file("stderr.txt");
+    {
+        const StderrTo capture(report);
+        fieldlog::FileSink sink({.path = path, .compress = fieldlog::FileCompression::gzip});
+        CHECK(wait_until([&] { return sink.counters().errors == 1; }));
+    }
+    CHECK(read_file(report) == "fieldlog: file sink " + path + ": compress (write): No space left on device\n");
+    CHECK(read_file(path + ".1") == noise);
+    for (const auto& entry : fs::directory_iterator(mount_point)) {
+        const std::string name = entry.path().filename().string();
+        INFO(name);
+        CHECK((name == "app.log" || name == "app.log.1"));
+    }
 }

@@ -166,10 +166,19 @@ for s in setups:
     print(f"| {names[s]} | {r['rps']:.0f} | {us(r['p50'])} | {us(r['p99'])} | {us(r['p999'])} | "
           f"{r['cpu_us']:.1f} µs | {allocs(r['service'])} | {allocs(r['calls'] + r['threads'])} ({allocs(r['calls'])} + {allocs(r['threads'])}) | "
           f"{r['lines']} | {r['dropped']} |")
+def compare(ours, theirs, more_is_better):
+    """fieldlog's figure against spdlog's, as a ratio above 1 and the word that says which way."""
+    if ours == theirs:
+        return "the same"
+    better = ours > theirs if more_is_better else ours < theirs
+    ratio = max(ours, theirs) / min(ours, theirs) if min(ours, theirs) > 0 else float("inf")
+    word = ("higher" if ours > theirs else "lower")
+    return f"{ratio:.2f}x {word} ({'better' if better else 'worse'})"
+
 f, s = rows["fieldlog"], rows["spdlog"]
-print(f"\nfieldlog vs spdlog: requests/s {f['rps'] / s['rps']:.2f}x, p99 {s['p99'] / f['p99']:.2f}x lower, "
-      f"p99.9 {s['p999'] / f['p999']:.2f}x lower (medians of {rounds} rounds), "
-      f"service CPU per request {s['cpu_us'] / f['cpu_us']:.2f}x lower")
+print(f"\nfieldlog vs spdlog (medians of {rounds} rounds): requests/s {compare(f['rps'], s['rps'], True)}, "
+      f"p99 {compare(f['p99'], s['p99'], False)}, p99.9 {compare(f['p999'], s['p999'], False)}, "
+      f"service CPU per request {compare(f['cpu_us'], s['cpu_us'], False)}")
 if "none" in rows:
     n = rows["none"]
     print(f"CPU per request spent on logging (minus the run with logging off): fieldlog {f['cpu_us'] - n['cpu_us']:.1f} µs, "

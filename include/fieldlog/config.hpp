@@ -167,8 +167,13 @@ struct FIELDLOG_API Config {
     bool crash_handlers = true;
     std::string source{};     ///< the file it was loaded from; "" in code
 
+    /// Set by apply_env() (so by load() and from_env()). configure() with a configuration that
+    /// never read the environment says once on stderr which FIELDLOG_* variables it leaves unapplied.
+    bool environment_applied = false;
+
     // Precedence: code defaults < file < environment (FIELDLOG_LEVEL, FIELDLOG_FORMAT,
-    // OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME).
+    // OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME), for a configuration that reads it: load(),
+    // from_env() or apply_env(). A Config built in code and passed to configure() does not.
 
     /// Reads the TOML file `path`, then applies the environment (apply_env). Throws
     /// ConfigError. The schema, with every key explained: examples/fieldlog.toml.

@@ -56,6 +56,10 @@ struct FIELDLOG_API Metrics {
     std::uint64_t context_fields_dropped = 0;
     /// Free memory the per-thread context pools keep for reuse (at most 256 KiB a thread).
     std::uint64_t context_pool_bytes = 0;
+    /// Context memory blocks (with(), Scope, captures) taken from a pool's free list, and from
+    /// the heap: in steady state only hits grow.
+    std::uint64_t context_pool_hits = 0;
+    std::uint64_t context_pool_misses = 0;
     std::uint64_t nested_dropped = 0;    ///< records logged from inside a logging call (dropped)
     std::uint64_t dropped_after_shutdown = 0;  ///< records logged after shutdown() (dropped)
     /// Records below their logger's level that a scope's backtrace kept (scope.hpp), and those

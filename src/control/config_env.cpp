@@ -6,6 +6,7 @@
 // Errors name the variable and the key, like the file's: `FIELDLOG_LEVEL: levels.db: expected …`.
 // A malformed OTEL_* variable is not an error, as in the SDKs: it is ignored, said on stderr.
 // Cold path.
+#include <atomic>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -142,10 +143,28 @@ Config& Config::apply_env() {
     }
     // After OTEL_RESOURCE_ATTRIBUTES, which it wins over, as the SDKs have it.
     if (const char* value = env("OTEL_SERVICE_NAME")) set_resource(resource, "service.name", value);
+    environment_applied = true;
     return *this;
 }
 
 namespace detail {
+
+void report_unapplied_environment(const Config& config) noexcept {
+    static std::atomic<bool> reported{false};
+    if (config.environment_applied || reported.load(std::memory_order_relaxed)) return;
+    try {
+        std::string names;
+        for (const char* name : {"FIELDLOG_CONFIG", "FIELDLOG_LEVEL", "FIELDLOG_FORMAT"}) {
+            if (env(name) == nullptr) continue;
+            if (!names.empty()) names += ", ";
+            names += name;
+        }
+        if (names.empty() || reported.exchange(true)) return;
+        report_unlimited(names, "set, but not applied: the program configured fieldlog in code without reading the "
+                                "environment (Config::from_env(), Config::load() and Config::apply_env() read it)");
+    } catch (...) {  // no memory for the names: nothing said
+    }
+}
 
 void parse_level_spec(std::string_view spec, std::string_view source, std::optional<Level>& global,
                       std::map<std::string, Level, std::less<>>& named) {

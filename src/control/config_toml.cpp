@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -319,6 +320,21 @@ public:
         return value;
     }
 
+    /// Permission bits as an octal string, "0640" or "640": a TOML integer would be read as
+    /// decimal unless written 0o640, an easy slip. At most 0777, and the owner may write.
+    unsigned file_mode(const toml::node& node, std::string_view key) const {
+        constexpr std::string_view what = "an octal mode like \"0640\" (0777 at most, with the owner's write bit 0200)";
+        if (!node.is_string()) expected(node, key, what);
+        const std::string_view digits = node.as_string()->get();
+        unsigned mode = 0;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), mode, 8);
+        if (digits.size() < 3 || digits.size() > 4 || error != std::errc{} || end != digits.data() + digits.size() ||
+            mode > 0777 || (mode & 0200) == 0) {
+            expected(node, key, what);
+        }
+        return mode;
+    }
+
     /// A size string ("4MiB") or a whole number of bytes, within [min, max].
     std::uint64_t size(const toml::node& node, std::string_view key, std::string_view example,
                        std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
@@ -575,7 +591,8 @@ public:
                     case Kind::file:
                         known.insert(known.end(), {"path", "max_size", "rotate", "rotate_utc", "keep", "max_age",
                                                    "max_total_bytes", "compress", "compression_level", "buffer",
-                                                   "flush_interval", "flush_level", "fsync", "reopen_check"});
+                                                   "flush_interval", "flush_level", "fsync", "reopen_check", "mode",
+                                                   "follow_symlinks"});
                         break;
                     case Kind::udp:
                         known.insert(known.end(), {"address", "framing", "max_datagram", "oversize", "facility",
@@ -664,6 +681,10 @@ public:
             file.fsync_on_flush = boolean(node, at);
         } else if (key == "reopen_check") {
             file.reopen_check = duration<std::chrono::milliseconds>(node, at, "1s");
+        } else if (key == "mode") {
+            file.mode = file_mode(node, at);
+        } else if (key == "follow_symlinks") {
+            file.follow_symlinks = boolean(node, at);
         } else {
             return false;
         }

@@ -361,6 +361,7 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
     }
     retire(std::move(old));
     if (config.crash_handlers) install_crash_handlers();
+    report_unapplied_environment(config);
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.
     if (next_raw->writer) next_raw->writer->start();
     next_raw->set_open(true);

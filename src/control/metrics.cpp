@@ -34,6 +34,9 @@ Metrics metrics() {
         }
     }
     m.context_pool_bytes = detail::pooled_bytes();
+    const detail::PoolCounts pool = detail::pool_counts();
+    m.context_pool_hits = pool.hits;
+    m.context_pool_misses = pool.misses;
     const std::lock_guard lock(s.configure_mutex);  // the pipeline cannot be retired meanwhile
     {
         const std::lock_guard loggers_lock(s.loggers_mutex);  // lock order: configure, then loggers
@@ -111,6 +114,10 @@ std::string metrics_text() {
     line("fieldlog_context_fields_dropped_total", "", m.context_fields_dropped);
     gauge(out, "fieldlog_context_pool_bytes", "Free memory the per-thread context pools keep for reuse.");
     line("fieldlog_context_pool_bytes", "", m.context_pool_bytes);
+    counter(out, "fieldlog_context_pool_hits_total", "Context memory blocks taken from a pool's free list.");
+    line("fieldlog_context_pool_hits_total", "", m.context_pool_hits);
+    counter(out, "fieldlog_context_pool_misses_total", "Context memory blocks taken from the heap.");
+    line("fieldlog_context_pool_misses_total", "", m.context_pool_misses);
     counter(out, "fieldlog_nested_dropped_total", "Records logged from inside a logging call, dropped.");
     line("fieldlog_nested_dropped_total", "", m.nested_dropped);
     counter(out, "fieldlog_dropped_after_shutdown_total", "Records logged after shutdown(), dropped.");

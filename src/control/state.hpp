@@ -45,6 +45,10 @@ State& state() noexcept;
 /// so that a crash or a kill writes every accepted record. Once per signal; cold.
 void install_crash_handlers();
 
+/// Says once on stderr which FIELDLOG_* variables are set that `config` did not read (it was
+/// made in code, without apply_env()). Cold.
+void report_unapplied_environment(const Config& config) noexcept;
+
 /// Makes the default configuration (environment, else stdout JSON at info) if none was made.
 void ensure_configured();
 

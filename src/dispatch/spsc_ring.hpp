@@ -27,9 +27,11 @@ public:
         std::uint64_t next;  ///< position of the entry after it
     };
 
-    /// Allocates and touches the whole ring. `capacity` MUST be a power of two, at least 64.
+    /// Allocates the ring without touching it: a new thread's first record does not wait for
+    /// the whole ring to be zeroed, and its pages are faulted in as the producer first reaches
+    /// them. `capacity` MUST be a power of two, at least 64.
     explicit SpscRing(std::size_t capacity)
-        : capacity_(capacity), mask_(capacity - 1), bytes_(std::make_unique<std::uint64_t[]>(capacity / 8)) {}
+        : capacity_(capacity), mask_(capacity - 1), bytes_(std::make_unique_for_overwrite<std::uint64_t[]>(capacity / 8)) {}
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
 
@@ -112,7 +114,7 @@ private:
 
     const std::size_t capacity_;
     const std::uint64_t mask_;
-    const std::unique_ptr<std::uint64_t[]> bytes_;  // zeroed: the pages are touched now, not on the record path
+    const std::unique_ptr<std::uint64_t[]> bytes_;  // read only where the producer wrote
 
     // Cache lines by who writes them: the producer (head_ and its own view), the consumer (tail_).
     alignas(64) std::atomic<std::uint64_t> head_{0};

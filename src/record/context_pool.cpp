@@ -39,6 +39,8 @@ Homes& homes() noexcept {
 
 void free_to_heap(void* block) noexcept { ::operator delete(header_of(block)); }
 
+std::atomic<std::uint64_t> g_unpooled_misses{0};  // blocks for threads without a pool
+
 /// Keeps `block` on `home`'s free list if the bound allows, else frees it. Owner only.
 void keep_or_free(ContextHome& home, void* block) noexcept {
     const BlockHeader* h = header_of(block);
@@ -110,8 +112,14 @@ void* pool_allocate_slow(ContextHome* home, std::size_t bytes) {
             home->free[c] = next_of(block);
             home->free_bytes -= class_bytes(c);
             home->retained.store(home->free_bytes, std::memory_order_relaxed);
+            count_one(home->hits);
             return block;
         }
+    }
+    if (home != nullptr) {
+        count_one(home->misses);
+    } else {
+        g_unpooled_misses.fetch_add(1, std::memory_order_relaxed);
     }
     const bool pooled = home != nullptr && c < kPoolClasses;
     auto* h = static_cast<BlockHeader*>(::operator new(pooled ? class_bytes(c) : total));
@@ -135,6 +143,17 @@ void pool_release_slow(ContextHome* current, void* block) noexcept {
         } while (!home->remote_free.compare_exchange_weak(head, block, std::memory_order_release,
                                                           std::memory_order_relaxed));
     }
+}
+
+PoolCounts pool_counts() noexcept {
+    Homes& h = homes();
+    const std::lock_guard lock(h.mutex);
+    PoolCounts counts{.misses = g_unpooled_misses.load(std::memory_order_relaxed)};
+    for (const ContextHome* home : h.all) {
+        counts.hits += home->hits.load(std::memory_order_relaxed);
+        counts.misses += home->misses.load(std::memory_order_relaxed);
+    }
+    return counts;
 }
 
 std::size_t pooled_bytes() noexcept {

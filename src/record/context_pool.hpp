@@ -62,6 +62,9 @@ struct ContextHome {
     std::atomic<CloseTicket*> remote_closes{nullptr};   ///< scopes closed away from the record path
     std::atomic<std::uint32_t> generation{0};           ///< changes when the owning thread exits
     std::atomic<std::size_t> retained{0};               ///< free_bytes, for metrics
+    // Blocks taken from a free list (hits) and from the heap (misses); owner-written, for metrics.
+    std::atomic<std::uint64_t> hits{0};
+    std::atomic<std::uint64_t> misses{0};
     ContextHome* next_orphan = nullptr;                 ///< guarded by the homes' registry mutex
 };
 
@@ -86,6 +89,11 @@ inline std::size_t pool_class_for(std::size_t total) noexcept {
 }
 
 void* pool_allocate_slow(ContextHome* home, std::size_t bytes);
+
+/// One more on an owner-written counter: a plain add, published for a reader on another thread.
+inline void count_one(std::atomic<std::uint64_t>& counter) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 void pool_release_slow(ContextHome* current, void* block) noexcept;
 
 /// `bytes` of memory from `home`'s pool (from the heap when it has no free block of that size,
@@ -98,6 +106,7 @@ inline void* pool_allocate(ContextHome* home, std::size_t bytes) {
                 home->free[c] = *static_cast<void**>(block);
                 home->free_bytes -= kPoolMinBlock << c;
                 home->retained.store(home->free_bytes, std::memory_order_relaxed);
+                count_one(home->hits);
                 return block;
             }
         }
@@ -124,5 +133,13 @@ inline void pool_release(ContextHome* current, void* block) noexcept {
 
 /// The free bytes every pool keeps now (for metrics and the bound's test).
 std::size_t pooled_bytes() noexcept;
+
+/// Blocks every pool has handed out so far: from its free lists, and from the heap (a pool that
+/// had none of that size, a block too large to pool, or a thread without a pool).
+struct PoolCounts {
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+};
+PoolCounts pool_counts() noexcept;
 
 }  // namespace fieldlog::detail

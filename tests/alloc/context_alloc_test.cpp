@@ -286,8 +286,12 @@ TEST_CASE("a million requests across threads allocate nothing in steady state an
         }
     });
     std::uint64_t before = 0;
+    fieldlog::Metrics pools_before;
     for (int i = 0; i < kWarmUp + kRequests; ++i) {
-        if (i == kWarmUp) before = fieldlog_test::allocations();
+        if (i == kWarmUp) {
+            pools_before = fieldlog::metrics();
+            before = fieldlog_test::allocations();
+        }
         const auto request = log.with({{"request_id", i}, {"method", "GET"}, {"path", path}});
         const fieldlog::Scope scope{{"user", i}, {"path", path}};
         request.info("accepted");
@@ -305,5 +309,10 @@ TEST_CASE("a million requests across threads allocate nothing in steady state an
     CHECK(worker_records.load() == static_cast<std::uint64_t>(kWarmUp + kRequests));
     CHECK(json->counters().records == 3ULL * (kWarmUp + kRequests));
     // Two threads used the pools (the worker's is kept, emptied, for the next thread).
-    CHECK(fieldlog::metrics().context_pool_bytes <= 2 * 256 * 1024);
+    const fieldlog::Metrics pools_after = fieldlog::metrics();
+    CHECK(pools_after.context_pool_bytes <= 2 * 256 * 1024);
+    // The pools' own count says the same: every block of the steady state came from a free list.
+    CHECK(pools_after.context_pool_misses == pools_before.context_pool_misses);
+    CHECK(pools_after.context_pool_hits - pools_before.context_pool_hits >= static_cast<std::uint64_t>(kRequests));
+    CHECK(fieldlog::metrics_text().find("fieldlog_context_pool_hits_total ") != std::string::npos);
 }
