@@ -191,6 +191,7 @@ minimal_refusals() {
     "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
     "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
     "this build of fieldlog has no TLS: rebuild with -DFIELDLOG_WITH_TLS=ON (needs GnuTLS: libgnutls28-dev)" \
+    "compress = gzip: this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)" \
     "utc: accepted"
 }
 

@@ -3,6 +3,7 @@
 // fails with an error that names the option to rebuild with. Prints one line per refusal, the
 // error's text; run.sh checks them.
 #include <fieldlog/fieldlog.hpp>
+#include <fieldlog/sinks/file_sink.hpp>
 #include <fieldlog/sinks/syslog_sink.hpp>
 
 #include <cstdio>
@@ -30,6 +31,11 @@ int main() {
         fieldlog::configure(fieldlog::Config{
             .sinks = {{.target = fieldlog::SyslogSinkOptions{.address = "127.0.0.1:6514",
                                                               .transport = fieldlog::SyslogTransport::tls}}}});
+    });
+    refusal("gzip", [] {
+        fieldlog::configure(fieldlog::Config{
+            .sinks = {{.target = fieldlog::FileSinkOptions{.path = "/tmp/fieldlog-refusals.log",
+                                                            .compress = fieldlog::FileCompression::gzip}}}});
     });
     refusal("utc", [] { (void)fieldlog::TimeZone::parse("UTC"); });
 }
