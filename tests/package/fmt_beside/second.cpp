@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A shared library of the program's with fmt code of its own, as libspdlog.so has: here its
-// copy of fmt's formatting core stands for one from an older fmt (8, which knows no "{:?}" and
+// copy of fmt's formatting core stands for one from an older fmt (which knows no "{:?}" and
 // says "invalid type specifier"). It is only reached when fmt's shared library binds to it,
 // which happens when the program no longer exports its own copy.
 #include <fmt/format.h>
