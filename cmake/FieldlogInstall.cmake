@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # `cmake --install` produces a CMake package: find_package(fieldlog CONFIG REQUIRED) then link
 # fieldlog::fieldlog; and a pkg-config file, fieldlog.pc. Either describes the variant built
-# (static or shared). tests/package/ builds consumers of both kinds against the installed tree.
+# (static or shared) and names only the dependencies of the features built in (FIELDLOG_WITH_*).
+# tests/package/ builds consumers of both kinds against the installed tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -40,16 +41,31 @@ else()
   set(FIELDLOG_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
   set(FIELDLOG_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+# What this variant links besides fmt: the packages of the features built in, and threads.
+set(FIELDLOG_PC_DEPENDS "")
+set(FIELDLOG_PC_DEPENDS_LIBS " -pthread")
+if(FIELDLOG_WITH_TOML)
+  string(APPEND FIELDLOG_PC_DEPENDS " tomlplusplus")
+endif()
+if(FIELDLOG_WITH_GZIP)
+  string(APPEND FIELDLOG_PC_DEPENDS " zlib")
+endif()
+if(FIELDLOG_WITH_TLS)
+  string(APPEND FIELDLOG_PC_DEPENDS " gnutls")
+endif()
+if(FIELDLOG_WITH_TZ)
+  set(FIELDLOG_PC_DEPENDS_LIBS " -ldate-tz -pthread")
+endif()
 if(FIELDLOG_SHARED_LIBRARY)
   set(FIELDLOG_PC_REQUIRES "fmt")
-  set(FIELDLOG_PC_REQUIRES_PRIVATE "tomlplusplus zlib gnutls")
+  string(STRIP "${FIELDLOG_PC_DEPENDS}" FIELDLOG_PC_REQUIRES_PRIVATE)
   set(FIELDLOG_PC_LIBS "")
-  set(FIELDLOG_PC_LIBS_PRIVATE "-ldate-tz -pthread")
+  string(STRIP "${FIELDLOG_PC_DEPENDS_LIBS}" FIELDLOG_PC_LIBS_PRIVATE)
   set(FIELDLOG_PC_CFLAGS " -DFIELDLOG_SHARED")
 else()
-  set(FIELDLOG_PC_REQUIRES "fmt tomlplusplus zlib gnutls")
+  set(FIELDLOG_PC_REQUIRES "fmt${FIELDLOG_PC_DEPENDS}")
   set(FIELDLOG_PC_REQUIRES_PRIVATE "")
-  set(FIELDLOG_PC_LIBS " -ldate-tz -pthread")
+  set(FIELDLOG_PC_LIBS "${FIELDLOG_PC_DEPENDS_LIBS}")
   set(FIELDLOG_PC_LIBS_PRIVATE "")
   set(FIELDLOG_PC_CFLAGS "")
 endif()

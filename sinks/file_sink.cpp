@@ -56,6 +56,13 @@ std::int64_t next_boundary(std::int64_t t, RotateEvery every, bool utc) noexcept
 
 /// The options, or std::invalid_argument naming the one that cannot work.
 const FileSinkOptions& checked(const FileSinkOptions& options) {
+#if !FIELDLOG_WITH_GZIP
+    if (options.compress == FileCompression::gzip) {
+        throw std::invalid_argument(
+            "compress = gzip: this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: "
+            "zlib1g-dev)");
+    }
+#endif
     if (options.compression_level < 1 || options.compression_level > 9) {
         throw std::invalid_argument("compression_level: " + std::to_string(options.compression_level) +
                                     " is not a zlib level (1 fastest to 9 smallest)");

@@ -187,7 +187,7 @@ SyslogSink::State::State(SyslogSink& sink, SyslogSinkOptions opts)
       options(std::move(opts)),
       where(detail::split_address(options.address)),
       tls_settings(tls_settings_of(options, where)),
-      credentials(over_tls(options.transport) ? std::make_unique<detail::TlsCredentials>(tls_settings) : nullptr),
+      credentials(over_tls(options.transport) ? detail::load_tls_credentials(tls_settings) : nullptr),
       tail(options.hostname, options.app_name),
       capacity(options.buffer_bytes),
       ring(std::make_unique<char[]>(options.buffer_bytes)) {
@@ -364,7 +364,7 @@ bool SyslogSink::State::connect_once() noexcept {
     }
     pushed = 0;
     if (credentials) {
-        session = std::make_unique<detail::TlsStream>(*credentials, tls_settings, fd, pushed);
+        session = credentials->open(tls_settings, fd, pushed);
         if (const std::string failure = session->handshake(*this, give_up, !relp); !failure.empty()) {
             return give_up_opening("TLS handshake", failure);
         }

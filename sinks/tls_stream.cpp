@@ -2,6 +2,8 @@
 // GnuTLS for the syslog sink: a client session whose transport is our own socket, counted.
 #include "tls_stream.hpp"
 
+#include <gnutls/gnutls.h>
+
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -25,9 +27,56 @@ bool is_ip_literal(const std::string& host) {
     return ::inet_pton(AF_INET, host.c_str(), buffer) == 1 || ::inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
-}  // namespace
+class GnuTlsCredentials final : public TlsCredentials {
+public:
+    explicit GnuTlsCredentials(const TlsSettings& settings);
+    ~GnuTlsCredentials() override;
+    GnuTlsCredentials(const GnuTlsCredentials&) = delete;
+    GnuTlsCredentials& operator=(const GnuTlsCredentials&) = delete;
 
-TlsCredentials::TlsCredentials(const TlsSettings& settings) {
+    std::unique_ptr<TlsStream> open(const TlsSettings& settings, int fd, std::uint64_t& pushed) const override;
+
+private:
+    gnutls_certificate_credentials_t credentials_ = nullptr;
+};
+
+class GnuTlsStream final : public TlsStream {
+public:
+    GnuTlsStream(gnutls_certificate_credentials_t credentials, const TlsSettings& settings, int fd,
+                 std::uint64_t& pushed);
+    ~GnuTlsStream() override;
+    GnuTlsStream(const GnuTlsStream&) = delete;
+    GnuTlsStream& operator=(const GnuTlsStream&) = delete;
+
+    std::string handshake(SocketWaiter& waiter, Clock::time_point give_up, bool await_server_verdict) noexcept override;
+    int send(const char* data, std::size_t size, std::size_t& done) noexcept override;
+    ssize_t receive(char* data, std::size_t size) noexcept override;
+    std::size_t max_record() const noexcept override { return gnutls_record_get_max_size(session_); }
+    const char* error_text() const noexcept override { return gnutls_strerror(last_error_); }
+
+private:
+    /// TLS 1.3 lets a client finish its handshake before the server has checked the client's
+    /// certificate; a server that refuses it answers with an alert and discards what we sent
+    /// meanwhile, although its TCP acknowledges those bytes. So when the server asked for a
+    /// certificate, wait for its verdict before any record goes out: a session ticket or other
+    /// data (accepted), an alert or a close (refused: why), or nothing until `until` from a
+    /// server that sends no tickets (taken as accepted).
+    std::string await_verdict(SocketWaiter& waiter, Clock::time_point until) noexcept;
+
+    static ssize_t push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept;
+    static ssize_t pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept;
+    static int pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept;
+    static int on_ticket(gnutls_session_t session, unsigned type, unsigned when, unsigned incoming,
+                         const gnutls_datum_t* message) noexcept;
+
+    gnutls_session_t session_ = nullptr;
+    int fd_;
+    std::uint64_t& pushed_;
+    int last_error_ = 0;
+    bool ticket_received_ = false;  ///< the server sent a session ticket: it accepted the session
+};
+
+GnuTlsCredentials::GnuTlsCredentials(const TlsSettings& settings) {
     if (const int rc = gnutls_certificate_allocate_credentials(&credentials_); rc < 0) {
         throw std::invalid_argument(std::string("TLS credentials: ") + gnutls_strerror(rc));
     }
@@ -60,9 +109,14 @@ TlsCredentials::TlsCredentials(const TlsSettings& settings) {
     }
 }
 
-TlsCredentials::~TlsCredentials() { gnutls_certificate_free_credentials(credentials_); }
+GnuTlsCredentials::~GnuTlsCredentials() { gnutls_certificate_free_credentials(credentials_); }
 
-TlsStream::TlsStream(const TlsCredentials& credentials, const TlsSettings& settings, int fd, std::uint64_t& pushed)
+std::unique_ptr<TlsStream> GnuTlsCredentials::open(const TlsSettings& settings, int fd, std::uint64_t& pushed) const {
+    return std::make_unique<GnuTlsStream>(credentials_, settings, fd, pushed);
+}
+
+GnuTlsStream::GnuTlsStream(gnutls_certificate_credentials_t credentials, const TlsSettings& settings, int fd,
+                           std::uint64_t& pushed)
     : fd_(fd), pushed_(pushed) {
     last_error_ = gnutls_init(&session_, GNUTLS_CLIENT);
     if (last_error_ < 0) {
@@ -70,49 +124,49 @@ TlsStream::TlsStream(const TlsCredentials& credentials, const TlsSettings& setti
         return;
     }
     gnutls_set_default_priority(session_);
-    gnutls_credentials_set(session_, GNUTLS_CRD_CERTIFICATE, credentials.get());
+    gnutls_credentials_set(session_, GNUTLS_CRD_CERTIFICATE, credentials);
     if (!settings.server_name.empty() && !is_ip_literal(settings.server_name)) {
         gnutls_server_name_set(session_, GNUTLS_NAME_DNS, settings.server_name.data(), settings.server_name.size());
     }
     if (settings.verify) gnutls_session_set_verify_cert(session_, settings.server_name.c_str(), 0);
     gnutls_transport_set_ptr(session_, this);
-    gnutls_transport_set_push_function(session_, &TlsStream::push);
-    gnutls_transport_set_pull_function(session_, &TlsStream::pull);
-    gnutls_transport_set_pull_timeout_function(session_, &TlsStream::pull_timeout);
+    gnutls_transport_set_push_function(session_, &GnuTlsStream::push);
+    gnutls_transport_set_pull_function(session_, &GnuTlsStream::pull);
+    gnutls_transport_set_pull_timeout_function(session_, &GnuTlsStream::pull_timeout);
     gnutls_handshake_set_hook_function(session_, GNUTLS_HANDSHAKE_NEW_SESSION_TICKET, GNUTLS_HOOK_POST,
-                                       &TlsStream::on_ticket);
+                                       &GnuTlsStream::on_ticket);
 }
 
-TlsStream::~TlsStream() {
+GnuTlsStream::~GnuTlsStream() {
     if (session_ != nullptr) gnutls_deinit(session_);
 }
 
-ssize_t TlsStream::push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept {
-    auto* stream = static_cast<TlsStream*>(self);
+ssize_t GnuTlsStream::push(gnutls_transport_ptr_t self, const void* data, std::size_t size) noexcept {
+    auto* stream = static_cast<GnuTlsStream*>(self);
     const ssize_t sent = ::send(stream->fd_, data, size, MSG_NOSIGNAL);
     if (sent > 0) stream->pushed_ += static_cast<std::uint64_t>(sent);
     if (sent < 0) gnutls_transport_set_errno(stream->session_, errno);
     return sent;
 }
 
-ssize_t TlsStream::pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept {
-    auto* stream = static_cast<TlsStream*>(self);
+ssize_t GnuTlsStream::pull(gnutls_transport_ptr_t self, void* data, std::size_t size) noexcept {
+    auto* stream = static_cast<GnuTlsStream*>(self);
     const ssize_t got = ::recv(stream->fd_, data, size, MSG_DONTWAIT);
     if (got < 0) gnutls_transport_set_errno(stream->session_, errno);
     return got;
 }
 
-int TlsStream::pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept {
-    pollfd watched{static_cast<TlsStream*>(self)->fd_, POLLIN, 0};
+int GnuTlsStream::pull_timeout(gnutls_transport_ptr_t self, unsigned int ms) noexcept {
+    pollfd watched{static_cast<GnuTlsStream*>(self)->fd_, POLLIN, 0};
     return ::poll(&watched, 1, ms == GNUTLS_INDEFINITE_TIMEOUT ? -1 : static_cast<int>(ms));
 }
 
-int TlsStream::on_ticket(gnutls_session_t session, unsigned, unsigned, unsigned incoming, const gnutls_datum_t*) noexcept {
-    if (incoming != 0) static_cast<TlsStream*>(gnutls_transport_get_ptr(session))->ticket_received_ = true;
+int GnuTlsStream::on_ticket(gnutls_session_t session, unsigned, unsigned, unsigned incoming, const gnutls_datum_t*) noexcept {
+    if (incoming != 0) static_cast<GnuTlsStream*>(gnutls_transport_get_ptr(session))->ticket_received_ = true;
     return 0;
 }
 
-std::string TlsStream::handshake(SocketWaiter& waiter, Clock::time_point give_up, bool await_server_verdict) noexcept {
+std::string GnuTlsStream::handshake(SocketWaiter& waiter, Clock::time_point give_up, bool await_server_verdict) noexcept {
     if (session_ == nullptr) return gnutls_strerror(last_error_);
     // No timeout of GnuTLS's own: it would wait in pull_timeout, where closing the sink cannot
     // reach it. GnuTLS returns GNUTLS_E_AGAIN instead, and the waiter keeps the time.
@@ -150,7 +204,7 @@ std::string TlsStream::handshake(SocketWaiter& waiter, Clock::time_point give_up
     return gnutls_strerror(rc);
 }
 
-std::string TlsStream::await_verdict(SocketWaiter& waiter, Clock::time_point until) noexcept {
+std::string GnuTlsStream::await_verdict(SocketWaiter& waiter, Clock::time_point until) noexcept {
     if (gnutls_protocol_get_version(session_) != GNUTLS_TLS1_3 ||
         gnutls_certificate_client_get_request_status(session_) == 0) {
         return {};
@@ -172,7 +226,7 @@ std::string TlsStream::await_verdict(SocketWaiter& waiter, Clock::time_point unt
     }
 }
 
-int TlsStream::send(const char* data, std::size_t size, std::size_t& done) noexcept {
+int GnuTlsStream::send(const char* data, std::size_t size, std::size_t& done) noexcept {
     while (done < size) {
         const ssize_t sent = gnutls_record_send(session_, data + done, size - done);
         if (sent == GNUTLS_E_AGAIN || sent == GNUTLS_E_INTERRUPTED) return 0;
@@ -185,7 +239,7 @@ int TlsStream::send(const char* data, std::size_t size, std::size_t& done) noexc
     return 1;
 }
 
-ssize_t TlsStream::receive(char* data, std::size_t size) noexcept {
+ssize_t GnuTlsStream::receive(char* data, std::size_t size) noexcept {
     for (;;) {
         const ssize_t got = gnutls_record_recv(session_, data, size);
         if (got > 0) return got;
@@ -196,12 +250,10 @@ ssize_t TlsStream::receive(char* data, std::size_t size) noexcept {
     }
 }
 
-bool TlsStream::drain_input() noexcept {
-    char scratch[4096];
-    ssize_t got;
-    while ((got = receive(scratch, sizeof scratch)) > 0) {
-    }
-    return got == 0;
+}  // namespace
+
+std::unique_ptr<TlsCredentials> load_tls_credentials(const TlsSettings& settings) {
+    return std::make_unique<GnuTlsCredentials>(settings);
 }
 
 }  // namespace fieldlog::detail

@@ -181,6 +181,9 @@ void check_log(const std::string& path, const Progress& progress, const ExitCase
         const std::string expected_name = c.signal == SIGSEGV ? "SIGSEGV" : "SIGABRT";
         CHECK(lines[fatal_at].find("\"signal\":\"" + expected_name + "\"") != std::string::npos);
         CHECK(lines[fatal_at].find("\"logger\":\"fieldlog\"") != std::string::npos);
+        // Its thread, as every record names one ("tid"), though the sink writes no tid.
+        CHECK(lines[fatal_at].find("\"tid\":") != std::string::npos);
+        CHECK(lines[fatal_at].find("fields.") == std::string::npos);
     } else {
         CHECK(fatal_records == 0);
     }

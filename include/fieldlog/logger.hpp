@@ -191,8 +191,8 @@ struct LocatedFormat {
     template <typename Text>
         requires std::is_convertible_v<const Text&, std::string_view>
     consteval LocatedFormat(const Text& text,  // NOLINT: implicit by design
-                            SourceLocation where = SourceLocation::current())
-        : format(text), where(where) {}
+                            SourceLocation at = SourceLocation::current())
+        : format(text), where(at) {}
 
     fmt::format_string<Args...> format;
     SourceLocation where;

@@ -63,7 +63,7 @@ struct FIELDLOG_API SinkCounters {
 /// What the dispatcher asks of a sink once, when it joins a running configuration.
 struct FIELDLOG_API SinkInfo {
     std::string_view kind = "custom";  ///< metrics label ("stdout", "file", …); MUST outlive the sink (a literal)
-    std::string target;                ///< path or address; empty when there is none
+    std::string target{};              ///< path or address; empty when there is none
     bool terminal = false;             ///< the destination is a terminal (console colour is chosen by this)
     std::chrono::milliseconds tick_period{0};  ///< how often tick() wants to run; 0: never
     /// The one format the sink takes (it reads the lines it gets); configure() gives it records

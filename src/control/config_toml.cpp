@@ -23,7 +23,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+// toml++'s templates keep their own visibility (src/base/default_visibility.hpp says why).
+#pragma GCC visibility push(default)
 #include <toml++/toml.h>
+#pragma GCC visibility pop
 
 #include "fieldlog/config.hpp"
 #include "dispatch/routing.hpp"

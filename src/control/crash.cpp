@@ -136,7 +136,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             if (Level::fatal < routing.lowest(i, c)) continue;
             g_final_record.clear();
-            encode_final_record(routing.channels[c].options, g_final_record, g_final_scratch, note);
+            encode_final_record(routing.channels[c].final_record_options, g_final_record, g_final_scratch, note);
             const RecordView record{g_final_record.span(), Level::fatal, note.time};
             routing.sinks[i]->sink->write_on_crash({&record, 1});
         }

@@ -49,6 +49,12 @@ std::uint32_t intern_options(const EncoderOptions& options) {
 
 namespace {
 
+/// `options` with the thread id on: the crash path's `fatal` record always names its thread.
+EncoderOptions with_thread_id(EncoderOptions options) {
+    options.call_facts = static_cast<std::uint8_t>(options.call_facts | thread_id_fact);
+    return options;
+}
+
 /// True when `pattern` (checked by LoggerFilter::check) names `logger`.
 bool matches(std::string_view pattern, std::string_view logger) noexcept {
     if (pattern == "*") return true;
@@ -104,7 +110,11 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
     }
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) { return c.options == options; });
     if (channel == channels.end()) {
-        channels.push_back(Channel{.options = options, .options_id = intern_options(options), .min_level = Level::off, .routes = {}});
+        channels.push_back(Channel{.options = options,
+                                   .final_record_options = with_thread_id(options),
+                                   .options_id = intern_options(options),
+                                   .min_level = Level::off,
+                                   .routes = {}});
         channel = channels.end() - 1;
     }
     channel->routes.push_back(route);

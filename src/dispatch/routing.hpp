@@ -86,6 +86,9 @@ struct Route {
 
 struct Channel {
     EncoderOptions options;
+    /// `options` with the thread id on, for the crash path's `fatal` record (it always names its
+    /// thread); made here because a signal handler cannot copy options.
+    EncoderOptions final_record_options;
     /// The same for equal options in every pipeline (intern_options): context nodes cache their
     /// encodings under it, so a configure() that keeps the options keeps the caches.
     std::uint32_t options_id = 0;

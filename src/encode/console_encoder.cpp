@@ -168,7 +168,7 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     const bool multi_line = !message.rest.empty();
     if (colour) out_.append(kSgrReset);
     const auto has_bytes = [](const EncodedContext* context) { return context != nullptr && context->size != 0; };
-    if ((has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || record_call_facts(options_, r) != 0) && width < kMessageWidth) {
+    if ((has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || options_.call_facts != 0) && width < kMessageWidth) {
         pad(out_, kMessageWidth - width);
     }
     record_fields(r);

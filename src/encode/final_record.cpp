@@ -61,16 +61,8 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     std::size_t count = 2;
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
-    // The thread goes where every record's goes ("tid"), whatever the sink's `tid` says.
-    const RecordInput record{note.time,
-                             Level::fatal,
-                             final_record_logger(),
-                             text,
-                             nullptr,
-                             nullptr,
-                             std::span<const Field>(fields, count),
-                             note.thread_id,
-                             thread_id_fact};
+    const RecordInput record{note.time,   Level::fatal, final_record_logger(), text, nullptr, nullptr,
+                             std::span<const Field>(fields, count), note.thread_id};
     try {
         encode_record(options, out, scratch, record);
     } catch (...) {

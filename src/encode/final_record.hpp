@@ -26,8 +26,9 @@ struct FinalNote {
 /// arrive during static destruction).
 const LoggerName& final_record_logger();
 
-/// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format.
-/// Uses no heap for it (the record is far below the buffer's inline size).
+/// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format;
+/// its thread id is the `tid` member when `options` has thread_id_fact (the crash path's
+/// options always do). Uses no heap for it (the record is far below the buffer's inline size).
 void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch,
                          const FinalNote& note) noexcept;
 

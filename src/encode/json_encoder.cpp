@@ -69,7 +69,7 @@ LoggerName::~LoggerName() { delete encoded; }
         append_json_escaped(out_, r.message.text());
     }
     out_.push_back('"');
-    if (record_call_facts(options_, r) != 0) [[unlikely]] write_call_facts(r);
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
     members_.append_context(r.bound, kKeyOffset);
     members_.append_context(r.scope, kKeyOffset);
     if (!r.fields.empty()) write_top_fields(r.fields, false);
@@ -81,7 +81,7 @@ void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void JsonEncoder::write_call_facts(const RecordInput& r) {
-    const std::uint8_t facts = record_call_facts(options_, r);
+    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = r.message.where();
     if ((facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");

@@ -160,7 +160,7 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
 }
 
 void KeyValueEncoder::record_fields(const RecordInput& record) {
-    if (record_call_facts(options_, record) != 0) [[unlikely]] write_call_facts(record);
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(record);
     const std::uint8_t key_offset = console_key_offset(dim_keys_);
     members_.append_context(record.bound, key_offset);
     members_.append_context(record.scope, key_offset);
@@ -168,7 +168,7 @@ void KeyValueEncoder::record_fields(const RecordInput& record) {
 }
 
 void KeyValueEncoder::write_call_facts(const RecordInput& record) {
-    const std::uint8_t facts = record_call_facts(options_, record);
+    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = record.message.where();
     if ((facts & caller_fact) != 0) {
         out_.append(" caller=");

@@ -129,7 +129,7 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
     out_.append(",\"attributes\":");
     const std::size_t attributes = out_.size();
     MemberIndex& index = attributes_.index();
-    if (record_call_facts(options_, r) != 0) [[unlikely]] write_call_facts(r);
+    if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
     index.append_context(r.bound, kKeyOffset);
     if (!trace.any) {
         index.append_context(r.scope, kKeyOffset);
@@ -160,7 +160,7 @@ void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void OtelEncoder::write_call_facts(const RecordInput& r) {
-    const std::uint8_t facts = record_call_facts(options_, r);
+    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = r.message.where();
     MemberIndex& index = attributes_.index();
     // Each key written and reported before its value, as the JSON encoder does: a later field

@@ -12,7 +12,6 @@
 
 #include "base/thread_id.hpp"
 #include "encode/members.hpp"
-#include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/logger.hpp"
@@ -29,14 +28,7 @@ struct RecordInput {
     const EncodedContext* scope;  ///< likewise
     std::span<const Field> fields;
     int thread_id = 0;  ///< of the thread that logged it; 0: the encoding thread
-    /// CallFact bits written whatever the options say: the crash record always names its thread.
-    std::uint8_t call_facts = 0;
 };
-
-/// The CallFact bits `record` is written with under `options`.
-inline std::uint8_t record_call_facts(const EncoderOptions& options, const RecordInput& record) noexcept {
-    return static_cast<std::uint8_t>(options.call_facts | record.call_facts);
-}
 
 /// The kernel id of the thread that logged `record`.
 inline int record_thread_id(const RecordInput& record) noexcept {

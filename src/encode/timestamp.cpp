@@ -4,15 +4,21 @@
 // for instants after the last listed transition (tzif.cpp, tz_rule.cpp); append_rfc3339 then
 // writes from a per-thread cache (two: the record's clock and field values) of the current
 // minute's `YYYY-MM-DDTHH:MM:` and offset, recomputing a new minute with Hinnant's
-// civil-from-days integer arithmetic. The only file that includes date/tz.h.
+// civil-from-days integer arithmetic. The only file that includes date/tz.h; a build without it
+// (FIELDLOG_WITH_TZ=OFF) writes UTC and refuses named and local zones.
 #include "fieldlog/timestamp.hpp"
 
 #include "encode/text.hpp"
 #include "encode/tz_rule.hpp"
 #include "encode/tzif.hpp"
 
+#if FIELDLOG_WITH_TZ
+// date's templates keep their own visibility (src/base/default_visibility.hpp says why).
+#pragma GCC visibility push(default)
 #include <date/date.h>
 #include <date/tz.h>
+#pragma GCC visibility pop
+#endif
 
 #include <algorithm>
 #include <array>
@@ -468,6 +474,7 @@ char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Zones (cold)
 
+#if FIELDLOG_WITH_TZ
 /// "+hh:mm" for an offset in whole minutes ("+00:00" for zero).
 std::string offset_suffix(std::int32_t offset) {
     const std::uint32_t minutes = static_cast<std::uint32_t>(offset < 0 ? -offset : offset) / 60;
@@ -538,11 +545,14 @@ const date::time_zone* find_zone(std::string_view name) {
     }
 }
 
+#endif
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Public API
 
+#if FIELDLOG_WITH_TZ
 TimeZone TimeZone::named(std::string_view name) {
     const date::time_zone* tz = find_zone(name);
     if (tz == nullptr) throw std::invalid_argument("fieldlog: unknown time zone \"" + std::string(name) + "\"");
@@ -563,6 +573,17 @@ TimeZone TimeZone::local() {
         return utc();  // no /etc/localtime (minimal containers): UTC is what libc assumes too
     }
 }
+
+#else
+// No tz database without date: a zone other than UTC would be a guess.
+TimeZone TimeZone::named(std::string_view name) {
+    throw std::invalid_argument("fieldlog: time zone \"" + std::string(name) +
+                                "\": this build of fieldlog has no time zones but UTC: rebuild with "
+                                "-DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)");
+}
+
+TimeZone TimeZone::local() { return named("local"); }
+#endif
 
 TimeZone TimeZone::parse(std::string_view name) {
     if (name == "UTC") return utc();

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The installed package, both variants. Installs the static build in $1 (default `build`; made
-# if missing) and a shared build (library only, in build-pkg-shared, reused between runs) into
-# temporary prefixes; then for each builds and runs the CMake consumer (find_package), a plain
-# `c++ … $(pkg-config --cflags --libs fieldlog)` consumer and a dlopen()ed plugin, and checks
-# their lines (and a consumer's exit status: its test observer kept the record). One line per
-# check; exits non-zero if any failed.
+# The installed package, its variants, and fieldlog inside another build. Installs the static
+# build in $1 (default `build`; made if missing), a shared build and the minimal variant (every
+# FIELDLOG_WITH_* off; library only, in build-pkg-shared and build-pkg-minimal, reused between
+# runs) into temporary prefixes; then for each builds and runs the CMake consumer (find_package),
+# plain `c++ … $(pkg-config [--static] --cflags --libs fieldlog)` consumers and a dlopen()ed
+# plugin, and checks their lines (and a consumer's exit status: its test observer kept the
+# record). Also: the minimal variant's program links no optional dependency and its refusals
+# name the option; the public headers at strict warnings; add_subdirectory and FetchContent
+# consumers; a static fieldlog beside libfmt.so and other fmt users. g++ and clang where the
+# compiler matters. One line per check; exits non-zero if any failed.
 # The checks are functions that check() runs: shellcheck cannot see them called.
 # shellcheck disable=SC2317
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 static_build=${1:-build}
 shared_build=${FIELDLOG_PKG_SHARED_BUILD:-build-pkg-shared}
+minimal_build=${FIELDLOG_PKG_MINIMAL_BUILD:-build-pkg-minimal}
 cxx=${CXX:-c++}
 jobs=$(nproc)
 work=$(mktemp -d)
@@ -75,6 +80,21 @@ build_shared() {
   cmake --install "$shared_build" --prefix "$work/shared" >/dev/null
 }
 
+build_minimal() {
+  cmake -S . -B "$minimal_build" -DFIELDLOG_WITH_TLS=OFF -DFIELDLOG_WITH_GZIP=OFF -DFIELDLOG_WITH_TOML=OFF \
+    -DFIELDLOG_WITH_TZ=OFF -DFIELDLOG_BUILD_TESTS=OFF -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF >/dev/null
+  cmake --build "$minimal_build" --target fieldlog -j"$jobs" >/dev/null
+  cmake --install "$minimal_build" --prefix "$work/minimal" >/dev/null
+}
+
+# The license and the example configuration, where Debian puts a package's documents.
+docs_installed() {
+  local doc
+  doc=$(find "$work/static" -type d -path '*/share/doc/fieldlog')
+  [ -f "$doc/LICENSE" ] || { find "$work/static/share"; return 1; }
+  [ -f "$doc/fieldlog.toml" ] || { find "$work/static/share"; return 1; }
+}
+
 libdir_of() { dirname "$(find "$work/$1" -name 'libfieldlog.*' -print -quit)"; }
 pkg_config() { PKG_CONFIG_PATH="$(libdir_of "$1")/pkgconfig" pkg-config "${@:2}"; }
 
@@ -131,6 +151,99 @@ pkgconfig_consumer() {
   expect_lines "$out" "$consumer_line"
 }
 
+# pkgconfig_static_consumer VARIANT: `pkg-config --static` names everything the link needs.
+pkgconfig_static_consumer() {
+  local variant=$1 libdir flags
+  libdir=$(libdir_of "$variant")
+  flags=$(pkg_config "$variant" --static --cflags --libs fieldlog)
+  # shellcheck disable=SC2086
+  "$cxx" -std=c++20 tests/package/consumer/main.cpp $flags -o "$work/$variant-pc-static-consumer"
+  local out
+  out=$(LD_LIBRARY_PATH=$libdir "$work/$variant-pc-static-consumer")
+  expect_lines "$out" "$consumer_line"
+}
+
+# The minimal variant's program that logs to stdout links fmt, and none of GnuTLS, zlib, toml++
+# or date-tz: not as a library it needs, nor as code of theirs pulled into it.
+minimal_links_fmt_alone() {
+  local program="$work/minimal-pc-consumer" dynamic resolved symbols
+  pkgconfig_consumer minimal
+  dynamic=$(readelf -d "$program")
+  resolved=$(ldd "$program")
+  symbols=$(nm -C "$program")
+  has "$dynamic" 'NEEDED.*\[libfmt\.so' || { echo "$dynamic"; return 1; }
+  ! has "$dynamic" 'NEEDED.*\[lib\(gnutls\|z\|tomlplusplus\|date-tz\)\.so' || { echo "$dynamic"; return 1; }
+  ! has "$resolved" 'libgnutls\|libz\.so\|libtomlplusplus\|libdate-tz' || { echo "$resolved"; return 1; }
+  ! has "$symbols" 'gnutls_\|deflate\|toml::\|date::' || { grep 'gnutls_\|deflate\|toml::\|date::' <<<"$symbols" | head; return 1; }
+  has "$(pkg_config minimal --static --libs fieldlog)" -lfmt
+  ! has "$(pkg_config minimal --static --libs fieldlog)" 'gnutls\|-lz\|toml\|date'
+}
+
+# What the minimal variant lacks is refused with the option to rebuild with; UTC still works.
+minimal_refusals() {
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++20 tests/package/consumer/refusals.cpp $(pkg_config minimal --cflags --libs fieldlog) \
+    -o "$work/refusals"
+  local out
+  out=$("$work/refusals" 2>&1)
+  expect_lines "$out" \
+    "app.toml: this build of fieldlog reads no TOML files: rebuild with -DFIELDLOG_WITH_TOML=ON (needs toml++: libtomlplusplus-dev)" \
+    "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
+    "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
+    "this build of fieldlog has no TLS: rebuild with -DFIELDLOG_WITH_TLS=ON (needs GnuTLS: libgnutls28-dev)" \
+    "compress = gzip: this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)" \
+    "utc: accepted"
+}
+
+# strict_headers COMPILER: every public header, alone and all together, and the consumer compile
+# warning-free at the strictest common set of warnings.
+strict_headers() {
+  local compiler=$1 header include="$work/static/include"
+  local flags=(-std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Werror -fsyntax-only)
+  : >"$work/all_headers.cpp"
+  for header in $(cd "$include" && find fieldlog -name '*.hpp' | sort); do
+    echo "#include <$header>" >>"$work/all_headers.cpp"
+    echo "#include <$header>" | "$compiler" "${flags[@]}" -I"$include" -x c++ -
+  done
+  "$compiler" "${flags[@]}" -I"$include" "$work/all_headers.cpp"
+  "$compiler" "${flags[@]}" -I"$include" tests/package/consumer/main.cpp
+}
+
+# subproject VIA COMPILER: fieldlog built inside another project (tests/package/subproject, whose
+# configure checks the build type, -Werror and the tests); it installs nothing there.
+subproject() {
+  local via=$1 compiler=$2 dir="$work/sub-$1-$2"
+  CXX=$compiler cmake -S tests/package/subproject -B "$dir" -DFIELDLOG_SOURCE="$PWD" -DFIELDLOG_VIA="$via" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  cmake --install "$dir" --prefix "$dir/prefix" >/dev/null
+  [ ! -e "$dir/prefix" ] || { echo "installed into the consumer's prefix:"; find "$dir/prefix"; return 1; }
+  local out
+  out=$("$dir/consumer")
+  expect_lines "$out" "$consumer_line"
+}
+
+# A static fieldlog beside libfmt.so, libspdlog.so and a second library with a copy of fmt's
+# formatting core that differs (tests/package/fmt_beside): every one formats as without fieldlog,
+# and the program exports the fmt code it exported before (libfmt.so binds to the program's).
+fmt_beside() {
+  local dir=tests/package/fmt_beside
+  "$cxx" -std=c++20 -fPIC -shared "$dir/second.cpp" -o "$work/libsecond.so" -lfmt
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++20 "$dir/main.cpp" -o "$work/fmt-without" -L"$work" -lsecond $(pkg-config --cflags --libs spdlog fmt)
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++20 -DFIELDLOG "$dir/main.cpp" -o "$work/fmt-with" -L"$work" -lsecond \
+    $(pkg_config static --cflags --libs fieldlog spdlog)
+  local without with
+  without=$(LD_LIBRARY_PATH=$work "$work/fmt-without")
+  with=$(LD_LIBRARY_PATH=$work "$work/fmt-with" | grep -v '"logger":"beside"')
+  expect_lines "$without" 'program: "own"' 'libfmt: "shared"' 'second: second' 'spdlog: "spdlog"'
+  [ "$with" = "$without" ] || { echo "with fieldlog:"; echo "$with"; return 1; }
+  local lost
+  lost=$(comm -23 <(nm -D --defined-only "$work/fmt-without" | awk '/fmt/ {print $3}' | sort) \
+    <(nm -D --defined-only "$work/fmt-with" | awk '/fmt/ {print $3}' | sort) | c++filt)
+  [ -z "$lost" ] || { echo "no longer exported with fieldlog:"; echo "$lost"; return 1; }
+}
+
 host() { [ -x "$work/host" ] || "$cxx" -std=c++20 -Wall -Wextra tests/package/plugin/host.cpp -o "$work/host" -ldl; }
 
 # plugin VARIANT: builds tests/package/plugin/plugin.cpp as a shared object against the variant,
@@ -174,6 +287,7 @@ shared_plugin() {
 }
 
 check "static install" build_static
+check "static install has LICENSE and fieldlog.toml in share/doc/fieldlog" docs_installed
 check "static cmake consumer" cmake_consumer static
 check "static pkg-config consumer" pkgconfig_consumer static
 check "static plugins (two, dlopen)" static_plugins
@@ -182,4 +296,17 @@ check "shared library (SONAME, exports)" shared_library
 check "shared cmake consumer" cmake_consumer shared
 check "shared pkg-config consumer" pkgconfig_consumer shared
 check "shared plugin (dlopen)" shared_plugin
+check "minimal install (every FIELDLOG_WITH_* off)" build_minimal
+check "minimal cmake consumer" cmake_consumer minimal
+check "minimal pkg-config consumer links fmt alone (readelf, ldd, nm)" minimal_links_fmt_alone
+check "minimal refusals name the option" minimal_refusals
+for variant in static shared minimal; do
+  check "$variant pkg-config --static consumer" pkgconfig_static_consumer "$variant"
+done
+check "static fieldlog beside libfmt.so, libspdlog.so and another fmt copy" fmt_beside
+for compiler in g++ clang++; do
+  check "public headers at strict warnings ($compiler)" strict_headers "$compiler"
+  check "add_subdirectory consumer ($compiler)" subproject add_subdirectory "$compiler"
+  check "FetchContent consumer ($compiler)" subproject FetchContent "$compiler"
+done
 exit "$failed"

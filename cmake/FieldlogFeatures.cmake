@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: MIT
+# The optional features and the package each needs. FIELDLOG_WITH_<NAME> is AUTO (built when
+# the package is found, with a status line saying so either way), ON (a missing package stops
+# configure) or OFF (not looked for). Sets FIELDLOG_WITH_<NAME> to ON or OFF for the rest of the
+# build, FIELDLOG_FEATURE_LIBRARIES (linked privately) and FIELDLOG_FEATURE_DEFINITIONS.
+set(FIELDLOG_FEATURE_LIBRARIES "")
+set(FIELDLOG_FEATURE_DEFINITIONS "")
+set(FIELDLOG_FEATURES TLS GZIP TOML TZ)
+
+# fieldlog_feature(NAME PACKAGE TARGET DEBIAN WHAT): finds PACKAGE as FIELDLOG_WITH_NAME says.
+macro(fieldlog_feature name package target debian what)
+  set(FIELDLOG_WITH_${name} AUTO CACHE STRING "${what}: AUTO (if ${package} is found), ON or OFF")
+  set_property(CACHE FIELDLOG_WITH_${name} PROPERTY STRINGS AUTO ON OFF)
+  set(_fieldlog_choice ${FIELDLOG_WITH_${name}})
+  string(TOUPPER "${_fieldlog_choice}" _fieldlog_choice)
+  set(_fieldlog_on OFF)
+  if(_fieldlog_choice STREQUAL "AUTO")
+    find_package(${package} QUIET)
+    if(${package}_FOUND)
+      set(_fieldlog_on ON)
+    else()
+      message(STATUS "fieldlog: no ${package} found: ${what} off (install ${debian} to have it)")
+    endif()
+  elseif(_fieldlog_choice)
+    find_package(${package} QUIET)
+    if(NOT ${package}_FOUND)
+      message(FATAL_ERROR "fieldlog: FIELDLOG_WITH_${name}=ON needs ${package} (Debian: ${debian})")
+    endif()
+    set(_fieldlog_on ON)
+  endif()
+  if(_fieldlog_on)
+    list(APPEND FIELDLOG_FEATURE_LIBRARIES ${target})
+    list(APPEND FIELDLOG_FEATURE_DEFINITIONS FIELDLOG_WITH_${name}=1)
+  else()
+    list(APPEND FIELDLOG_FEATURE_DEFINITIONS FIELDLOG_WITH_${name}=0)
+  endif()
+  # The result for the rest of the build; the cache keeps the choice as given.
+  set(FIELDLOG_WITH_${name} ${_fieldlog_on})
+  message(STATUS "fieldlog: ${what}: ${_fieldlog_on}")
+endmacro()
+
+fieldlog_feature(TLS GnuTLS GnuTLS::GnuTLS libgnutls28-dev "TLS syslog transports (tls, relp-tls)")
+fieldlog_feature(GZIP ZLIB ZLIB::ZLIB zlib1g-dev "gzip compression of rotated files")
+fieldlog_feature(TOML tomlplusplus tomlplusplus::tomlplusplus libtomlplusplus-dev "TOML configuration files")
+fieldlog_feature(TZ date date::date-tz libhowardhinnant-date-dev "named and local time zones")
