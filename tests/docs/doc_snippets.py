@@ -240,6 +240,8 @@ def check_reference(args):
         print(f"reader's keys, {table}: {' '.join(keys)}")
     for problem in problems:
         print(f"FAIL {problem}")
+    if problems:
+        print("(a key counts as documented in a row \"| `key` | ...\" of a table whose header has a Default column)")
     print(f"{len(documented)} documented keys, {len(problems)} problems")
     return 1 if problems else 0
 

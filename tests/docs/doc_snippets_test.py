@@ -33,7 +33,8 @@ def write(root, page, text):
 GOOD_CPP = "```cpp\n#include <fieldlog/fieldlog.hpp>\nvoid f() { fieldlog::get(\"app\").info(\"hi\"); }\n```\n"
 # In a list, indented: line 5 of the page opens it, line 7 is the error.
 BROKEN_CPP = "\n1. A step:\n\n   ```cpp\n   #include <fieldlog/fieldlog.hpp>\n   void f() { undeclared(); }\n   ```\n"
-GOOD_TOML = '```toml\nlevel = "debug"\n[[sinks]]\ntype = "file"\npath = "/nonexistent-dir/app.log"\n```\n'
+GOOD_TOML = ('```toml\nlevel = "debug"\n[[sinks]]\ntype = "file"\npath = "/nonexistent-dir/app.log"\n'
+             '[[sinks]]\ntype = "syslog"\naddress = "logs:6514"\ntransport = "tls"\nca_file = "/nonexistent-dir/ca.pem"\n```\n')
 BAD_TOML = '\n```toml\nlevel = "debug"\nlevle_typo = 1\n```\n'
 
 
@@ -56,7 +57,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="fieldlog-doc-test-") as root:
         write(root, "README.md", GOOD_CPP + GOOD_TOML)
         expect("cpp: a whole file compiles", run("cpp", root), 0, "ok   README.md:1")
-        expect("toml: a path this machine cannot write still parses", run("toml", root), 0, "ok   README.md:5")
+        expect("toml: paths this machine cannot write or read still parse", run("toml", root), 0, "ok   README.md:5")
         write(root, "docs/guide.md", BROKEN_CPP + BAD_TOML)
         expect("cpp: a block that does not compile fails", run("cpp", root), 1,
                "FAIL docs/guide.md:4", "docs/guide.md:6")
