@@ -81,20 +81,19 @@ void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void JsonEncoder::write_call_facts(const RecordInput& r) {
-    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = r.message.where();
-    if ((facts & caller_fact) != 0) {
+    if ((options_.call_facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");
         append_json_escaped(out_, source_file_tail(where.file_name()));
         out_.push_back(':');
         append_uint(out_, where.line());
         out_.push_back('"');
-        if ((facts & function_fact) != 0) {
+        if ((options_.call_facts & function_fact) != 0) {
             out_.append(",\"function\":");
             append_json_string(out_, where.function_name());
         }
     }
-    if ((facts & thread_id_fact) != 0) {
+    if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(",\"tid\":");
         append_int(out_, record_thread_id(r));
     }

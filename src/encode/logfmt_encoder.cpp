@@ -168,9 +168,8 @@ void KeyValueEncoder::record_fields(const RecordInput& record) {
 }
 
 void KeyValueEncoder::write_call_facts(const RecordInput& record) {
-    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = record.message.where();
-    if ((facts & caller_fact) != 0) {
+    if ((options_.call_facts & caller_fact) != 0) {
         out_.append(" caller=");
         const std::string_view file = source_file_tail(where.file_name());
         char line[16];
@@ -180,12 +179,12 @@ void KeyValueEncoder::write_call_facts(const RecordInput& record) {
         scratch_.append(std::string_view(line, end.out));
         text_value(scratch_.view());
         scratch_.shrink();
-        if ((facts & function_fact) != 0) {
+        if ((options_.call_facts & function_fact) != 0) {
             out_.append(" function=");
             text_value(where.function_name());
         }
     }
-    if ((facts & thread_id_fact) != 0) {
+    if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(" tid=");
         append_int(out_, record_thread_id(record));
     }

@@ -160,7 +160,6 @@ void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOption
 }
 
 void OtelEncoder::write_call_facts(const RecordInput& r) {
-    const std::uint8_t facts = options_.call_facts;
     const SourceLocation where = r.message.where();
     MemberIndex& index = attributes_.index();
     // Each key written and reported before its value, as the JSON encoder does: a later field
@@ -170,17 +169,17 @@ void OtelEncoder::write_call_facts(const RecordInput& r) {
         out_.append(member);
         index.add(start, 1, start + kKeyOffset, member.size() - kKeyOffset - 2);
     };
-    if ((facts & caller_fact) != 0) {
+    if ((options_.call_facts & caller_fact) != 0) {
         key(",\"code.filepath\":");
         append_json_string(out_, source_file_tail(where.file_name()));
         key(",\"code.lineno\":");
         append_uint(out_, where.line());
-        if ((facts & function_fact) != 0) {
+        if ((options_.call_facts & function_fact) != 0) {
             key(",\"code.function\":");
             append_json_string(out_, where.function_name());
         }
     }
-    if ((facts & thread_id_fact) != 0) {
+    if ((options_.call_facts & thread_id_fact) != 0) {
         key(",\"thread.id\":");
         append_int(out_, record_thread_id(r));
     }
