@@ -2,9 +2,6 @@
 // What the swappable dispatcher costs a logging thread. The record path reads the published
 // Pipeline through a hazard pointer (src/record/thread_context.cpp) so that configure() can
 // swap it at any time; these benchmarks put a number on that:
-//   fieldlog/fields_10/null_fixed         the record path with the pipeline pinned once: no
-//                                         hazard-pointer acquire/release (bench-only; compare
-//                                         with fieldlog/fields_10/null from logger_bench.cpp)
 //   fieldlog/fields_10/null_during_swap   the public path while another thread calls configure()
 //                                         back to back, alternating two sink sets
 //   fieldlog/fields_10/null_latency/{steady,during_swap}
@@ -25,39 +22,14 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "control/state.hpp"
 #include "fieldlog/fieldlog.hpp"
 #include "fixed_iterations.hpp"
-#include "record/emit.hpp"
-#include "record/thread_context.hpp"
 #include "ticks.hpp"
 #include "workloads.hpp"
 
 namespace {
 
 using namespace fieldlog_bench;
-namespace detail = fieldlog::detail;
-
-/// Logger::emit (src/record/logger.cpp) with the pipeline handed in instead of acquired and
-/// released through this thread's hazard slot: the dispatcher as it would be if it could
-/// never be swapped. Only valid while nothing calls configure().
-void emit_fixed(const detail::Pipeline* pipeline, const detail::LoggerCore& logger, fieldlog::Level level,
-                const fieldlog::Message& message, std::span<const fieldlog::Field> fields) noexcept {
-    detail::ThreadContext* context = detail::this_thread_context();
-    if (context == nullptr || context->busy) return;
-    context->busy = true;
-    detail::emit_records(*context, pipeline, logger, nullptr, level, message, fields);
-    context->busy = false;
-}
-
-/// fields_10 through emit_fixed, with the same level gate as FIELDLOG_INFO.
-void log_fields_10_fixed(const detail::Pipeline* pipeline, const fieldlog::Logger& log,
-                         const detail::LoggerCore& name) {
-    if (!log.enabled(fieldlog::Level::info)) return;
-    const fieldlog::Fields fields = FIELDLOG_BENCH_FIELDS_10(kFields10);
-    emit_fixed(pipeline, name, fieldlog::Level::info, kMessage,
-               std::span<const fieldlog::Field>(fields.begin(), fields.size()));
-}
 
 /// One NullSink at level info: the setup of fieldlog/fields_10/null.
 fieldlog::Config null_config(std::shared_ptr<fieldlog::Sink> sink) {
@@ -123,30 +95,6 @@ void configure_all_off() {
     fieldlog::configure(all_off);
 }
 
-/// The pipeline fixed_dispatcher logs through, made by its setup (outside the measured
-/// function, so that a callgrind profile of that function holds the calls alone).
-const detail::Pipeline* g_fixed_pipeline = nullptr;
-
-void fixed_setup(const benchmark::State& /*state*/) {
-    fieldlog::configure(null_config(std::make_shared<fieldlog::NullSink>()));
-    g_fixed_pipeline = detail::g_current_pipeline.load(std::memory_order_acquire);
-}
-
-void fixed_teardown(const benchmark::State& /*state*/) {
-    g_fixed_pipeline = nullptr;
-    configure_all_off();
-}
-
-void fixed_dispatcher(benchmark::State& state) {
-    const fieldlog::Logger log = fieldlog::get(kLoggerName);
-    const detail::LoggerCore name{kLoggerName};
-    log_fields_10_fixed(g_fixed_pipeline, log, name);  // warm up this thread's context
-    const std::uint64_t before = allocations();
-    for (auto _ : state) log_fields_10_fixed(g_fixed_pipeline, log, name);
-    state.counters["allocs_per_op"] =
-        static_cast<double>(allocations() - before) / static_cast<double>(state.iterations());
-}
-
 void during_swap(benchmark::State& state) {
     Swapper swapper;
     const std::uint64_t per_swap = swapper.allocations_per_swap();
@@ -205,10 +153,6 @@ void latency(benchmark::State& state) {
 }
 
 const bool registered = [] {
-    benchmark::RegisterBenchmark("fieldlog/fields_10/null_fixed", &fixed_dispatcher)
-        ->Apply(fieldlog_bench::fixed_iterations)
-        ->Setup(&fixed_setup)
-        ->Teardown(&fixed_teardown);
     benchmark::RegisterBenchmark("fieldlog/fields_10/null_during_swap", &during_swap)
         ->Apply(fieldlog_bench::fixed_iterations);
     // A fixed call count, so that both rows sort the same number of samples.

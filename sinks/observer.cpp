@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/value_calls.hpp"
+#include "fieldlog/config.hpp"
 
 namespace fieldlog::testing {
 namespace {
@@ -276,11 +277,13 @@ void Observer::write_typed(const TypedRecordView& record) {
 ObservedRecords Observer::records() const { return ObservedRecords(all()); }
 
 std::vector<ObservedRecord> Observer::all() const {
+    fieldlog::flush();
     const std::lock_guard lock(mutex());
     return records_;
 }
 
 std::size_t Observer::size() const {
+    fieldlog::flush();
     const std::lock_guard lock(mutex());
     return records_.size();
 }
@@ -293,11 +296,13 @@ ObservedRecords Observer::filter_field(std::string_view key, const ObservedValue
 }
 
 std::vector<ObservedRecord> Observer::take_all() {
+    fieldlog::flush();
     const std::lock_guard lock(mutex());
     return std::exchange(records_, {});
 }
 
 void Observer::clear() {
+    fieldlog::flush();
     const std::lock_guard lock(mutex());
     records_.clear();
 }

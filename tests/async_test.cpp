@@ -462,7 +462,7 @@ TEST_CASE("Each thread's ring reports its own high water and the time its thread
 TEST_CASE("A thread that exits with records still in its ring loses none of them", "[async][concurrent]") {
     const ResetAfter reset;
     auto sink = std::make_shared<GateSink>();
-    fieldlog::configure(async_config(sink, 64 * 1024));
+    fieldlog::configure(async_config(sink, 128 * 1024));
     const fieldlog::Logger log = fieldlog::get("exited");
     log.info("first");
     sink->wait_until_entered();  // the writer is busy: what the thread logs stays in its ring

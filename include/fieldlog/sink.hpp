@@ -3,8 +3,8 @@
 // every function of a sink under that sink's one lock, counts the records and bytes it hands
 // over, and keeps a sink's exception from its callers; a sink only writes (and reports what it
 // alone knows: records it lost, system calls that failed). Implementations live in sinks/.
-// A typed sink (SinkInfo::typed: the test observer, fieldlog/testing/observer.hpp) takes the
-// record's parts unencoded instead, through write_typed.
+// A typed sink (SinkInfo::typed: journald, the test observer) takes the record's parts
+// unencoded instead, through write_typed; otherwise it is routed, counted and called as any sink.
 #pragma once
 
 #include <atomic>
@@ -35,9 +35,11 @@ struct FIELDLOG_API RecordView {
     std::span<const char> bytes;
     Level level = Level::info;
     Timestamp time{};
+    std::string_view logger{};  ///< the logger's name: a sink routes or labels by it without parsing the line
 };
 
-/// One record in its typed parts, as a typed sink (SinkInfo::typed) sees it: nothing encoded.
+/// One record in its typed parts, as a typed sink (SinkInfo::typed) sees it: nothing encoded;
+/// every value Config::redact names already replaced.
 /// Each field list is in the order written (outer before inner), keys as given: merging
 /// repeated keys (field.hpp's rule) is the sink's to do.
 /// NOTE: everything it refers to lives for the call only (the message's fmt arguments, the
@@ -69,8 +71,8 @@ struct FIELDLOG_API SinkInfo {
     /// The one format the sink takes (it reads the lines it gets); configure() gives it records
     /// in that format whatever Config::format says, and rejects a SinkConfig::format of another.
     std::optional<Format> format{};
-    /// The sink takes records as typed parts (write_typed, never write): on the logging
-    /// thread, before the logging call returns, in async mode too; no format applies to it.
+    /// The sink takes records as typed parts (write_typed, never write): from the logging
+    /// thread, or in async mode from the writer thread, as lines go; no format applies to it.
     bool typed = false;
 };
 

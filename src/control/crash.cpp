@@ -65,11 +65,11 @@ struct CrashShare {
     }
     static void take(void* self, const QueuedView& record) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
-        const LoggerMask filter = share.routing.filter_of(share.sink);
-        if (filter != 0 && (record.admitted & filter) == 0) return;
         for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
-            if (record.level < share.routing.lowest(share.sink, c)) continue;
             const Channel& channel = share.routing.channels[c];
+            const Route* route = share.routing.route(share.sink, c);
+            // A typed sink's record would need the heap to gather its context: lost here.
+            if (channel.typed || route == nullptr || !route->takes(record.level, record.admitted)) continue;
             const std::size_t bound = share.codec.line_bound(record, channel);
             if (bound > g_queued_lines.capacity()) continue;  // its line might need the heap
             if (g_queued_lines.capacity() - g_queued_lines.size() < bound) share.flush();
@@ -79,7 +79,7 @@ struct CrashShare {
                 continue;
             }
             g_batch[share.count++] = RecordView{{g_queued_lines.data() + start, g_queued_lines.size() - start},
-                                                record.level, record.time};
+                                                record.level, record.time, share.codec.logger_name(record)};
             if (share.count == kBatch) share.flush();
         }
     }
@@ -131,13 +131,14 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         if (writer != nullptr) writer->visit_unwritten(i, &CrashShare::take, &share);
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;
-        const LoggerMask filter = routing.filter_of(i);
-        if (filter != 0 && (routing.admitted(final_record_logger().text) & filter) == 0) continue;
+        const std::string_view logger = final_record_logger().name.text;
+        const LoggerMask admitted = routing.admitted(logger);
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
-            if (Level::fatal < routing.lowest(i, c)) continue;
+            const Route* route = routing.route(i, c);
+            if (routing.channels[c].typed || route == nullptr || !route->takes(Level::fatal, admitted)) continue;
             g_final_record.clear();
             encode_final_record(routing.channels[c].final_record_options, g_final_record, g_final_scratch, note);
-            const RecordView record{g_final_record.span(), Level::fatal, note.time};
+            const RecordView record{g_final_record.span(), Level::fatal, note.time, logger};
             routing.sinks[i]->sink->write_on_crash({&record, 1});
         }
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The rings and the writer thread. A ring entry is a 32-byte record header (what the writer
-// needs to order and route it) and the record's typed form (the record layer's payload).
+// The rings and the writer thread. A ring entry is a record header (what the writer needs to
+// order and route it) and the record's owned copy (the record layer's payload).
 // Callers: find the thread's ring (one compare), reserve, copy, commit with one release store.
 // Writer: at each sweep, one look at every ring; batches of what that look saw, merged by time;
 // encode each record once per channel that takes it, hand each sink its share, then release
@@ -66,13 +66,11 @@ constexpr auto kIdleSleep = 1ms;
 constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wait for the next
 
 // The record header at the start of each ring entry (offsets in bytes); the payload follows it.
+// The record's own level and time are in the payload (QueuedCodec::facts).
 constexpr std::size_t kLengthAt = 0;
-constexpr std::size_t kNanosAt = 4;
-constexpr std::size_t kSecondsAt = 8;
-constexpr std::size_t kOrderKeyAt = 16;
-constexpr std::size_t kLevelAt = 24;
-constexpr std::size_t kAdmittedAt = 28;  // the logger's LoggerMask
-constexpr std::size_t kHeaderSize = 32;  // a multiple of 8: the payload is 8-aligned
+constexpr std::size_t kAdmittedAt = 4;  // the logger's LoggerMask
+constexpr std::size_t kOrderKeyAt = 8;
+constexpr std::size_t kHeaderSize = 16;  // a multiple of 8: the payload is 8-aligned
 // A batch's lines, reserved when the writer is made: a batch ends where the next record's lines
 // would not fit, so the writer allocates nothing after configure(). A single record larger than
 // this gets the room it needs, given back after its batch.
@@ -89,11 +87,11 @@ T get(const char* at) noexcept {
     return value;
 }
 
-QueuedView view_of(const char* entry) noexcept {
-    return QueuedView{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt),
-                      static_cast<Level>(get<std::uint8_t>(entry + kLevelAt)),
-                      Timestamp(get<std::int64_t>(entry + kSecondsAt), get<std::uint32_t>(entry + kNanosAt)),
-                      get<LoggerMask>(entry + kAdmittedAt)};
+QueuedView view_of(const QueuedCodec& codec, const char* entry) noexcept {
+    QueuedView view{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt), Level::info, Timestamp{},
+                    get<LoggerMask>(entry + kAdmittedAt)};
+    codec.facts(view.payload, view.level, view.time);
+    return view;
 }
 
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::nanoseconds timeout) noexcept {
@@ -207,13 +205,10 @@ AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
     return {p + kHeaderSize, Enqueued::queued};
 }
 
-AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Level level, Timestamp time, LoggerMask admitted) noexcept {
+AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, LoggerMask admitted) noexcept {
     Ring* ring = t_ring.ring;
     char* p = payload - kHeaderSize;
-    put(p + kNanosAt, time.nanos);
-    put(p + kSecondsAt, time.seconds);
     put(p + kOrderKeyAt, order_key(time));
-    put(p + kLevelAt, static_cast<std::uint8_t>(level));
     put(p + kAdmittedAt, admitted);
     // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
     // caller sees the seal.
@@ -521,7 +516,7 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
             if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
         }
         if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
-        const QueuedView record = view_of(batch_[first->begin].record);
+        const QueuedView record = view_of(codec_, batch_[first->begin].record);
         if (!encode_lines(record)) break;  // the batch's lines are full: the rest go in the next
         taken_.push_back(record);          // reserved: never allocates
         ++first->begin;
@@ -536,22 +531,24 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < count; ++i) {
         const Line& line = line_facts_[i];
-        all[i] = RecordView{{lines_.data() + line.offset, line.size}, line.level, line.time};
+        all[i] = RecordView{{lines_.data() + line.offset, line.size}, line.level, line.time, line.logger};
         bytes += line.size;
     }
     const RoutingTable& routing = pipeline_.routing;
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
-        std::size_t n = 0;
-        const LoggerMask filter = routing.filter_of(s);
-        for (std::size_t i = 0; i < count; ++i) {
-            const Line& line = line_facts_[i];
-            if (line.level >= routing.lowest(s, line.channel) && (filter == 0 || (line.admitted & filter) != 0)) {
-                chosen[n++] = all[i];
-            }
-        }
         Sink& sink = *routing.sinks[s]->sink;
         const std::lock_guard lock(sink.mutex());
-        if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
+        if (routing.sinks[s]->info.typed) {
+            write_typed_share(s, sink);
+        } else {
+            std::size_t n = 0;
+            for (std::size_t i = 0; i < count; ++i) {
+                const Line& line = line_facts_[i];
+                const Route* route = routing.route(s, line.channel);
+                if (route != nullptr && route->takes(line.level, line.admitted)) chosen[n++] = all[i];
+            }
+            if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
+        }
         for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
     }
     for (const QueuedView& record : taken_) codec_.release(record);
@@ -571,12 +568,23 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     note_progress();
 }
 
+void AsyncWriter::write_typed_share(std::size_t s, Sink& sink) noexcept {
+    const std::vector<Channel>& channels = pipeline_.routing.channels;
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+        const Route* route = pipeline_.routing.route(s, c);
+        if (!channels[c].typed || route == nullptr) continue;
+        for (const QueuedView& record : taken_) {
+            if (route->takes(record.level, record.admitted)) codec_.write_typed(record, pipeline_, sink);
+        }
+    }
+}
+
 bool AsyncWriter::encode_lines(const QueuedView& record) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
     const std::vector<Channel>& channels = pipeline_.routing.channels;
     for (std::size_t c = 0; c < channels.size(); ++c) {
-        if (!channels[c].takes_record(record.level, record.admitted)) continue;
+        if (channels[c].typed || !channels[c].takes(record.level, record.admitted)) continue;
         line_.clear();
         if (codec_.encode(record, channels[c], line_, scratch_)) {
             if (lines_.size() + line_.size() > lines_.capacity() && !taken_.empty()) {
@@ -589,7 +597,8 @@ bool AsyncWriter::encode_lines(const QueuedView& record) noexcept {
                 const std::size_t offset = lines_.size();
                 lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
                 line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
-                                           static_cast<std::uint32_t>(c), record.admitted});  // reserved
+                                           static_cast<std::uint32_t>(c), record.admitted,
+                                           codec_.logger_name(record)});  // reserved
             } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
             }
         }
@@ -668,7 +677,7 @@ void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context
         }
         if (first == nullptr) return;
         const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
-        visit(context, view_of(entry.data));
+        visit(context, view_of(codec_, entry.data));
         first->crash_read = entry.next;
     }
 }

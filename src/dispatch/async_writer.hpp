@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The async half of the dispatcher: each logging thread copies its record's typed form into a
-// bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in batches,
-// encodes each record once per format in use (through the record layer's QueuedCodec), and
-// hands each sink its share with one write_batch call (writev / sendmmsg in the sinks).
+// The async half of the dispatcher: each logging thread copies its record (the owned copy) into
+// a bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in
+// batches, encodes each record once per format in use (through the record layer's QueuedCodec),
+// hands each sink its share with one write_batch call (writev / sendmmsg in the sinks), and each
+// typed sink the records' typed form.
 //
-//   Logger::emit ─► AsyncWriter::reserve, the typed copy, commit ─► the thread's ring
+//   Logger::emit ─► AsyncWriter::reserve, the owned copy, commit ─► the thread's ring
 //       ─► writer: QueuedCodec::encode per channel ─► sinks
 //
 // Order: a thread's records keep their order. Across threads the writer works in sweeps: a
@@ -28,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "base/buffer.hpp"
@@ -41,8 +43,8 @@ namespace fieldlog::detail {
 
 struct Pipeline;
 
-/// A queued record as the writer sees it: the facts of its header, and the payload the record
-/// layer wrote (record/queued_record.hpp), opaque here.
+/// A queued record as the writer sees it: the payload the record layer wrote
+/// (record/queued_record.hpp), opaque here, with the facts the writer routes it by.
 struct QueuedView {
     const char* payload;  ///< 8-aligned; stays where it is until the writer releases it
     std::size_t size;
@@ -51,9 +53,11 @@ struct QueuedView {
     LoggerMask admitted;  ///< the logger's mask, for the filtered sinks (routing.hpp)
 };
 
-/// How the writer makes lines of payloads, and lets go of them: the record layer's, which
-/// writes them (record/queued_record.hpp).
+/// How the writer makes lines and typed views of payloads, and lets go of them: the record
+/// layer's, which writes them (record/queued_record.hpp).
 struct QueuedCodec {
+    /// The level and time of the record in `payload`.
+    void (*facts)(const char* payload, Level& level, Timestamp& time) noexcept;
     /// Appends the line of `record` in `channel`'s format to `out`; false when it could not be
     /// made (memory ran out): that channel's sinks miss the record.
     bool (*encode)(const QueuedView& record, const Channel& channel, Buffer& out, Buffer& scratch) noexcept;
@@ -62,6 +66,10 @@ struct QueuedCodec {
     std::size_t (*line_bound)(const QueuedView& record, const Channel& channel) noexcept;
     /// Gives back what the payload holds (its context references) once every sink has its lines.
     void (*release)(const QueuedView& record) noexcept;
+    /// The name of `record`'s logger (RecordView::logger).
+    std::string_view (*logger_name)(const QueuedView& record) noexcept;
+    /// Hands `record`'s typed form to the typed sink `sink` (the caller holds its mutex).
+    void (*write_typed)(const QueuedView& record, const Pipeline& pipeline, Sink& sink) noexcept;
 };
 
 class AsyncWriter {
@@ -98,10 +106,10 @@ public:
     /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
     /// order holds); with `drop` it is dropped and counted.
     Slot reserve(std::size_t size) noexcept;
-    /// Publishes the payload reserve() gave this thread last, of a record at `level` and `time`
-    /// of a logger with mask `admitted`; from here the writer owns what it holds. Wakes the
-    /// writer when the ring is more than half full and it sleeps.
-    Enqueued commit(char* payload, Level level, Timestamp time, LoggerMask admitted) noexcept;
+    /// Publishes the payload reserve() gave this thread last, of a record at `time` of a logger
+    /// with mask `admitted`; from here the writer owns what it holds. Wakes the writer when the
+    /// ring is more than half full and it sleeps.
+    Enqueued commit(char* payload, Timestamp time, LoggerMask admitted) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
     /// a sink both pipelines share gets the old pipeline's records first.
@@ -168,6 +176,7 @@ private:
         Timestamp time;
         std::uint32_t channel;
         LoggerMask admitted;
+        std::string_view logger;
     };
 
     // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
@@ -188,6 +197,8 @@ private:
     void look_at_rings() noexcept;
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
+    /// Hands typed sink `sink` (index `s`) the batch's records it takes; the caller holds its mutex.
+    void write_typed_share(std::size_t s, Sink& sink) noexcept;
     /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
     /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
     bool encode_lines(const QueuedView& record) noexcept;

@@ -11,18 +11,6 @@ namespace fieldlog::detail {
 
 namespace {
 
-/// Writes `record` to each route of `channel` that takes it, under each sink's mutex.
-/// Inlined into dispatch(): out of line, its register saves cost every record.
-[[gnu::always_inline]] inline void write_to_sinks(const Channel& channel, const RecordView& record, LoggerMask admitted,
-                                                  bool flush_each_record) noexcept {
-    for (const Route& route : channel.routes) {
-        if (record.level < route.level && !route.takes(record.level, admitted)) continue;
-        const std::lock_guard lock(route.sink->mutex());
-        deliver(*route.sink, record);
-        if (flush_each_record) [[unlikely]] flush_sink(*route.sink);
-    }
-}
-
 std::atomic<std::uint32_t> g_generations{0};
 
 }  // namespace
@@ -30,7 +18,7 @@ std::atomic<std::uint32_t> g_generations{0};
 void Pipeline::seal_rules() {
     generation = g_generations.fetch_add(1, std::memory_order_relaxed) + 1;
     if (samplers.size() > 255) throw ConfigError("sampling: at most 255 entries");
-    gate = routing.filters.empty() && samplers.empty() && routing.typed.empty() ? routing.min_level : Level::off;
+    gate = routing.filters.empty() && samplers.empty() ? routing.min_level : Level::off;
 }
 
 std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept {
@@ -53,22 +41,30 @@ std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept 
     return word;
 }
 
-void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
-    if (direct.load(std::memory_order_acquire)) [[likely]] {
-        write_to_sinks(channel, record, admitted, false);
-        return;
-    }
+namespace {
+
+/// Hands `record` to each route of `channel` that takes it, under each sink's mutex, by `deliver`.
+template <typename View, typename Deliver>
+void to_routes(const Pipeline& pipeline, const Channel& channel, const View& record, LoggerMask admitted,
+               Deliver deliver) noexcept {
     // With a writer, only a record too large for its rings comes here, after drain().
-    if (!writer && !open.load(std::memory_order_acquire)) [[unlikely]] wait_until_open();
-    write_to_sinks(channel, record, admitted, flush_each_record);
+    if (!pipeline.writer && !pipeline.open.load(std::memory_order_acquire)) [[unlikely]] pipeline.wait_until_open();
+    for (const Route& route : channel.routes) {
+        if (!route.takes(record.level, admitted)) continue;
+        const std::lock_guard lock(route.sink->mutex());
+        deliver(*route.sink, record);
+        if (pipeline.flush_each_record) [[unlikely]] flush_sink(*route.sink);
+    }
 }
 
-void Pipeline::dispatch_typed(const TypedRecordView& record, LoggerMask admitted) const noexcept {
-    for (const Route& route : routing.typed) {
-        if (record.level < route.level && !route.takes(record.level, admitted)) continue;
-        const std::lock_guard lock(route.sink->mutex());
-        deliver_typed(*route.sink, record);
-    }
+}  // namespace
+
+void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
+    to_routes(*this, channel, record, admitted, [](Sink& sink, const RecordView& r) { deliver(sink, r); });
+}
+
+void Pipeline::dispatch(const Channel& channel, const TypedRecordView& record, LoggerMask admitted) const noexcept {
+    to_routes(*this, channel, record, admitted, [](Sink& sink, const TypedRecordView& r) { deliver_typed(sink, r); });
 }
 
 void Pipeline::wait_until_open() const noexcept {

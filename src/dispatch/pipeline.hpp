@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The dispatcher's snapshot of "where records go": the routing table, the clock, and in async
 // mode the per-thread rings and writer thread in front of the sinks. A Pipeline never changes
-// after it is published; configure() builds a new one and swaps it in (see PipelineGuard for
+// after it is published; configure() builds a new one and swaps it in (record/thread_context.hpp:
 // how readers keep it alive without a global lock).
 #pragma once
 
@@ -22,8 +22,7 @@ namespace fieldlog::detail {
 struct Pipeline {
     RoutingTable routing;
     /// The record path's first gate: routing.min_level, or `off` when some logger has rules of
-    /// its own (a filtered sink, a sampler) or a typed sink takes records (their path leaves
-    /// from past it), so that every record asks rules_for() past it.
+    /// its own (a filtered sink, a sampler), so that every record asks rules_for() past it.
     Level gate = Level::off;
     /// Config::sampling: the logger name each sampler covers (with its dotted children).
     std::vector<std::pair<std::string, std::unique_ptr<Sampler>>> samplers;
@@ -31,18 +30,16 @@ struct Pipeline {
     /// pipeline of their generation only.
     std::uint32_t generation = 0;
     ClockFn clock = nullptr;
-    /// Config::redact, for the typed sinks: their records pass RedactingEncoder on the way.
+    /// Config::redact, for the typed channels (record/typed_record.hpp); the encoders have it in
+    /// their options.
     std::vector<std::string> redact;
     /// The pipeline after normal exit: each record is flushed as soon as it is written, since
     /// nothing may flush it later.
     bool flush_each_record = false;
 
     /// False while the previous pipeline's writer still has records queued (a swap from async
-    /// to sync): direct writes wait for it, so no thread's record overtakes its queued ones.
+    /// to sync): sync writes wait for it, so no thread's record overtakes its queued ones.
     std::atomic<bool> open{true};
-    /// True when dispatch() may go straight to the sinks (open, no writer, no flush after each
-    /// record): one test on the record path instead of three. Kept by set_open().
-    std::atomic<bool> direct{false};
     /// Async mode (Config::async.enabled): the per-thread rings and writer thread in front of the sinks.
     /// Declared last, so it stops before the sinks it writes to go away.
     std::unique_ptr<AsyncWriter> writer;
@@ -68,23 +65,18 @@ struct Pipeline {
     /// rules_for's cache word for `logger`, worked out and stored.
     [[gnu::cold]] std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
 
-    /// Hands one encoded record of `channel` to its sinks (those of them that take loggers of
-    /// mask `admitted`) on the calling thread. In async mode records go to the writer's rings
-    /// in their typed form instead; only one too large for them comes here, after drain().
+    /// Hands one record of `channel` (encoded, or a typed channel's view) to each of its sinks
+    /// that takes it (Route::takes; `admitted`: the logger's mask) on the calling thread. In
+    /// async mode records go to the writer's rings instead; only one too large for them comes
+    /// here, after drain().
     void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
-    /// Hands `record` to the typed sinks that take it (records of mask `admitted`), on the
-    /// calling thread, in async mode too.
-    void dispatch_typed(const TypedRecordView& record, LoggerMask admitted) const noexcept;
+    void dispatch(const Channel& channel, const TypedRecordView& record, LoggerMask admitted) const noexcept;
     /// Waits until the writer (if any) has written every record queued so far, then flushes
     /// every sink.
     void flush() const noexcept;
     /// Sleeps until `open` (configure() sets it once the previous pipeline is retired).
     void wait_until_open() const noexcept;
-    /// Sets `open` and, with it, `direct`. MUST: `writer` and `flush_each_record` are final.
-    void set_open(bool is_open) noexcept {
-        direct.store(is_open && !writer && !flush_each_record, std::memory_order_release);
-        open.store(is_open, std::memory_order_release);
-    }
+    void set_open(bool is_open) noexcept { open.store(is_open, std::memory_order_release); }
 };
 
 }  // namespace fieldlog::detail

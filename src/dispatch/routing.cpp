@@ -88,7 +88,7 @@ std::string_view LoggerFilter::check(std::string_view pattern) noexcept {
 
 void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
                        const LoggerFilter& filter) {
-    LoggerMask bit = 0;
+    LoggerMask bit = kEveryLogger;
     if (!filter.take.empty() || !filter.exclude.empty()) {
         if (filters.size() == kMaxFilteredSinks) {
             throw ConfigError("at most " + std::to_string(kMaxFilteredSinks) + " sinks may name loggers or exclude them");
@@ -96,54 +96,37 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
         bit = LoggerMask{1} << filters.size();
         filters.push_back(filter);
     }
-    if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) {
-        sinks.push_back(handle);
-        sink_filter_.push_back(bit);
-    }
-    const Route route = bit == 0 ? Route{.sink = handle->sink.get(), .level = level}
-                                 : Route{.sink = handle->sink.get(), .level = Level::off, .filtered_level = level, .filter = bit};
+    if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
     min_level = std::min(min_level, level);
-    if (handle->info.typed) {
-        typed.push_back(route);
-        work_out_lowest();  // a row for the sink, `off` in every channel
-        return;
-    }
-    auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) { return c.options == options; });
+    const bool typed = handle->info.typed;
+    auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) {
+        return typed ? c.typed : !c.typed && c.options == options;
+    });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options,
                                    .final_record_options = with_thread_id(options),
-                                   .options_id = intern_options(options),
+                                   .options_id = typed ? 0 : intern_options(options),
+                                   .typed = typed,
                                    .min_level = Level::off,
                                    .routes = {}});
         channel = channels.end() - 1;
     }
-    channel->routes.push_back(route);
-    // With a filtered route the channel's gate is `off`: every record asks takes().
-    channel->filtered = channel->filtered || bit != 0;
-    if (bit == 0) channel->unfiltered_level = std::min(channel->unfiltered_level, level);
-    channel->min_level = channel->filtered ? Level::off : channel->unfiltered_level;
-    work_out_lowest();
+    channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level, .filter = bit});
+    channel->min_level = std::min(channel->min_level, level);
+    channel->filtered = channel->filtered || bit != kEveryLogger;
+    index_routes();
 }
 
-void RoutingTable::work_out_lowest() {
-    lowest_.assign(sinks.size() * channels.size(), Level::off);
+void RoutingTable::index_routes() {
+    routes_.assign(sinks.size() * channels.size(), nullptr);
     for (std::size_t c = 0; c < channels.size(); ++c) {
         for (const Route& route : channels[c].routes) {
             const auto s = static_cast<std::size_t>(
                 std::find_if(sinks.begin(), sinks.end(), [&](const auto& h) { return h->sink.get() == route.sink; }) -
                 sinks.begin());
-            Level& lowest_level = lowest_[s * channels.size() + c];
-            lowest_level = std::min(lowest_level, route.filter != 0 ? route.filtered_level : route.level);
+            routes_[s * channels.size() + c] = &route;
         }
     }
-}
-
-bool RoutingTable::takes_everything(std::size_t sink) const noexcept {
-    if (sink_filter_[sink] != 0 || sinks[sink]->info.typed) return false;
-    for (std::size_t c = 0; c < channels.size(); ++c) {
-        if (lowest(sink, c) != Level::trace) return false;
-    }
-    return true;
 }
 
 LoggerMask RoutingTable::admitted(std::string_view logger) const noexcept {

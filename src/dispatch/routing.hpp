@@ -2,9 +2,8 @@
 // Which sinks get which records: the running sinks, grouped into channels (one per distinct
 // encoder: format + options, so a record is encoded once per format in use), each channel with
 // its routes (sink, lowest level, which loggers). Built once by configure() through add(); then
-// read, never changed, by sync dispatch (a channel's routes), the async writer (per sink, the
-// lowest level it takes of each channel) and the crash path (both): the one place routes are
-// worked out.
+// read, never changed, by sync dispatch (channel by channel), the async writer and the crash
+// path (sink by sink): each asks Route::takes, the one rule.
 //
 // Logger rules (SinkConfig::loggers / exclude) are decided once per logger and table, not per
 // record: each filtered sink owns one bit of a LoggerMask, and a logger's mask (the filtered
@@ -71,19 +70,23 @@ struct LoggerFilter {
     [[nodiscard]] static std::string_view check(std::string_view pattern) noexcept;
 };
 
+/// One sink's place in a channel: the one rule of which records reach it.
 struct Route {
     Sink* sink;
-    /// The gate: records below it skip the route without a look. For a filtered route it is
-    /// `off`, and a record asks takes() instead.
-    Level level;
-    Level filtered_level = Level::off;  ///< a filtered route's level
-    LoggerMask filter = 0;              ///< a filtered route's bit; 0: every logger
+    Level level;                       ///< the sink's level
+    LoggerMask filter = kEveryLogger;  ///< a filtered sink's bit; every bit: it takes every logger
 
+    /// True when the sink takes a record at `record` of a logger the pipeline gave the mask
+    /// `admitted` (Pipeline::rules_for; kEveryLogger when no sink is filtered). Sync dispatch,
+    /// the async writer and the crash path all ask this, and nothing else.
     [[nodiscard]] bool takes(Level record, LoggerMask admitted) const noexcept {
-        return (admitted & filter) != 0 && record >= filtered_level;
+        return record >= level && (admitted & filter) != 0;
     }
 };
 
+/// The sinks that take a record in one form: encoded by one encoder (format and options, so a
+/// record is encoded once per format in use), or typed (SinkInfo::typed: its sinks read the
+/// record's parts, and no format applies).
 struct Channel {
     EncoderOptions options;
     /// `options` with the thread id on, for the crash path's `fatal` record (it always names its
@@ -92,22 +95,16 @@ struct Channel {
     /// The same for equal options in every pipeline (intern_options): context nodes cache their
     /// encodings under it, so a configure() that keeps the options keeps the caches.
     std::uint32_t options_id = 0;
-    /// The gate, like Route::level: the lowest level any of its sinks takes, or `off` when a
-    /// route is filtered (records ask takes()).
+    bool typed = false;
+    /// The lowest level a route takes: below it, no route is asked.
     Level min_level = Level::off;
     bool filtered = false;  ///< some route takes only some loggers
     std::vector<Route> routes;
 
-    Level unfiltered_level = Level::off;  ///< lowest level its routes without rules take
-
-    /// True when some route takes a record at `level` of a logger with mask `admitted`: the
-    /// gate, then takes() for a filtered channel.
-    [[nodiscard]] bool takes_record(Level level, LoggerMask admitted) const noexcept {
-        return level >= min_level || (filtered && takes(level, admitted));
-    }
-    /// takes_record past the gate.
+    /// True when some route takes the record (Route::takes).
     [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept {
-        if (level >= unfiltered_level) return true;
+        if (level < min_level) return false;
+        if (!filtered) return true;
         for (const Route& route : routes) {
             if (route.takes(level, admitted)) return true;
         }
@@ -122,36 +119,30 @@ std::uint32_t intern_options(const EncoderOptions& options);
 struct RoutingTable {
     std::vector<std::shared_ptr<SinkHandle>> sinks;  ///< each running sink once
     std::vector<Channel> channels;
-    /// The typed sinks' routes (SinkInfo::typed): no channel, as they take records unencoded.
-    std::vector<Route> typed;
-    Level min_level = Level::off;  ///< lowest level any sink takes
+    Level min_level = Level::off;       ///< lowest level any sink takes
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
-    /// `filter` admits (cold: configure()); a typed sink's records unencoded, whatever
+    /// `filter` admits (cold: configure()); a typed sink's to the typed channel, whatever
     /// `options` say. Throws ConfigError past kMaxFilteredSinks.
     void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
              const LoggerFilter& filter);
 
-    /// The lowest level sink `sink` (an index into `sinks`) takes of channel `channel`; off: none.
-    [[nodiscard]] Level lowest(std::size_t sink, std::size_t channel) const noexcept {
-        return lowest_[sink * channels.size() + channel];
+    /// Sink `sink`'s route (an index into `sinks`) in channel `channel`, or null when it takes
+    /// nothing of it: how the async writer and the crash path, which go sink by sink, find the rule.
+    [[nodiscard]] const Route* route(std::size_t sink, std::size_t channel) const noexcept {
+        return routes_[sink * channels.size() + channel];
     }
-    /// The bit sink `sink` takes loggers by; 0: it takes every logger.
-    [[nodiscard]] LoggerMask filter_of(std::size_t sink) const noexcept { return sink_filter_[sink]; }
-    /// True when sink `sink` takes every record of every channel and logger.
-    [[nodiscard]] bool takes_everything(std::size_t sink) const noexcept;
 
     /// The filtered sinks that take `logger` (every bit set when none is filtered). The record
     /// path asks Pipeline::rules_for, which caches this per logger.
     [[nodiscard]] LoggerMask admitted(std::string_view logger) const noexcept;
 
 private:
-    /// Fills lowest_ from the channels' routes (add()).
-    void work_out_lowest();
+    /// Fills routes_ from the channels (add()).
+    void index_routes();
 
-    std::vector<Level> lowest_;           // sinks × channels
-    std::vector<LoggerMask> sink_filter_;  // per sink
+    std::vector<const Route*> routes_;  // sinks × channels
 };
 
 }  // namespace fieldlog::detail

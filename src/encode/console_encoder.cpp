@@ -139,7 +139,7 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     }
 }
 
-[[gnu::always_inline]] inline void ConsoleEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void ConsoleEncoder::record(const Record& r, const EncodedContexts& context) {
     const bool colour = options_.colour;
     if (colour) out_.append(kSgrDim);
     write_timestamp(r.time);
@@ -150,7 +150,7 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     out_.append(kLevelNames[level]);
     if (colour) out_.append(kSgrReset);
     out_.push_back(' ');
-    write_logger(r.logger.text);
+    write_logger(r.logger.name.text);
 
     // The fields encode through scratch_ too, so a formatted message is formatted again for
     // its further lines (only a multi-line one has any).
@@ -168,18 +168,18 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     const bool multi_line = !message.rest.empty();
     if (colour) out_.append(kSgrReset);
     const auto has_bytes = [](const EncodedContext* context) { return context != nullptr && context->size != 0; };
-    if ((has_bytes(r.bound) || has_bytes(r.scope) || !r.fields.empty() || options_.call_facts != 0) && width < kMessageWidth) {
+    if ((has_bytes(context.bound) || has_bytes(context.scope) || !r.fields.empty() || options_.call_facts != 0) && width < kMessageWidth) {
         pad(out_, kMessageWidth - width);
     }
-    record_fields(r);
+    record_fields(r, context);
     if (multi_line) write_further_lines(split_first_line(message_text()).rest);
     if (r.message.formatted()) scratch_.shrink();
     out_.push_back('\n');
 }
 
 void ConsoleEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options,
-                                  const RecordInput& record) {
-    ConsoleEncoder(out, scratch, options).record(record);
+                                  const Record& record, const EncodedContexts& context) {
+    ConsoleEncoder(out, scratch, options).record(record, context);
 }
 
 }  // namespace fieldlog::detail

@@ -28,11 +28,12 @@ public:
 
     /// Appends one whole record, ending in '\n', through an encoder of its own: the record
     /// path's one frame in the encoder (record() is inlined into it).
-    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                             const EncodedContexts& context);
 
 private:
     /// write_record()'s body.
-    void record(const RecordInput& record);
+    void record(const Record& record, const EncodedContexts& context);
     /// The logger column: the name and ':' padded to options_.logger_width + 1, then a space.
     void write_logger(std::string_view name);
     /// The message's lines after the first, each on a line of its own after the indent.

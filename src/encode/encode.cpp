@@ -27,13 +27,14 @@ std::uint8_t member_key_offset(const EncoderOptions& options) noexcept {
     return console_key_offset(options.format == Format::console && options.colour);
 }
 
-void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record) {
+void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const Record& record,
+                   const EncodedContexts& context) {
     // Tail calls: this switch has no frame of its own (an encoder built here would give it one).
     switch (options.format) {
-        case Format::json: return JsonEncoder::write_record(out, scratch, options, record);
-        case Format::logfmt: return LogfmtEncoder::write_record(out, scratch, options, record);
-        case Format::console: return ConsoleEncoder::write_record(out, scratch, options, record);
-        case Format::otel: return OtelEncoder::write_record(out, scratch, options, record);
+        case Format::json: return JsonEncoder::write_record(out, scratch, options, record, context);
+        case Format::logfmt: return LogfmtEncoder::write_record(out, scratch, options, record, context);
+        case Format::console: return ConsoleEncoder::write_record(out, scratch, options, record, context);
+        case Format::otel: return OtelEncoder::write_record(out, scratch, options, record, context);
     }
 }
 

@@ -7,13 +7,15 @@
 
 #include "base/buffer.hpp"
 #include "encode/members.hpp"
-#include "encode/record_input.hpp"
+#include "base/record.hpp"
 #include "fieldlog/encoder.hpp"
 
 namespace fieldlog::detail {
 
-/// Appends one whole record line in `options.format`.
-void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const RecordInput& record);
+/// Appends one whole record line in `options.format`; `context` is the record's bound and
+/// scope context encoded under `options`.
+void encode_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const Record& record,
+                   const EncodedContexts& context);
 
 /// Bytes between the start of a top-level member written under `options` and its key.
 std::uint8_t member_key_offset(const EncoderOptions& options) noexcept;

@@ -44,9 +44,9 @@ std::size_t format_address(const void* address, char (&out)[2 + 2 * sizeof(void*
 
 }  // namespace
 
-const LoggerName& final_record_logger() {
-    static const LoggerName* const name = new LoggerName("fieldlog");  // never destroyed
-    return *name;
+const LoggerCore& final_record_logger() {
+    static const LoggerCore* const logger = new LoggerCore("fieldlog");  // never destroyed
+    return *logger;
 }
 
 void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const FinalNote& note) noexcept {
@@ -61,10 +61,10 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     std::size_t count = 2;
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
-    const RecordInput record{note.time,   Level::fatal, final_record_logger(), text, nullptr, nullptr,
-                             std::span<const Field>(fields, count), note.thread_id};
+    const Record record{note.time,   Level::fatal, final_record_logger(), text, nullptr, nullptr,
+                        std::span<const Field>(fields, count), note.thread_id};
     try {
-        encode_record(options, out, scratch, record);
+        encode_record(options, out, scratch, record, {});
     } catch (...) {
         out.clear();
     }

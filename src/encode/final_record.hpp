@@ -21,10 +21,10 @@ struct FinalNote {
     Timestamp time{};
 };
 
-/// The final record's logger name. Made on the first call, which install_signal_handlers()
+/// The final record's logger ("fieldlog"). Made on the first call, which install_signal_handlers()
 /// makes before any handler can run (a handler may not allocate); never destroyed (a signal may
 /// arrive during static destruction).
-const LoggerName& final_record_logger();
+const LoggerCore& final_record_logger();
 
 /// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format;
 /// its thread id is the `tid` member when `options` has thread_id_fact (the crash path's

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/thread_id.hpp"
 #include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
 #include "encode/redact.hpp"
@@ -50,9 +51,9 @@ EncodedName::EncodedName(std::string_view name) {
 LoggerName::LoggerName(std::string_view name) : text(name), encoded(new EncodedName(name)) {}
 LoggerName::~LoggerName() { delete encoded; }
 
-[[gnu::always_inline]] inline void JsonEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void JsonEncoder::record(const Record& r, const EncodedContexts& context) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
-    const EncodedName& name = *r.logger.encoded;
+    const EncodedName& name = *r.logger.name.encoded;
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + name.json_padded());
     std::memcpy(o, "{\"ts\":", 6);
     o = write_timestamp<append_rfc3339>(o + 6, r.time);
@@ -70,17 +71,18 @@ LoggerName::~LoggerName() { delete encoded; }
     }
     out_.push_back('"');
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
-    members_.append_context(r.bound, kKeyOffset);
-    members_.append_context(r.scope, kKeyOffset);
+    members_.append_context(context.bound, kKeyOffset);
+    members_.append_context(context.scope, kKeyOffset);
     if (!r.fields.empty()) write_top_fields(r.fields, false);
     out_.append("}\n");
 }
 
-void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record) {
-    JsonEncoder(out, scratch, options).record(record);
+void JsonEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                               const EncodedContexts& context) {
+    JsonEncoder(out, scratch, options).record(record, context);
 }
 
-void JsonEncoder::write_call_facts(const RecordInput& r) {
+void JsonEncoder::write_call_facts(const Record& r) {
     const SourceLocation where = r.message.where();
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(",\"caller\":\"");
@@ -95,7 +97,7 @@ void JsonEncoder::write_call_facts(const RecordInput& r) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(",\"tid\":");
-        append_int(out_, record_thread_id(r));
+        append_int(out_, r.thread_id != 0 ? r.thread_id : cached_thread_id());
     }
 }
 

@@ -10,7 +10,7 @@
 
 #include "base/buffer.hpp"
 #include "encode/members.hpp"
-#include "encode/record_input.hpp"
+#include "base/record.hpp"
 #include "encode/redact.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
@@ -36,7 +36,8 @@ public:
 
     /// Appends one whole record, ending in '\n', through an encoder of its own: the record
     /// path's one frame in the encoder (record() is inlined into it).
-    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                             const EncodedContexts& context);
     /// Appends `parent` then `,"key":value` for each field (the form bound and scope fields are
     /// kept in), keys made unique; members() then describes the run.
     void fields(const Segment& parent, std::span<const Field> fields);
@@ -67,9 +68,9 @@ public:
 
 private:
     /// write_record()'s body.
-    void record(const RecordInput& record);
+    void record(const Record& record, const EncodedContexts& context);
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const RecordInput& record);
+    void write_call_facts(const Record& record);
     /// Top-level members whose keys are in the index's mask but which have no entry yet.
     struct PendingMembers {
         static constexpr std::size_t kMax = 32;

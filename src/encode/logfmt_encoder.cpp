@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/thread_id.hpp"
 #include "encode/console_style.hpp"
 #include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
@@ -159,15 +160,15 @@ void KeyValueEncoder::fields(const Segment& parent, std::span<const Field> field
     write_fields(fields);
 }
 
-void KeyValueEncoder::record_fields(const RecordInput& record) {
+void KeyValueEncoder::record_fields(const Record& record, const EncodedContexts& context) {
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(record);
     const std::uint8_t key_offset = console_key_offset(dim_keys_);
-    members_.append_context(record.bound, key_offset);
-    members_.append_context(record.scope, key_offset);
+    members_.append_context(context.bound, key_offset);
+    members_.append_context(context.scope, key_offset);
     write_fields(record.fields);
 }
 
-void KeyValueEncoder::write_call_facts(const RecordInput& record) {
+void KeyValueEncoder::write_call_facts(const Record& record) {
     const SourceLocation where = record.message.where();
     if ((options_.call_facts & caller_fact) != 0) {
         out_.append(" caller=");
@@ -186,7 +187,7 @@ void KeyValueEncoder::write_call_facts(const RecordInput& record) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         out_.append(" tid=");
-        append_int(out_, record_thread_id(record));
+        append_int(out_, record.thread_id != 0 ? record.thread_id : cached_thread_id());
     }
 }
 
@@ -392,13 +393,13 @@ void KeyValueEncoder::write_scalar(const Value& v) {
     }
 }
 
-[[gnu::always_inline]] inline void LogfmtEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void LogfmtEncoder::record(const Record& r, const EncodedContexts& context) {
     out_.append("ts=");
     write_timestamp(r.time);
     out_.append(" level=");
     out_.append(to_string(r.level));
     out_.append(" logger=");
-    text_value(r.logger.text);
+    text_value(r.logger.name.text);
     out_.append(" msg=");
     if (r.message.formatted()) {
         scratch_.clear();
@@ -408,13 +409,13 @@ void KeyValueEncoder::write_scalar(const Value& v) {
     } else {
         text_value(r.message.text());
     }
-    record_fields(r);
+    record_fields(r, context);
     out_.push_back('\n');
 }
 
 void LogfmtEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options,
-                                const RecordInput& record) {
-    LogfmtEncoder(out, scratch, options).record(record);
+                                const Record& record, const EncodedContexts& context) {
+    LogfmtEncoder(out, scratch, options).record(record, context);
 }
 
 }  // namespace fieldlog::detail

@@ -13,7 +13,7 @@
 #include "base/buffer.hpp"
 #include "encode/json_encoder.hpp"
 #include "encode/members.hpp"
-#include "encode/record_input.hpp"
+#include "base/record.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
 
@@ -49,7 +49,7 @@ protected:
     ~KeyValueEncoder() = default;
 
     /// The members of a record: bound, scope, then call fields, keys unique.
-    void record_fields(const RecordInput& record);
+    void record_fields(const Record& record, const EncodedContexts& context);
     /// Writes `text` bare, or quoted and escaped when the logfmt convention needs quotes.
     void text_value(std::string_view text);
     /// The record's own time (the thread's clock cache).
@@ -63,7 +63,7 @@ protected:
 
 private:
     /// The call's own members the options ask for: caller (and function), tid.
-    void write_call_facts(const RecordInput& record);
+    void write_call_facts(const Record& record);
     void write_fields(std::span<const Field> fields);
     void write_scalar(const Value& v);
     void begin_nested();
@@ -89,11 +89,12 @@ public:
 
     /// Appends one whole record, ending in '\n', through an encoder of its own: the record
     /// path's one frame in the encoder (record() is inlined into it).
-    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                             const EncodedContexts& context);
 
 private:
     /// write_record()'s body.
-    void record(const RecordInput& record);
+    void record(const Record& record, const EncodedContexts& context);
 };
 
 /// Appends `key` as a logfmt key: bytes that would end or break it (space, '=', '"', control

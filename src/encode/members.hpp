@@ -58,6 +58,13 @@ struct EncodedContext {
     }
 };
 
+/// A record's context as one channel writes it: its bound and scope nodes' encodings under
+/// that channel's options (null: none).
+struct EncodedContexts {
+    const EncodedContext* bound = nullptr;
+    const EncodedContext* scope = nullptr;
+};
+
 /// A cheap fingerprint of a key's bytes: equal keys have equal tags.
 constexpr std::uint64_t key_tag(const char* p, std::size_t n) noexcept {
     if (n == 0) return 0;

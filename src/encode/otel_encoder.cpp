@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "base/thread_id.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -93,7 +94,7 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
 
 }  // namespace
 
-[[gnu::always_inline]] inline void OtelEncoder::record(const RecordInput& r) {
+[[gnu::always_inline]] inline void OtelEncoder::record(const Record& r, const EncodedContexts& context) {
     // `{"timestamp":"<ns>","observed_timestamp":"<ns>` : the record's time is both, as the data
     // model says of records made at their source.
     char* o = out_.reserve(2 * max_rfc3339_size + 40);
@@ -117,10 +118,10 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
     out_.push_back('"');
 
     TraceMembers trace;
-    if (r.scope != nullptr && (r.scope->mask & kTraceKeyBits) != 0) [[unlikely]] {
-        trace = find_trace_members(*r.scope);
+    if (context.scope != nullptr && (context.scope->mask & kTraceKeyBits) != 0) [[unlikely]] {
+        trace = find_trace_members(*context.scope);
         for (const std::size_t i : trace.index) {
-            if (i < r.scope->count) out_.append(member_bytes(*r.scope, i));
+            if (i < context.scope->count) out_.append(member_bytes(*context.scope, i));
         }
     }
 
@@ -130,15 +131,15 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
     const std::size_t attributes = out_.size();
     MemberIndex& index = attributes_.index();
     if (options_.call_facts != 0) [[unlikely]] write_call_facts(r);
-    index.append_context(r.bound, kKeyOffset);
+    index.append_context(context.bound, kKeyOffset);
     if (!trace.any) {
-        index.append_context(r.scope, kKeyOffset);
+        index.append_context(context.scope, kKeyOffset);
     } else {
-        for (std::size_t i = 0; i < r.scope->count; ++i) {
+        for (std::size_t i = 0; i < context.scope->count; ++i) {
             if (i == trace.index[0] || i == trace.index[1] || i == trace.index[2]) continue;
             const std::size_t member = out_.size();
-            out_.append(member_bytes(*r.scope, i));
-            index.add(member, 1, member + kKeyOffset, r.scope->members()[i].key_len);
+            out_.append(member_bytes(*context.scope, i));
+            index.add(member, 1, member + kKeyOffset, context.scope->members()[i].key_len);
         }
     }
     attributes_.top_fields(r.fields);
@@ -151,15 +152,16 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
 
     write_resource();
     out_.append(",\"instrumentation_scope\":{\"name\":");
-    append_json_string(out_, r.logger.text);
+    append_json_string(out_, r.logger.name.text);
     out_.append("}}\n");
 }
 
-void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record) {
-    OtelEncoder(out, scratch, options).record(record);
+void OtelEncoder::write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                               const EncodedContexts& context) {
+    OtelEncoder(out, scratch, options).record(record, context);
 }
 
-void OtelEncoder::write_call_facts(const RecordInput& r) {
+void OtelEncoder::write_call_facts(const Record& r) {
     const SourceLocation where = r.message.where();
     MemberIndex& index = attributes_.index();
     // Each key written and reported before its value, as the JSON encoder does: a later field
@@ -181,7 +183,7 @@ void OtelEncoder::write_call_facts(const RecordInput& r) {
     }
     if ((options_.call_facts & thread_id_fact) != 0) {
         key(",\"thread.id\":");
-        append_int(out_, record_thread_id(r));
+        append_int(out_, r.thread_id != 0 ? r.thread_id : cached_thread_id());
     }
 }
 

@@ -12,7 +12,7 @@
 #include "base/buffer.hpp"
 #include "encode/json_encoder.hpp"
 #include "encode/members.hpp"
-#include "encode/record_input.hpp"
+#include "base/record.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/field.hpp"
 
@@ -28,16 +28,17 @@ public:
 
     /// Appends one whole record, ending in '\n', through an encoder of its own: the record
     /// path's one frame in the encoder (record() is inlined into it).
-    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const RecordInput& record);
+    static void write_record(Buffer& out, Buffer& scratch, const EncoderOptions& options, const Record& record,
+                             const EncodedContexts& context);
     /// Bound and scope fields, kept as JSON members (they become attributes).
     void fields(const Segment& parent, std::span<const Field> fields) { attributes_.fields(parent, fields); }
     [[nodiscard]] const MemberIndex& members() const noexcept { return attributes_.members(); }
 
 private:
     /// write_record()'s body.
-    void record(const RecordInput& record);
+    void record(const Record& record, const EncodedContexts& context);
     /// The call's facts the options ask for, as attributes with the semantic conventions' keys.
-    void write_call_facts(const RecordInput& record);
+    void write_call_facts(const Record& record);
     /// `,"resource":{…}` from the options.
     void write_resource();
 

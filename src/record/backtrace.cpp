@@ -47,9 +47,9 @@ void for_kept_levels(const KeptRecords& kept, Each each) noexcept {
 
 /// Lets go of what `record` holds: its references, and its block when it has one of its own.
 void let_go(ContextHome& home, KeptRecords& kept, KeptRecord* record) noexcept {
-    const bool owning = record->bound != nullptr || record->holds_scope || record->chunk == nullptr;
-    if (record->bound != nullptr) release(&home, record->bound);
-    if (record->holds_scope) release(&home, record->scope);
+    const bool owning = record->record.bound != nullptr || record->holds_scope || record->chunk == nullptr;
+    if (record->record.bound != nullptr) release(&home, record->record.bound);
+    if (record->holds_scope) release(&home, record->record.scope);
     if (owning) --kept.owning;
     if (record->chunk == nullptr) pool_release(&home, record);
 }
@@ -208,9 +208,9 @@ void close_kept_records(ContextHome& home, KeptRecords* kept) noexcept {
 
 void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept {
     for (KeptRecord* record = kept.first; record != nullptr; record = record->next) {
-        if (record->holds_scope || record->scope != chain) continue;
+        if (record->holds_scope || record->record.scope != chain) continue;
         retain(chain);
-        if (record->bound == nullptr && record->chunk != nullptr) ++kept.owning;
+        if (record->record.bound == nullptr && record->chunk != nullptr) ++kept.owning;
         record->holds_scope = true;
     }
 }
@@ -219,8 +219,11 @@ Backtrace backtrace_of(const KeptRecords& kept) noexcept {
     return Backtrace{.records = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
 }
 
-bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
-                 Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept {
+bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record) noexcept {
+    const Level level = record.level;
+    const LoggerCore& logger = record.logger;
+    const Message& message = record.message;
+    const std::span<const Field> fields = record.fields;
     ScopeLayer* const layer = keeper_of(home, level);
     LoggerBacktrace* const store = layer == nullptr ? lock_logger_backtrace(logger, level) : nullptr;
     if (layer == nullptr && store == nullptr) return false;
@@ -234,9 +237,9 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
     try {
         std::string_view message_text = message.text();
         if (message.formatted()) {
-            record.clear();
-            fmt::vformat_to(std::back_inserter(record), message.text(), message.args());
-            message_text = record.view();
+            text.clear();
+            fmt::vformat_to(std::back_inserter(text), message.text(), message.args());
+            message_text = text.view();
         }
         bool not_flat = false;
         kept_record = append_to_chunk(kept, fields, message_text, message_copy, not_flat);
@@ -246,29 +249,22 @@ bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const Logge
         }
         KeptChunk* const chunk = kept_record != nullptr ? kept.newest : nullptr;
         if (kept_record == nullptr) kept_record = own_block(home, scratch, fields, message_text, message_copy);
-        record.shrink();
+        text.shrink();
         new (kept_record) KeptRecord{.next = nullptr,
                                      .chunk = chunk,
-                                     .logger = &logger,
-                                     .bound = bound,
-                                     .scope = home.top,
-                                     .where = message.where(),
-                                     .message = message_copy,
-                                     .fields = reinterpret_cast<const Field*>(kept_record + 1),
-                                     .field_count = 1 + static_cast<std::uint32_t>(fields.size()),
                                      .holds_scope = holds_scope,
-                                     .level = level,
-                                     .time = time,
-                                     // A logger's record may be written by another thread.
-                                     .thread_id = store != nullptr ? cached_thread_id() : 0};
+                                     .record = owned_head(record, reinterpret_cast<const Field*>(kept_record + 1),
+                                                          1 + static_cast<std::uint32_t>(fields.size()), message_copy,
+                                                          // A logger's record may be written by another thread.
+                                                          store != nullptr ? cached_thread_id() : 0)};
     } catch (...) {  // a user type or formatter threw, or memory ran out: the record is not kept
-        record.shrink();
+        text.shrink();
         if (store != nullptr) store->mutex.unlock();
         return false;
     }
-    if (bound != nullptr) retain(bound);
+    if (record.bound != nullptr) retain(record.bound);
     if (holds_scope) retain(home.top);
-    if (bound != nullptr || holds_scope || kept_record->chunk == nullptr) ++kept.owning;
+    if (record.bound != nullptr || holds_scope || kept_record->chunk == nullptr) ++kept.owning;
     if (kept.last != nullptr) {
         kept.last->next = kept_record;
     } else {

@@ -19,6 +19,7 @@
 #include "fieldlog/field.hpp"
 #include "fieldlog/logger.hpp"
 #include "fieldlog/timestamp.hpp"
+#include "record/owned_record.hpp"
 
 namespace fieldlog::detail {
 
@@ -28,25 +29,16 @@ struct ContextNode;
 
 struct KeptChunk;
 
-/// One kept record: what the record path needs to write it later, pointing only into its own
-/// memory (a chunk of its backtrace, or a block of its own), or at what its references keep
-/// alive.
+/// One kept record: its owned copy (owned_record.hpp), in a chunk of its backtrace or a block
+/// of its own. The copy's fields are "backtrace": true, then the call's; its bound context is a
+/// reference; its scope (the thread's open scopes when it was logged) is a reference when
+/// `holds_scope`, else the chain of the layer that keeps the record, alive while the layer is
+/// (hold_kept_scopes). Its thread id is set when another thread may write it (a logger's).
 struct KeptRecord {
     KeptRecord* next;
     KeptChunk* chunk;  ///< the chunk it lies in, or null: a pooled block of its own
-    const LoggerCore* logger;
-    ContextNode* bound;  ///< a reference
-    /// The thread's open scopes when it was logged: a reference when `holds_scope`; else the
-    /// chain of the layer that keeps the record, alive while the layer is (hold_kept_scopes).
-    ContextNode* scope;
-    SourceLocation where;
-    std::string_view message;  ///< formatted already when the call gave fmt arguments
-    const Field* fields;       ///< "backtrace": true, then the call's fields
-    std::uint32_t field_count;
     bool holds_scope;
-    Level level;
-    Timestamp time;
-    int thread_id;  ///< of the thread that logged it when that may not be the one writing it; else 0
+    OwnedRecord record;
 };
 
 /// The kept records of one open scope that keeps a backtrace (its ScopeLayer's), oldest
@@ -91,12 +83,11 @@ void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept;
 /// The settings `kept` was opened with.
 Backtrace backtrace_of(const KeptRecords& kept) noexcept;
 
-/// Keeps a record below its logger's level in the innermost open scope of `home` that keeps
-/// a backtrace at `level`, else in its logger's backtrace if that keeps `level`. `record` is
-/// the thread's record buffer (for a fmt message's text), `scratch` its scratch buffer. False
-/// when not kept: neither keeps it, or a user type threw, or memory ran out.
-bool keep_record(ContextHome& home, Buffer& record, Buffer& scratch, const LoggerCore& logger, ContextNode* bound,
-                 Level level, const Message& message, std::span<const Field> fields, Timestamp time) noexcept;
+/// Keeps `record` (below its logger's level; its scope is home.top) in the innermost open scope
+/// of `home` that keeps a backtrace at its level, else in its logger's backtrace if that keeps
+/// it. `text` is the thread's record buffer (for a fmt message's text), `scratch` its scratch
+/// buffer. False when not kept: neither keeps it, or a user type threw, or memory ran out.
+bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record) noexcept;
 
 /// The store of `logger`'s backtrace, made by its first call (never freed: records may come
 /// until exit). Throws std::bad_alloc.

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Context nodes (see context_node.hpp): the typed copy made when a node is made, and the lazy
-// encoding the record path asks for. A node is one pooled block: the node, then its structs
-// (the top-level fields, nested flat containers' arrays), then the bytes of every string it
-// holds and the recordings of its user types (recorded_value.hpp). Fields that are all scalars
-// and strings are sized and copied in one pass; any others in two, to size the block and then
-// to fill it (a user type runs once, in the first).
+// Context nodes (see context_node.hpp): made with the owned copy of their fields
+// (owned_record.hpp), and encoded lazily when the record path asks. A node is one pooled
+// block: the node, then its fields' copy.
 #include "record/context_node.hpp"
 
 #include <algorithm>
@@ -13,151 +10,11 @@
 
 #include "encode/encode.hpp"
 #include "base/buffer.hpp"
-#include "record/recorded_value.hpp"
+#include "record/owned_record.hpp"
 
 namespace fieldlog::detail {
 
 namespace {
-
-constexpr std::size_t kAlign = alignof(std::max_align_t);
-constexpr std::size_t align_up(std::size_t n) noexcept { return (n + kAlign - 1) & ~(kAlign - 1); }
-static_assert(kAlign == 16);  // as measure_fields (context_node.hpp) rounds flat fields' structs
-
-/// Copies values into a node's block: measuring when it has no block (every take() returns
-/// null and only the sizes grow), writing when it has one. A user type's value, and any object
-/// or array holding more than scalars and strings, is recorded while measuring (its user code
-/// runs once), kept in `recordings` in order, and moved into the block while writing.
-class Copier {
-public:
-    /// Measuring: appends the recordings to `recordings`.
-    explicit Copier(Buffer& recordings) noexcept : recordings_(recordings) {}
-    /// Writing into [structs, structs + structs_size) and [chars, chars + chars_size), taking the
-    /// recordings the measuring copy left in `recordings`.
-    Copier(Buffer& recordings, char* structs, std::size_t structs_size, char* chars, std::size_t chars_size) noexcept
-        : recordings_(recordings), structs_(structs), chars_(chars), structs_cap_(structs_size), chars_cap_(chars_size),
-          writing_(true) {}
-
-    [[nodiscard]] std::size_t structs_used() const noexcept { return structs_used_; }
-    [[nodiscard]] std::size_t chars_used() const noexcept { return chars_used_; }
-
-    Field* fields(std::span<const Field> in) {
-        Field* out = take<Field>(in.size());
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            const Field copied{text(in[i].key), copy(in[i].value)};
-            if (out != nullptr) new (out + i) Field(copied);
-        }
-        return out;
-    }
-
-private:
-    template <typename T>
-    T* take(std::size_t n) {
-        static_assert(alignof(T) <= kAlign);
-        const std::size_t at = align_up(structs_used_);
-        const std::size_t end = at + n * sizeof(T);
-        if (writing_ && end > structs_cap_) return nullptr;
-        structs_used_ = end;
-        return writing_ ? reinterpret_cast<T*>(structs_ + at) : nullptr;
-    }
-    char* take_chars(std::size_t n) noexcept {
-        if (writing_ && chars_used_ + n > chars_cap_) return nullptr;
-        char* at = writing_ ? chars_ + chars_used_ : nullptr;
-        chars_used_ += n;
-        return at;
-    }
-    static bool is_flat(const Value& v) noexcept {
-        switch (v.kind()) {
-            case Value::Kind::error_code:
-            case Value::Kind::bytes:
-            case Value::Kind::object:
-            case Value::Kind::array:
-            case Value::Kind::custom: return false;
-            default: return true;
-        }
-    }
-    /// Whether the object or array `v` holds only scalars and strings: copied as Fields or
-    /// Values in the structs, not recorded.
-    static bool is_flat_container(const Value& v) noexcept {
-        if (v.kind() == Value::Kind::object) {
-            for (const Field& f : v.as_object()) {
-                if (!is_flat(f.value)) return false;
-            }
-            return true;
-        }
-        for (const Value& element : v.as_array()) {
-            if (!is_flat(element)) return false;
-        }
-        return true;
-    }
-    std::string_view text(std::string_view s) {
-        if (s.empty()) return {};
-        char* at = take_chars(s.size());
-        if (at == nullptr) return writing_ ? std::string_view() : s;
-        std::memcpy(at, s.data(), s.size());
-        return {at, s.size()};
-    }
-    /// `v` recorded (measuring), or its recording moved into the block (writing).
-    Value recording(const Value& v) {
-        if (!writing_) {
-            const std::size_t before = recordings_.size();
-            record_value(recordings_, v);
-            take_chars(recordings_.size() - before);
-            return v;
-        }
-        const char* made = recordings_.data() + recordings_taken_;
-        const std::size_t size = recording_size(made);
-        recordings_taken_ += size;
-        char* at = take_chars(size);
-        if (at == nullptr) return Value();
-        std::memcpy(at, made, size);
-        return recorded(at);
-    }
-
-    Value copy(const Value& v) {
-        switch (v.kind()) {
-            case Value::Kind::string: return Value(text(v.as_string()));
-            case Value::Kind::error_code: {
-                auto* code = take<std::error_code>(1);
-                if (code == nullptr) return writing_ ? Value() : v;
-                return Value(*new (code) std::error_code(v.as_error_code()));
-            }
-            case Value::Kind::bytes: {
-                const std::span<const std::byte> in = v.as_bytes();
-                const std::string_view copied =
-                    text(std::string_view(reinterpret_cast<const char*>(in.data()), in.size()));
-                return Value(Bytes{std::span(reinterpret_cast<const std::byte*>(copied.data()), copied.size())});
-            }
-            case Value::Kind::object:
-                if (is_flat_container(v)) {
-                    const Field* out = fields(v.as_object());
-                    return Value(Object(std::span<const Field>(out, out == nullptr ? 0 : v.as_object().size())));
-                }
-                return recording(v);
-            case Value::Kind::array: {
-                if (!is_flat_container(v)) return recording(v);
-                const std::span<const Value> in = v.as_array();
-                Value* out = take<Value>(in.size());
-                for (std::size_t i = 0; i < in.size(); ++i) {
-                    const Value copied = copy(in[i]);
-                    if (out != nullptr) new (out + i) Value(copied);
-                }
-                return Value(Array(std::span<const Value>(out, out == nullptr ? 0 : in.size())));
-            }
-            case Value::Kind::custom: return recording(v);
-            default: return v;  // scalars, durations, times: held in the Value itself
-        }
-    }
-
-    Buffer& recordings_;
-    char* structs_ = nullptr;
-    char* chars_ = nullptr;
-    std::size_t structs_cap_ = 0;
-    std::size_t chars_cap_ = 0;
-    std::size_t structs_used_ = 0;
-    std::size_t chars_used_ = 0;
-    std::size_t recordings_taken_ = 0;
-    bool writing_ = false;
-};
 
 /// Encodes `node` after its parent's encoding `inherited`, and publishes it on the node (or
 /// returns the one another thread published first).
@@ -197,23 +54,11 @@ const EncodedContext& encode_one(ContextHome* home, ContextNode& node, const Seg
 
 }  // namespace
 
-FieldsRoom measure_recorded_fields(std::span<const Field> fields, Buffer& scratch) {
-    scratch.clear();  // the recordings, kept for copy_fields
-    Copier measure(scratch);
-    measure.fields(fields);
-    return FieldsRoom{.structs = align_up(measure.structs_used()), .chars = measure.chars_used(), .flat = false};
-}
-
-const Field* copy_recorded_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
-    Copier write(scratch, block, room.structs, block + room.structs, room.chars);
-    return write.fields(fields);
-}
-
 ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span<const Field> fields, Buffer& scratch) {
     void* block = nullptr;
     try {
         const FieldsRoom room = measure_fields(fields, scratch);
-        const std::size_t head = align_up(sizeof(ContextNode));
+        const std::size_t head = align_copy(sizeof(ContextNode));
         block = pool_allocate(home, head + room.structs + room.chars);
         auto* node = new (block) ContextNode;
         node->fields = copy_fields(fields, room, static_cast<char*>(block) + head, scratch);

@@ -18,8 +18,8 @@
 #include "encode/redact.hpp"
 #include "record/backtrace.hpp"
 #include "record/context_node.hpp"
-#include "record/emit.hpp"
 #include "record/queued_record.hpp"
+#include "record/typed_record.hpp"
 #include "record/scope_layers.hpp"
 #include "record/thread_context.hpp"
 
@@ -70,104 +70,73 @@ std::int64_t monotonic_nanos() noexcept {
     return pipeline.clock != nullptr ? pipeline.clock() : context.clock.now();
 }
 
-/// Encodes the record once per channel that takes it and dispatches each line.
-[[gnu::always_inline]] inline void encode_for_channels(ThreadContext& context, const Pipeline& pipeline,
-                                                       const LoggerCore& logger, ContextNode* bound,
-                                                       ContextNode* scope, Level level, const Message& message,
-                                                       std::span<const Field> fields, LoggerMask admitted,
-                                                       Timestamp now) noexcept {
-    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+/// Hands `record` to the sinks of a typed channel, in its typed form.
+void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel& channel, const Record& record,
+                 LoggerMask admitted) noexcept {
+    struct Target {
+        const Pipeline& pipeline;
+        const Channel& channel;
+        LoggerMask admitted;
+    } const target{pipeline, channel, admitted};
+    with_typed_view(record, pipeline.redact, context.typed_views, [](const TypedRecordView& view, const void* argument) {
+        const auto& t = *static_cast<const Target*>(argument);
+        t.pipeline.dispatch(t.channel, view, t.admitted);
+    }, &target);
+}
+
+/// Encodes `record` once per channel that takes it and dispatches each line (a typed channel
+/// gets the record's typed form).
+[[gnu::always_inline]] inline void write_record(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                                                LoggerMask admitted) noexcept {
+    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
     for (const Channel& channel : pipeline.routing.channels) {
-        if (level < channel.min_level && (!channel.filtered || !channel.takes(level, admitted))) continue;
+        if (!channel.takes(record.level, admitted)) continue;
+        if (channel.typed) [[unlikely]] {
+            write_typed(context, pipeline, channel, record, admitted);
+            continue;
+        }
         const ContextEncoding encoding{channel.options, channel.options_id};
         try {
-            const RecordInput record{now,
-                                     level,
-                                     logger.name,
-                                     message,
-                                     context_encoding(context.home, bound, encoding, buffer, context.scratch),
-                                     context_encoding(context.home, scope, encoding, buffer, context.scratch),
-                                     fields,
-                                     context.kept_thread_id};
+            const EncodedContexts contexts{
+                context_encoding(context.home, record.bound, encoding, buffer, context.scratch),
+                context_encoding(context.home, record.scope, encoding, buffer, context.scratch)};
             buffer.clear();
-            encode_record(channel.options, buffer, context.scratch, record);
+            encode_record(channel.options, buffer, context.scratch, record, contexts);
         } catch (...) {  // a user formatter threw, or memory ran out: drop this record
             buffer.shrink();
             continue;
         }
         const std::span<const char> line = buffer.span();
         ThreadCounters::bump(context.counters.encoded_bytes, line.size());
-        pipeline.dispatch(channel, RecordView{line, level, now}, admitted);
+        pipeline.dispatch(channel, RecordView{line, record.level, record.time, record.logger.name.text}, admitted);
         oversized = buffer.shrink() || oversized;
     }
     if (oversized) ThreadCounters::bump(context.counters.oversized);
 }
 
-/// Async mode: the record's typed copy to the writer's rings; one too large for them is encoded
-/// and written here, once the writer has written this thread's earlier records.
-[[gnu::noinline]] void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger,
-                                      ContextNode* bound, ContextNode* scope, Level level, const Message& message,
-                                      std::span<const Field> fields, LoggerMask admitted, Timestamp now) noexcept {
-    if (queue_record(context, pipeline, logger, bound, scope, level, message, fields, admitted, now)) return;
+/// Async mode: the record's owned copy to the writer's rings; one too large for them is
+/// written here, once the writer has written this thread's earlier records.
+[[gnu::noinline]] void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                                      LoggerMask admitted) noexcept {
+    if (queue_record(context, pipeline, record, admitted)) return;
     pipeline.writer->drain();
-    encode_for_channels(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
+    write_record(context, pipeline, record, admitted);
 }
 
-/// The record path past the gates: queued in async mode, else encoded and written here.
-/// `scope`: the thread's open scopes when the record was logged.
+/// The record path past the gates: queued in async mode, else written here.
 [[gnu::always_inline]] inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
-                                                  const LoggerCore& logger, ContextNode* bound, ContextNode* scope,
-                                                  Level level, const Message& message, std::span<const Field> fields,
-                                                  LoggerMask admitted, Timestamp now) noexcept {
+                                                  const Record& record, LoggerMask admitted) noexcept {
     if (pipeline.writer) {
-        queue_or_write(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
+        queue_or_write(context, pipeline, record, admitted);
         return;
     }
-    encode_for_channels(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
+    write_record(context, pipeline, record, admitted);
 }
 
-/// The record path of a pipeline with typed sinks (a test's Observer): they get the record's
-/// typed parts, then the channels their lines. Out of line: no other pipeline comes here.
-[[gnu::noinline]] void dispatch_typed_and_encoded(ThreadContext& context, const Pipeline& pipeline,
-                                                  const LoggerCore& logger, ContextNode* bound, ContextNode* scope,
-                                                  Level level, const Message& message, std::span<const Field> fields,
-                                                  LoggerMask admitted, Timestamp now) noexcept {
-    std::vector<Field>& gathered = context.typed_fields;
-    gathered.clear();
-    try {
-        gather_fields(bound, nullptr, gathered);
-        const std::size_t bound_count = gathered.size();
-        gather_fields(scope, nullptr, gathered);
-        std::span<const Field> all(gathered);
-        std::span<const Field> call_fields = fields;
-        // With redaction the typed sinks get copies in which no named value is left.
-        std::vector<Field> redacted;
-        std::vector<RedactedValue> held;
-        if (!pipeline.redact.empty()) [[unlikely]] {
-            redacted.reserve(gathered.size() + fields.size());
-            held.reserve(gathered.size() + fields.size());
-            append_redacted_fields(pipeline.redact, gathered, redacted, held);
-            append_redacted_fields(pipeline.redact, fields, redacted, held);
-            all = std::span<const Field>(redacted).first(gathered.size());
-            call_fields = std::span<const Field>(redacted).subspan(gathered.size());
-        }
-        pipeline.dispatch_typed(TypedRecordView{.level = level,
-                                                .time = now,
-                                                .logger = logger.name.text,
-                                                .message = message,
-                                                .bound = all.first(bound_count),
-                                                .scope = all.subspan(bound_count),
-                                                .fields = call_fields},
-                                admitted);
-    } catch (...) {  // memory ran out gathering the fields: the typed sinks miss this record
-    }
-    deliver_record(context, pipeline, logger, bound, scope, level, message, fields, admitted, now);
-}
-
-/// emit_records' body, inlined into Logger::emit: out of line, passing its seven arguments
-/// costs every record.
+/// From the gate to the sinks, inlined into Logger::emit: out of line, passing its seven
+/// arguments costs every record.
 [[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
                                                        const LoggerCore& logger, ContextNode* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
@@ -179,19 +148,15 @@ std::int64_t monotonic_nanos() noexcept {
     // indexed past its end.
     if (level > Level::fatal) [[unlikely]] level = Level::fatal;
     LoggerMask admitted = kEveryLogger;
-    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, loggers have rules, or typed sinks
+    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or loggers have rules
         if (level < pipeline->routing.min_level) return;
         const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
         admitted = rules.admitted;
         if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
-        if (!pipeline->routing.typed.empty()) {
-            dispatch_typed_and_encoded(context, *pipeline, logger, bound, context.home->top, level, message, fields,
-                                       admitted, record_time(context, *pipeline));
-            return;
-        }
     }
-    deliver_record(context, *pipeline, logger, bound, context.home->top, level, message, fields, admitted,
-                   record_time(context, *pipeline));
+    deliver_record(context, *pipeline,
+                   Record{record_time(context, *pipeline), level, logger, message, bound, context.home->top, fields},
+                   admitted);
 }
 
 /// Writes the records a backtrace kept, each as it was logged (its time, context and call
@@ -199,22 +164,15 @@ std::int64_t monotonic_nanos() noexcept {
 /// back. Cold: only a record at a backtrace's trigger level comes here.
 [[gnu::noinline, gnu::cold]] void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
                                                      KeptRecords& kept) noexcept {
-    for (const KeptRecord* r = kept.first; r != nullptr && pipeline != nullptr; r = r->next) {
-        if (r->level < pipeline->routing.min_level) continue;
-        const LoggerMask admitted = r->level < pipeline->gate ? pipeline->rules_for(*r->logger).admitted : kEveryLogger;
-        const Message message(r->message, r->where);
-        const std::span<const Field> fields(r->fields, r->field_count);
+    for (const KeptRecord* kept_record = kept.first; kept_record != nullptr && pipeline != nullptr;
+         kept_record = kept_record->next) {
+        const OwnedRecord& r = kept_record->record;
+        if (r.level < pipeline->routing.min_level) continue;
+        const LoggerMask admitted = r.level < pipeline->gate ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
+        const Message message(r.message, r.where);
         ThreadCounters::bump(context.counters.backtrace_written);
-        context.kept_thread_id = r->thread_id;
-        if (!pipeline->routing.typed.empty()) {
-            dispatch_typed_and_encoded(context, *pipeline, *r->logger, r->bound, r->scope, r->level, message, fields,
-                                       admitted, r->time);
-        } else {
-            deliver_record(context, *pipeline, *r->logger, r->bound, r->scope, r->level, message, fields, admitted,
-                           r->time);
-        }
+        deliver_record(context, *pipeline, r.record(message), admitted);
     }
-    context.kept_thread_id = 0;
     discard_kept_records(*context.home, kept);
 }
 
@@ -241,8 +199,9 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
         return;
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
-    if (pipeline != nullptr && keep_record(*context.home, context.record, context.scratch, logger, bound, level,
-                                           message, fields, record_time(context, *pipeline)))
+    if (pipeline != nullptr &&
+        keep_record(*context.home, context.record, context.scratch,
+                    Record{record_time(context, *pipeline), level, logger, message, bound, context.home->top, fields}))
         ThreadCounters::bump(context.counters.backtrace_kept);
     release_pipeline(context);
     context.busy = false;
@@ -263,11 +222,6 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 }
 
 }  // namespace
-
-void emit_records(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger, ContextNode* bound,
-                  Level level, const Message& message, std::span<const Field> fields) noexcept {
-    encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
-}
 
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
 /// main thread after main returned, a thread's own thread_local destructors) or could not be

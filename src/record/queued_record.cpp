@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The typed copy (caller side) and its encoding (writer side). The copy is the one context
-// nodes make: one pass over flat fields (scalars and strings), two over any others (to size
-// the copy, recording user types as it goes, then to make it in the ring).
+// The owned copy into the ring (caller side), and the Record made again from it (writer side).
 #include "record/queued_record.hpp"
 
 #include <iterator>
@@ -10,8 +8,11 @@
 #include "base/buffer.hpp"
 #include "base/thread_id.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/sink_calls.hpp"
 #include "encode/encode.hpp"
 #include "record/context_node.hpp"
+#include "record/owned_record.hpp"
+#include "record/typed_record.hpp"
 #include "record/thread_context.hpp"
 
 namespace fieldlog::detail {
@@ -22,42 +23,59 @@ namespace {
 // writes while the writer reads it (the thread's next entry follows it at once).
 constexpr std::size_t kOverreadRoom = 16;
 
-static_assert(sizeof(QueuedRecord) % 8 == 0 && alignof(QueuedRecord) <= 8);  // the fields after it stay 8-aligned
+static_assert(sizeof(OwnedRecord) % 8 == 0 && alignof(OwnedRecord) <= 8);  // the fields after it stay 8-aligned
 
 /// Makes sure `node` (not null) carries its encoding for every channel that takes the record.
 void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
                           LoggerMask admitted) {
     for (const Channel& channel : pipeline.routing.channels) {
-        if (!channel.takes_record(level, admitted)) continue;
+        if (channel.typed || !channel.takes(level, admitted)) continue;
         context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
                          context.scratch);
     }
 }
 
-const QueuedRecord& record_of(const QueuedView& view) noexcept {
-    return *reinterpret_cast<const QueuedRecord*>(view.payload);
+const OwnedRecord& record_of(const QueuedView& view) noexcept {
+    return *reinterpret_cast<const OwnedRecord*>(view.payload);
 }
 
 bool encode_queued(const QueuedView& view, const Channel& channel, Buffer& out, Buffer& scratch) noexcept {
-    const QueuedRecord& queued = record_of(view);
+    const OwnedRecord& queued = record_of(view);
     const ContextEncoding encoding{channel.options, channel.options_id};
     try {
         const Message message(queued.message, queued.where);
         // The encodings were made when the record was queued: these find them.
-        const RecordInput record{view.time,
-                                 view.level,
-                                 queued.logger->name,
-                                 message,
-                                 context_encoding(nullptr, queued.bound, encoding, out, scratch),
-                                 context_encoding(nullptr, queued.scope, encoding, out, scratch),
-                                 std::span<const Field>(queued.fields, queued.field_count),
-                                 queued.thread_id};
-        encode_record(channel.options, out, scratch, record);
+        const EncodedContexts contexts{context_encoding(nullptr, queued.bound, encoding, out, scratch),
+                                       context_encoding(nullptr, queued.scope, encoding, out, scratch)};
+        encode_record(channel.options, out, scratch, queued.record(message), contexts);
     } catch (...) {  // memory ran out
         return false;
     }
     return true;
 }
+
+/// The writer's storage for typed views: its thread alone makes them.
+TypedViewStorage& writer_typed_views() noexcept {
+    static thread_local TypedViewStorage storage;
+    return storage;
+}
+
+void write_queued_typed(const QueuedView& view, const Pipeline& pipeline, Sink& sink) noexcept {
+    const OwnedRecord& queued = record_of(view);
+    const Message message(queued.message, queued.where);
+    with_typed_view(queued.record(message), pipeline.redact, writer_typed_views(),
+                    [](const TypedRecordView& typed, const void* target) {
+                        deliver_typed(*static_cast<Sink*>(const_cast<void*>(target)), typed);
+                    }, &sink);
+}
+
+void queued_facts(const char* payload, Level& level, Timestamp& time) noexcept {
+    const auto& queued = *reinterpret_cast<const OwnedRecord*>(payload);
+    level = queued.level;
+    time = queued.time;
+}
+
+std::string_view queued_logger_name(const QueuedView& view) noexcept { return record_of(view).logger->name.text; }
 
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
     if (node == nullptr) return 0;
@@ -73,7 +91,7 @@ std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) no
     // 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
-    const QueuedRecord& queued = record_of(view);
+    const OwnedRecord& queued = record_of(view);
     const std::size_t texts = view.size + queued.logger->name.text.size() +
                               std::string_view(queued.where.file_name()).size() +
                               std::string_view(queued.where.function_name()).size();
@@ -82,7 +100,7 @@ std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) no
 }
 
 void release_queued(const QueuedView& view) noexcept {
-    const QueuedRecord& queued = record_of(view);
+    const OwnedRecord& queued = record_of(view);
     ContextHome* home = t_context != nullptr ? t_context->home : nullptr;
     if (queued.bound != nullptr) release(home, queued.bound);
     if (queued.scope != nullptr) release(home, queued.scope);
@@ -90,49 +108,43 @@ void release_queued(const QueuedView& view) noexcept {
 
 }  // namespace
 
-const QueuedCodec queued_codec{&encode_queued, &queued_line_bound, &release_queued};
+const QueuedCodec queued_codec{&queued_facts, &encode_queued, &queued_line_bound, &release_queued, &queued_logger_name, &write_queued_typed};
 
-bool queue_record(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger, ContextNode* bound,
-                  ContextNode* scope, Level level, const Message& message, std::span<const Field> fields,
-                  LoggerMask admitted, Timestamp now) noexcept {
+bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
+    const Message& message = record.message;
     try {
-        if (bound != nullptr) encode_context_ahead(context, pipeline, bound, level, admitted);
-        if (scope != nullptr) encode_context_ahead(context, pipeline, scope, level, admitted);
+        if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
+        if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
         std::string_view message_text = message.text();
         if (message.formatted()) {
             text.clear();
             fmt::vformat_to(std::back_inserter(text), message.text(), message.args());
             message_text = text.view();
         }
-        const FieldsRoom room = measure_fields(fields, context.scratch);
-        const std::size_t size = sizeof(QueuedRecord) + room.structs + room.chars + message_text.size() + kOverreadRoom;
+        const FieldsRoom room = measure_fields(record.fields, context.scratch);
+        const std::size_t size = sizeof(OwnedRecord) + room.structs + room.chars + message_text.size() + kOverreadRoom;
         const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
         if (slot.payload == nullptr) {
             text.shrink();
             if (slot.outcome == AsyncWriter::Enqueued::too_large) return false;
-            ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+            ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
             return true;
         }
-        char* const copied_fields = slot.payload + sizeof(QueuedRecord);
+        char* const copied_fields = slot.payload + sizeof(OwnedRecord);
         char* const copied_message = copied_fields + room.structs + room.chars;
         std::string_view message_copy;
         copy_text(copied_message, message_text, message_copy);
         text.shrink();
-        const Field* copied = copy_fields(fields, room, copied_fields, context.scratch);
-        new (slot.payload) QueuedRecord{.logger = &logger,
-                                        .bound = bound,
-                                        .scope = scope,
-                                        .where = message.where(),
-                                        .message = message_copy,
-                                        .fields = copied,
-                                        .field_count = copied != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0,
-                                        .thread_id = context.kept_thread_id != 0 ? context.kept_thread_id
-                                                                                 : cached_thread_id()};
-        if (bound != nullptr) retain(bound);
-        if (scope != nullptr) retain(scope);
-        pipeline.writer->commit(slot.payload, level, now, admitted);
-        ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
+        const Field* copied = copy_fields(record.fields, room, copied_fields, context.scratch);
+        new (slot.payload) OwnedRecord(owned_head(record, copied,
+                                                  copied != nullptr ? static_cast<std::uint32_t>(record.fields.size()) : 0,
+                                                  message_copy,
+                                                  record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        if (record.bound != nullptr) retain(record.bound);
+        if (record.scope != nullptr) retain(record.scope);
+        pipeline.writer->commit(slot.payload, record.time, admitted);
+        ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
     } catch (...) {  // a user type or formatter threw, or memory ran out: drop this record
         text.shrink();
     }

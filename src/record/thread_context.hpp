@@ -16,6 +16,7 @@
 #include "fieldlog/level.hpp"
 #include "record/record_clock.hpp"
 #include "record/context_pool.hpp"
+#include "record/typed_record.hpp"
 
 namespace fieldlog::detail {
 
@@ -59,12 +60,9 @@ struct ThreadContext {
     /// it allocates only when a record has more fields than any before it on this thread.
     std::vector<Field> counted_fields;
     std::uint64_t counted_suppressed = 0;  ///< the count counted_fields begins with
-    /// A record's bound and scope fields, typed, for the typed sinks (logger.cpp); reused like
-    /// counted_fields, and never touched without a typed sink.
-    std::vector<Field> typed_fields;
-    /// While a logger's backtrace writes a record another thread kept: that thread's id, which
-    /// the record names; 0 otherwise (the record is this thread's).
-    int kept_thread_id = 0;
+    /// Typed views of this thread's records, for the typed channels (typed_record.hpp); reused
+    /// like counted_fields, and never touched without a typed channel.
+    TypedViewStorage typed_views;
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.

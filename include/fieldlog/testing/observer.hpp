@@ -2,8 +2,9 @@
 // The test observer (zap's zaptest/observer): a sink that keeps the records it takes in their
 // typed form, so that a test asks "exactly one warn record of logger `db` with rows == 3 and the
 // scope's request_id" without parsing a line. It is a typed sink (SinkInfo::typed): the
-// dispatcher hands it each record's parts and encodes nothing for it, on the logging thread,
-// before the logging call returns, in async mode too: a test reads it without a flush. Its
+// dispatcher hands it each record's parts and encodes nothing for it. Every reader first waits
+// until the records logged before it reached the sinks (fieldlog::flush()), so a test reads it
+// without a flush, in async mode too. Its
 // level and its loggers / exclude rules are a SinkConfig's, as for any sink, and metrics()
 // counts its records (kind "observer", no bytes).
 // NOTE: a test tool. It allocates for every record it keeps; the record path allocates nothing

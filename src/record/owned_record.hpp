@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+// The owned copy of a record: what a record becomes when it must outlive its logging call (an
+// async ring entry, a kept backtrace record) and what a context node's fields are. The copy
+// points only into its own memory, or at what lives longer (the logger, the context nodes it
+// holds references to, the call site). Fields that are all scalars and strings are sized and
+// copied in one pass; any others in two, to size the block and then to fill it, user types and
+// containers as recordings (recorded_value.hpp), so their code runs once, at the call.
+//
+//   Record ─► measure_fields, copy_fields, OwnedRecord ─► (later, any thread) OwnedRecord::record ─► Record
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <span>
+#include <string_view>
+
+#include "base/record.hpp"
+#include "encode/json_safe.hpp"
+#include "fieldlog/field.hpp"
+
+namespace fieldlog::detail {
+
+class Buffer;
+
+/// The head of an owned copy; the fields and the message's text lie after it, in its block.
+struct OwnedRecord {
+    const LoggerCore* logger;
+    ContextNode* bound;  ///< a reference, or (backtrace.hpp) a chain kept alive by its holder
+    ContextNode* scope;  ///< likewise
+    SourceLocation where;
+    std::string_view message;  ///< formatted already when the call gave fmt arguments
+    const Field* fields;
+    std::uint32_t field_count;
+    Level level;
+    Timestamp time;
+    int thread_id;  ///< of the thread that logged it; 0: the one that writes it
+
+    /// The record again, its message `message` (made by the caller from `this->message` and
+    /// `where`, as it must outlive the Record).
+    [[nodiscard]] Record record(const Message& text) const noexcept {
+        return Record{time, level, *logger, text, bound, scope, std::span<const Field>(fields, field_count), thread_id};
+    }
+};
+
+/// The head of `record`'s copy, whose fields and message text are `fields` and `message`.
+inline OwnedRecord owned_head(const Record& record, const Field* fields, std::uint32_t field_count,
+                              std::string_view message, int thread_id) noexcept {
+    return OwnedRecord{.logger = &record.logger,
+                       .bound = record.bound,
+                       .scope = record.scope,
+                       .where = record.message.where(),
+                       .message = message,
+                       .fields = fields,
+                       .field_count = field_count,
+                       .level = record.level,
+                       .time = record.time,
+                       .thread_id = thread_id};
+}
+
+/// Copies are 16-aligned within their blocks (a Field's alignment).
+inline constexpr std::size_t kCopyAlign = alignof(std::max_align_t);
+constexpr std::size_t align_copy(std::size_t n) noexcept { return (n + kCopyAlign - 1) & ~(kCopyAlign - 1); }
+static_assert(kCopyAlign == 16);  // as measure_fields rounds flat fields' structs
+
+/// Copies `s` to `at`, which has room for it, and returns the end of the copy (in `out`).
+/// Inline, with no library call for short text: every key and string of a copy comes here.
+[[gnu::always_inline]] inline char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
+    const std::size_t n = s.size();
+    if (n <= kShortJsonText) {  // keys and short values
+        copy_short(at, s.data(), n);
+    } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
+        std::memcpy(at, s.data(), 16);
+        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
+        std::memcpy(at + n - 16, s.data() + n - 16, 16);
+    } else {
+        std::memcpy(at, s.data(), n);
+    }
+    out = std::string_view(at, n);
+    return at + n;
+}
+
+/// The room a typed copy of `fields` takes (copy_fields): `structs` for the fields and what
+/// they hold by address (nested flat arrays), then `chars` for every string and recording.
+struct FieldsRoom {
+    std::size_t structs = 0;  ///< a multiple of 16
+    std::size_t chars = 0;
+    bool flat = false;  ///< only scalars and strings: copied in one pass, no user code runs
+};
+/// measure_fields and copy_fields for fields that are not all scalars and strings: out of
+/// line, as they run user code and record it.
+FieldsRoom measure_recorded_fields(std::span<const Field> fields, Buffer& scratch);
+const Field* copy_recorded_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch);
+
+/// Throws what a user type throws (its fieldlog_encode runs here, once), or bad_alloc. Unless
+/// the fields are flat, `scratch` then holds their recordings until copy_fields takes them.
+/// Inline for flat fields (the usual request context, most records): a pass over the sizes.
+inline FieldsRoom measure_fields(std::span<const Field> fields, Buffer& scratch) {
+    std::size_t chars = 0;
+    for (const Field& f : fields) {
+        chars += f.key.size();
+        switch (f.value.kind()) {
+            case Value::Kind::string: chars += f.value.as_string().size(); break;
+            case Value::Kind::error_code:
+            case Value::Kind::bytes:
+            case Value::Kind::object:
+            case Value::Kind::array:
+            case Value::Kind::custom: return measure_recorded_fields(fields, scratch);
+            default: break;
+        }
+    }
+    return FieldsRoom{.structs = (fields.size() * sizeof(Field) + 15) & ~std::size_t{15}, .chars = chars, .flat = true};
+}
+/// Copies `fields` into `block` (room.structs + room.chars bytes, 8-aligned) as measured, with
+/// the recordings measure_fields left in `scratch`; the copy points only into the block.
+/// Throws like measure_fields.
+inline const Field* copy_fields(std::span<const Field> fields, const FieldsRoom& room, char* block, Buffer& scratch) {
+    if (!room.flat) return copy_recorded_fields(fields, room, block, scratch);
+    auto* copied = reinterpret_cast<Field*>(block);
+    char* at = block + room.structs;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const Field& in = fields[i];
+        std::string_view key;
+        at = copy_text(at, in.key, key);
+        if (in.value.kind() == Value::Kind::string) {
+            std::string_view value;
+            at = copy_text(at, in.value.as_string(), value);
+            new (copied + i) Field{key, Value(value)};
+        } else {
+            new (copied + i) Field{key, in.value};
+        }
+    }
+    return copied;
+}
+
+}  // namespace fieldlog::detail
