@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// The crash path's view of the rings (src/control/crash.cpp): seal them, tell whether something
+// is unwritten, and walk what each sink has not been handed, merged by time. All
+// async-signal-safe: no lock, no heap.
+#include <algorithm>
+
+#include "dispatch/async_ring.hpp"
+
+namespace fieldlog::detail {
+
+using namespace async_entry;
+
+bool AsyncWriter::holds_unwritten() const noexcept {
+    for (const Ring* ring : rings_) {
+        if (ring->queue.released() != ring->queue.published()) return true;
+    }
+    return false;
+}
+
+void AsyncWriter::seal() noexcept {
+    attention_.fetch_or(kSealed, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // before any look at the rings' ends
+}
+
+void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept {
+    for (const Ring* ring : rings_) {
+        ring->crash_read = std::max(ring->queue.released(), ring->handed_upto[sink].load(std::memory_order_acquire));
+    }
+    for (;;) {  // the earliest next record of all rings, until none is left
+        const Ring* first = nullptr;
+        std::int64_t first_key = 0;
+        for (const Ring* ring : rings_) {
+            if (ring->crash_read >= ring->queue.published()) continue;
+            const std::int64_t key = order_key_of(ring->queue.entry_at(ring->crash_read).data);
+            if (first == nullptr || key < first_key) {
+                first = ring;
+                first_key = key;
+            }
+        }
+        if (first == nullptr) return;
+        const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
+        visit(context, view_of(codec_, entry.data));
+        first->crash_read = entry.next;
+    }
+}
+
+}  // namespace fieldlog::detail

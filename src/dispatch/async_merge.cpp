@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+// The writer's work: at each sweep, one look at every ring; batches of what that look saw,
+// merged by time with hold-back (async_writer.hpp); each record encoded once per channel that
+// takes it, each sink handed its share (Route::takes), typed sinks the typed form; then each
+// record's payload released and each ring's part freed.
+#include <algorithm>
+#include <mutex>
+
+#include "dispatch/async_ring.hpp"
+#include "dispatch/pipeline.hpp"
+#include "dispatch/sink_calls.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+using namespace async_entry;
+
+constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wait for the next
+
+}  // namespace
+
+bool AsyncWriter::sweep() noexcept {
+    const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    look_at_rings();
+    bool wrote = false;
+    for (;;) {
+        const std::size_t count = collect();
+        if (count == 0) break;
+        write_batch(count);
+        wrote = true;
+    }
+    sweeps_done_.store(number, std::memory_order_release);
+    note_progress();
+    return wrote;
+}
+
+void AsyncWriter::look_at_rings() noexcept {
+    // Rings whose thread let go and that are drained leave the list: spare, or freed.
+    Ring* freed[kFreedAtOnce];
+    std::size_t to_free = 0;
+    bool recycle = false;
+    for (const Ring* ring : sweep_rings_) {
+        recycle = recycle || (ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read);
+    }
+    if (recycle || rings_changed_.load(std::memory_order_acquire) != rings_seen_) {
+        const std::lock_guard lock(rings_mutex_);
+        std::erase_if(rings_, [&](Ring* ring) {
+            const bool drained =
+                ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read;
+            if (!drained || to_free == std::size(freed)) return false;
+            if (spares_.size() < kSpareRings) {
+                spares_.push_back(ring);  // reserved below: never allocates
+            } else {
+                freed[to_free++] = ring;
+            }
+            return true;
+        });
+        rings_seen_ = rings_changed_.load(std::memory_order_acquire);
+        try {
+            sweep_rings_.assign(rings_.begin(), rings_.end());  // grows only with the thread count
+        } catch (...) {  // no memory: keep the rings the writer knew; the rest wait for the next sweep
+            rings_seen_ = 0;
+        }
+    }
+    for (std::size_t i = 0; i < to_free; ++i) let_go(freed[i]);
+    for (Ring* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
+}
+
+std::size_t AsyncWriter::collect() noexcept {
+    std::size_t count = 0;
+    runs_.clear();
+    const std::uint64_t limit = capacity_ / 4;
+    // Every ring with records gets a share of the batch, so the hold-back in write_batch (which
+    // looks at the rings that have a run in it) always lets something through.
+    std::size_t pending = 0;
+    for (const Ring* ring : sweep_rings_) pending += ring->read < ring->sweep_end ? 1 : 0;
+    const std::size_t share = std::max<std::size_t>(1, kMaxBatch / std::max<std::size_t>(1, pending));
+    for (Ring* ring : sweep_rings_) {
+        std::uint64_t position = ring->read;
+        const std::size_t begin = count;
+        while (position < ring->sweep_end && count < kMaxBatch && count - begin < share && position - ring->read < limit) {
+            const SpscRing::Entry entry = ring->queue.entry_at(position);
+            batch_[count++] = Pending{entry.data, order_key_of(entry.data), position};
+            position = entry.next;
+        }
+        ring->batch_end = position;
+        if (count > begin) runs_.push_back(Run{ring, begin, count});
+    }
+    return count;
+}
+
+void AsyncWriter::write_batch(std::size_t collected) noexcept {
+    // Hold-back: a ring this batch did not take to its sweep end may still hold a record older
+    // than what others offer, so nothing later than its first record left out goes in this
+    // batch. Records a thread logged after another's (a join, a lock) keep that order too
+    // (unless more than kMaxBatch rings hold records at once: a ring without a run is not
+    // waited for).
+    std::int64_t limit = INT64_MAX;
+    for (const Run& run : runs_) {
+        const Ring& ring = *run.ring;
+        if (ring.batch_end < ring.sweep_end) {
+            limit = std::min(limit, order_key_of(ring.queue.entry_at(ring.batch_end).data));
+        }
+    }
+    // Merge the runs by time: each is in order already, and on equal keys the earlier run
+    // goes first, so every ring keeps its own order.
+    taken_.clear();
+    lines_.clear();
+    line_facts_.clear();
+    for (std::size_t i = 0; i < collected; ++i) {
+        Run* first = nullptr;
+        for (Run& run : runs_) {
+            if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
+        }
+        if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
+        const QueuedView record = view_of(codec_, batch_[first->begin].record);
+        if (!encode_lines(record)) break;  // the batch's lines are full: the rest go in the next
+        taken_.push_back(record);          // reserved: never allocates
+        ++first->begin;
+    }
+    for (const Run& run : runs_) {  // what was held back is taken again by the next batch
+        if (run.begin < run.end) run.ring->batch_end = batch_[run.begin].position;
+    }
+
+    RecordView* all = views_.data();
+    RecordView* chosen = views_.data() + views_.size() / 2;
+    const std::size_t count = line_facts_.size();
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const Line& line = line_facts_[i];
+        all[i] = RecordView{{lines_.data() + line.offset, line.size}, line.level, line.time, line.logger};
+        bytes += line.size;
+    }
+    const RoutingTable& routing = pipeline_.routing;
+    for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
+        Sink& sink = *routing.sinks[s]->sink;
+        const std::lock_guard lock(sink.mutex());
+        if (routing.sinks[s]->info.typed) {
+            write_typed_share(s, sink);
+        } else {
+            std::size_t n = 0;
+            for (std::size_t i = 0; i < count; ++i) {
+                const Line& line = line_facts_[i];
+                const Route* route = routing.route(s, line.channel);
+                if (route != nullptr && route->takes(line.level, line.admitted)) chosen[n++] = all[i];
+            }
+            if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
+        }
+        for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
+    }
+    for (const QueuedView& record : taken_) codec_.release(record);
+    for (const Run& run : runs_) {
+        run.ring->read = run.ring->batch_end;
+        run.ring->queue.release(run.ring->batch_end);
+    }
+    if (lines_.capacity() > kLineBytes) {  // a record larger than the reserve passed
+        std::vector<char>().swap(lines_);
+        try {
+            lines_.reserve(kLineBytes);
+        } catch (...) {  // the next batch grows it as far as it can
+        }
+    }
+    accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + taken_.size(), std::memory_order_relaxed);
+    accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    note_progress();
+}
+
+void AsyncWriter::write_typed_share(std::size_t s, Sink& sink) noexcept {
+    const std::vector<Channel>& channels = pipeline_.routing.channels;
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+        const Route* route = pipeline_.routing.route(s, c);
+        if (!channels[c].typed || route == nullptr) continue;
+        for (const QueuedView& record : taken_) {
+            if (route->takes(record.level, record.admitted)) codec_.write_typed(record, pipeline_, sink);
+        }
+    }
+}
+
+bool AsyncWriter::encode_lines(const QueuedView& record) noexcept {
+    const std::size_t lines_before = lines_.size();
+    const std::size_t facts_before = line_facts_.size();
+    const std::vector<Channel>& channels = pipeline_.routing.channels;
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+        if (channels[c].typed || !channels[c].takes(record.level, record.admitted)) continue;
+        line_.clear();
+        if (codec_.encode(record, channels[c], line_, scratch_)) {
+            if (lines_.size() + line_.size() > lines_.capacity() && !taken_.empty()) {
+                lines_.resize(lines_before);  // within capacity: never allocates
+                line_facts_.resize(facts_before);
+                line_.shrink();
+                return false;
+            }
+            try {
+                const std::size_t offset = lines_.size();
+                lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
+                line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
+                                           static_cast<std::uint32_t>(c), record.admitted,
+                                           codec_.logger_name(record)});  // reserved
+            } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
+            }
+        }
+        line_.shrink();
+    }
+    return true;
+}
+
+}  // namespace fieldlog::detail
