@@ -17,14 +17,13 @@ public:
 
     explicit DrainDeadline(std::chrono::milliseconds timeout) noexcept : timeout_(timeout) {}
 
-    /// The closing thread: the deadline counts from now. seq_cst: a wake-up written after it
-    /// finds the sink thread's notice() seeing it.
+    /// The closing thread: the deadline counts from now. Wake the sink thread afterwards.
     void begin() noexcept {
         since_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
         closing_.store(true, std::memory_order_seq_cst);
     }
 
-    /// The sink thread: sets the deadline once closing began. Everything below is its alone.
+    /// The sink thread: sets the deadline once closing began. What follows is that thread's alone.
     void notice() noexcept {
         if (closing_.load(std::memory_order_acquire) && !is_set()) {
             at_ = Clock::time_point(Clock::duration(since_.load(std::memory_order_relaxed))) + timeout_;

@@ -28,7 +28,7 @@ public:
     std::uint64_t rewind() noexcept override;
 
 private:
-    static constexpr std::size_t kTlsChunk = 8 * 1024;  // whole frames per TLS record: well under its 16 KiB
+    static constexpr std::size_t kTlsChunk = 8 * 1024;  // whole frames per TLS record: well under the most a record holds
     static constexpr std::size_t kChunksInFlight = 4096;
 
     /// Where a TLS chunk ends, in the connection's byte stream and in the ring.
