@@ -98,13 +98,10 @@ enum class OverflowPolicy : std::uint8_t {
 /// consumer: no lock, no shared head) and encodes nothing; one writer thread drains every ring,
 /// encodes each record once per format in use, and hands the sinks what it finds, in batches.
 /// The lines are byte for byte those the caller would have made.
-/// - Memory: queue_bytes is **per ring**, rounded down to a power of two (4 KiB to 1 GiB); a
-///   thread's ring is allocated on its first async record and kept while it lives. When a
-///   thread exits its ring is drained; up to 4 drained rings are kept for new threads, the rest
-///   freed (so at most live threads + 4 rings). A record takes 136 bytes, 40 per field (more
-///   for a nested container or a user type), and the bytes of its strings, rounded up to 8.
-///   The writer reserves 1 MiB for one batch's lines when it is made, and allocates nothing later
-///   (a batch ends where that room does; only a record whose lines alone exceed it gets more).
+/// - Memory: queue_bytes is **per ring** (docs/async.md: what a record takes, how many rings
+///   there are at most); a thread's ring is allocated on its first async record and kept while
+///   it lives. The writer allocates nothing after configure() (one record whose lines alone
+///   exceed its reserve excepted; typed sinks' views grow while records gain context fields).
 /// - A fmt message is formatted by the caller (its arguments may point at the caller's stack).
 /// - Order: a thread's records stay in order. Across threads the writer merges by timestamp
 ///   what it finds in every ring at one look (a sweep); a record that arrives after that look is

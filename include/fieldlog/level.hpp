@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Levels: the first thing a record meets. The level gate compares a record's level with the
-// logger's threshold (one relaxed atomic load); everything in this header is constexpr.
+// logger's threshold (Logger::enabled); everything in this header is constexpr.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Loggers: the call site of the flow. A Logger is a cheap handle (a registry entry plus the
-// context node of the fields it carries); its level gate is one relaxed atomic load, and everything past it
-// runs out of line in src/record/: buffer → encoder → dispatcher → sinks.
+// context node of the fields it carries); its level gate (enabled()) is inline, and everything
+// past it runs out of line in src/record/: Record → encoder → dispatcher → sinks.
 //
 //   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
 #pragma once

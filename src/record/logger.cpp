@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The record path past the level gate: take this thread's buffer, encode the record once per
-// format in use, hand it to the dispatcher, give the buffer back (typed sinks, a test's
-// Observer, get the record's parts unencoded first). In async mode the record's typed form goes
-// to the writer's rings instead (queued_record.hpp), which encodes it. Hot path: no heap, no
-// lock other than each sink's own.
+// The record path past the level gate: make the Record, encode it once per format in use into
+// this thread's buffer and hand each line to the dispatcher (a typed channel gets the record's
+// typed form instead). In async mode the record's owned copy goes to the writer's rings
+// (queued_record.hpp), which does the same on its thread. Hot path: no heap, no lock other
+// than each sink's own. docs/architecture.md walks it.
 #include "fieldlog/logger.hpp"
 
 #include <time.h>
@@ -137,7 +137,7 @@ void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel
 
 /// From the gate to the sinks, inlined into Logger::emit: out of line, passing its seven
 /// arguments costs every record.
-[[gnu::always_inline]] inline void encode_and_dispatch(ThreadContext& context, const Pipeline* pipeline,
+[[gnu::always_inline]] inline void route_record(ThreadContext& context, const Pipeline* pipeline,
                                                        const LoggerCore& logger, ContextNode* bound, Level level,
                                                        const Message& message, std::span<const Field> fields) noexcept {
     if (pipeline == nullptr) [[unlikely]] {  // shutdown() ran: nothing is open to take the record
@@ -216,7 +216,7 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
     write_backtraces(context, pipeline, logger, level);
-    encode_and_dispatch(context, pipeline, logger, bound, level, message, fields);
+    route_record(context, pipeline, logger, bound, level, message, fields);
     release_pipeline(context);
     context.busy = false;
 }
@@ -246,7 +246,7 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
         return;
     }
     shared->busy = true;
-    encode_and_dispatch(*shared, acquire_pipeline(*shared), logger, bound, level, message, fields);
+    route_record(*shared, acquire_pipeline(*shared), logger, bound, level, message, fields);
     release_pipeline(*shared);
     shared->busy = false;
 }
@@ -283,7 +283,7 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     context->busy = true;
-    detail::encode_and_dispatch(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
+    detail::route_record(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
     detail::release_pipeline(*context);
     context->busy = false;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The record path's default clock: system_clock time, read from the CPU's time-stamp counter
-// between anchors. clock_gettime costs ~29 ns a call on the benchmark machine (the vDSO fences
-// its rdtsc and re-reads the kernel's sequence counter), a quarter of a whole static_msg
-// record; a bare rdtsc costs ~11 ns and overlaps with the work around it.
+// between anchors: clock_gettime's vDSO fences its rdtsc and re-reads the kernel's sequence
+// counter, a large share of a short record; a bare rdtsc overlaps with the work around it
+// (docs/performance-notes.md has the figures).
 //
 // Each thread anchors to system_clock and re-anchors every millisecond, so a step or a slew of
 // the system clock shows within 1 ms; between anchors time advances at the counter's rate,
