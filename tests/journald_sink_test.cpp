@@ -39,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -406,7 +407,11 @@ TEST_CASE("every kind of value arrives as its text: strings raw, the rest as JSO
                       {"latency", 1250us},
                       {"blob", fieldlog::Bytes{raw}},
                       {"user", fieldlog::Object{{"id", 7}, {"name", "a \"b\""}}},
-                      {"list", fieldlog::Array{1, "two", nullptr, fieldlog::Array{}}}});
+                      {"list", fieldlog::Array{1, "two", nullptr, fieldlog::Array{}}},
+                      {"maybe", std::optional<std::string>("bad \xFF\nline")},
+                      {"never", std::optional<int>()},
+                      {"ids", std::vector<int>{3, 4}},
+                      {"counts", std::map<std::string, int>{{"a", 1}}}});
     }
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
@@ -427,7 +432,11 @@ TEST_CASE("every kind of value arrives as its text: strings raw, the rest as JSO
                          {"LATENCY", {"1.25ms"}},
                          {"BLOB", {"aGn/"}},
                          {"USER", {R"({"id":7,"name":"a \"b\""})"}},
-                         {"LIST", {R"([1,"two",null,[]])"}}}));
+                         {"LIST", {R"([1,"two",null,[]])"}},
+                         {"MAYBE", {"bad \xEF\xBF\xBD\nline"}},
+                         {"NEVER", {"null"}},
+                         {"IDS", {"[3,4]"}},
+                         {"COUNTS", {R"({"a":1})"}}}));
 }
 
 TEST_CASE("keys become journal field names: upper case, _ for the rest, F_ before a digit or _", "[journald]") {
