@@ -27,6 +27,7 @@
 #include "base/buffer.hpp"
 #include "base/thread_id.hpp"
 #include "encode/json_encoder.hpp"
+#include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
 #include "sink_io.hpp"
@@ -129,18 +130,28 @@ bool same_written_key(std::string_view a, std::string_view b) noexcept {
 /// Writes field values as the journal gets them: a string as its bytes (invalid UTF-8 replaced,
 /// as in the JSON line), any other scalar as the JSON encoder writes it without quotes, an
 /// object or array as its compact JSON text. A user type goes through this encoder: the first
-/// value it writes at the top is the field's, written by the same rule.
+/// value it writes at the top is the field's, written by the same rule. Strings over
+/// options.max_value_bytes are cut, at every depth, as every format cuts them.
 class FieldValues final : public ValueEncoder {
 public:
-    FieldValues(Buffer& entry, Buffer& scratch, Buffer& json_scratch, const EncoderOptions& options) noexcept
-        : entry_(entry), scratch_(scratch), json_(entry, json_scratch, options) {}
+    /// `scratch` holds a message or error text on its way, `json_scratch` the JSON encoder's,
+    /// `cut_scratch` a string being cut.
+    FieldValues(Buffer& entry, Buffer& scratch, Buffer& json_scratch, Buffer& cut_scratch,
+                const EncoderOptions& options) noexcept
+        : entry_(entry), scratch_(scratch), json_(entry, json_scratch, options),
+          cap_{.max_value_bytes = options.max_value_bytes, .scratch = &cut_scratch} {}
 
     /// `name=value\n` (or the binary-safe form) for a field's value.
     void field(const Value& v) {
         entry_.push_back('=');
         const std::size_t start = entry_.size();
         written_ = false;
-        top_value(v);
+        if (cap_.max_value_bytes != 0) {
+            detail::RedactingEncoder capped(*this, cap_);
+            capped.value(v);
+        } else {
+            top_value(v);
+        }
         json_.close_all();  // what a user type left open
         if (!written_) entry_.append("null");  // a user type that wrote nothing, as in JSON
         finish_value(entry_, start);
@@ -163,7 +174,9 @@ public:
     }
     void end_array() override { json_.end_array(); }
     void end_object() override { json_.end_object(); }
-    void key(std::string_view k) override { json_.key(k); }
+    void key(std::string_view k) override {
+        if (!json_.idle()) json_.key(k);  // at the top a key has no object to go in
+    }
     void formatted(fmt::string_view format, fmt::format_args args) override {
         if (!json_.idle()) {
             json_.formatted(format, args);
@@ -213,6 +226,7 @@ private:
     Buffer& entry_;
     Buffer& scratch_;
     JsonEncoder json_;
+    detail::ValuePolicy cap_;
     bool written_ = false;
 };
 
@@ -233,12 +247,13 @@ struct JournaldSink::State {
     socklen_t address_length = 0;
     int fd = -1;
 
-    /// How values are written (JsonEncoder's options): the time's and durations' forms, the call facts.
+    /// How values are written: the time's and durations' forms, the call facts, the value cap.
     EncoderOptions encoding{};
     // Reused by every record: they grow to the largest record so far, then stay.
     Buffer entry;
     Buffer scratch;
     Buffer json_scratch;
+    Buffer cut_scratch;
     std::vector<const Field*> fields;
 
     std::atomic<std::uint64_t> memfd_entries{0};
@@ -372,7 +387,7 @@ void JournaldSink::State::build(const TypedRecordView& record) {
     for (const std::span<const Field> part : {record.bound, record.scope, record.fields}) {
         for (const Field& f : part) fields.push_back(&f);
     }
-    FieldValues values(entry, scratch, json_scratch, encoding);
+    FieldValues values(entry, scratch, json_scratch, cut_scratch, encoding);
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string_view key = fields[i]->key;
         const bool replaced = std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(),
@@ -408,8 +423,10 @@ void JournaldSink::write_typed(const TypedRecordView& record) {
 }
 
 void JournaldSink::use_encoding(const EncoderOptions& options) {
-    state_->encoding = EncoderOptions{
-        .timestamp = options.timestamp, .duration = options.duration, .call_facts = options.call_facts};
+    state_->encoding = EncoderOptions{.timestamp = options.timestamp,
+                                      .duration = options.duration,
+                                      .call_facts = options.call_facts,
+                                      .max_value_bytes = options.max_value_bytes};
 }
 
 SinkInfo JournaldSink::info() const {

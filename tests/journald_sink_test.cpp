@@ -603,17 +603,21 @@ TEST_CASE("a redacted key's value never reaches the journal, at any depth", "[jo
     }
 }
 
-TEST_CASE("the configuration's time, duration and caller options shape the entry", "[journald]") {
+TEST_CASE("the configuration's time, duration, value cap and caller options shape the entry", "[journald]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     {
         fieldlog::configure({.level = Level::trace,
                              .timestamp = {.precision = fieldlog::TimestampPrecision::milli},
                              .duration = fieldlog::DurationFormat::nanos,
+                             .max_value_bytes = 8,
                              .sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = journald.socket(),
                                                                                  .identifier = "options"},
                                         .caller = fieldlog::Caller::on}},
                              .clock = &fieldlog_test::fixed_clock});
-        fieldlog::get("svc").info("shaped", {{"took", 1250us}, {"at", fieldlog_test::fixed_clock()}});
+        fieldlog::get("svc").info("shaped", {{"took", 1250us},
+                                             {"at", fieldlog_test::fixed_clock()},
+                                             {"long", "abcdefghijkl"},
+                                             {"nested", fieldlog::Object{{"long", "abcdefghijkl"}}}});
         fieldlog_test::release_sinks();
     }
     const std::vector<Entry> entries = journald.wait_for(1);
@@ -622,6 +626,8 @@ TEST_CASE("the configuration's time, duration and caller options shape the entry
     CHECK(sent.at("FIELDLOG_TS") == std::vector<std::string>{"2026-11-30T08:38:11.123Z"});
     CHECK(sent.at("AT") == std::vector<std::string>{"2026-11-30T08:38:11.123Z"});
     CHECK(sent.at("TOOK") == std::vector<std::string>{"1250000"});
+    CHECK(sent.at("LONG") == std::vector<std::string>{"abcdefgh\xE2\x80\xA6[truncated 4 bytes]"});
+    CHECK(sent.at("NESTED") == std::vector<std::string>{"{\"long\":\"abcdefgh\xE2\x80\xA6[truncated 4 bytes]\"}"});
     CHECK(sent.at("CODE_FILE") == std::vector<std::string>{"tests/journald_sink_test.cpp"});
     CHECK(sent.count("CODE_FUNC") == 0);
     CHECK(sent.count("TID") == 0);

@@ -43,7 +43,7 @@ struct FIELDLOG_API JournaldSinkOptions {
 ///     compact JSON text. A key given again replaces the earlier field (field.hpp's rule).
 ///   - two keys that map to one field name (`user-id` and `user_id`) give that field twice,
 ///     in their order: journald keeps both values.
-///   Redaction (Config::redact) applies: a named key's value arrives as "[REDACTED]".
+///   Redaction (Config::redact) and the value cap (Config::max_value_bytes) apply.
 /// - Transport: an unconnected socket, each datagram addressed to the path, so a journald that
 ///   restarts (a new socket at the same path) is reached again by the next record. An entry
 ///   above 64 KiB, or one the kernel refuses as too large (EMSGSIZE), goes as a sealed memfd
@@ -70,9 +70,9 @@ public:
     [[nodiscard]] SinkInfo info() const override;
 
     /// The options values are written with, as configure() works them out for the sink: the
-    /// time's form (FIELDLOG_TS and time values), the durations', and the call facts it writes
-    /// (caller, function, tid). Until set, the defaults. While the sink is in use, call it
-    /// holding mutex().
+    /// time's form (FIELDLOG_TS and time values), the durations', the call facts it writes
+    /// (caller, function, tid) and the value cap (Config::max_value_bytes). Until set, the
+    /// defaults. While the sink is in use, call it holding mutex().
     void use_encoding(const EncoderOptions& options);
 
     /// Entries sent as a memfd because they were too large for a datagram.
