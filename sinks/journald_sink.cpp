@@ -116,11 +116,26 @@ void append_field_name(Buffer& entry, Buffer& scratch, std::string_view key) {
     entry.append(name.substr(0, room));
 }
 
-/// True when the JSON line writes keys `a` and `b` as one member name (a reserved key is
-/// written with the `fields.` prefix, so `msg` and `fields.msg` meet there).
-bool same_written_key(std::string_view a, std::string_view b) noexcept {
+bool is_ascii(std::string_view text) noexcept {
+    return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+/// True when the JSON line writes keys `a` and `b` as one member name: a reserved key with the
+/// `fields.` prefix (so `msg` and `fields.msg` meet there), invalid UTF-8 replaced (so two
+/// keys of different invalid bytes may meet). `first` and `second` hold the repaired keys.
+bool same_written_key(std::string_view a, std::string_view b, Buffer& first, Buffer& second) {
+    if (a == b) return true;
+    const bool a_ascii = is_ascii(a);
+    if (a_ascii != is_ascii(b)) return false;  // a replacement is never ASCII
+    if (!a_ascii) {
+        first.clear();
+        second.clear();
+        append_utf8_repaired(first, a);
+        append_utf8_repaired(second, b);
+        return first.view() == second.view();
+    }
     const bool a_reserved = detail::is_reserved_key(a);
-    if (a_reserved == detail::is_reserved_key(b)) return a == b;
+    if (a_reserved == detail::is_reserved_key(b)) return false;
     const std::string_view reserved = a_reserved ? a : b;
     const std::string_view plain = a_reserved ? b : a;
     return plain.size() == detail::kReservedKeyPrefix.size() + reserved.size() &&
@@ -390,8 +405,10 @@ void JournaldSink::State::build(const TypedRecordView& record) {
     FieldValues values(entry, scratch, json_scratch, cut_scratch, encoding);
     for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string_view key = fields[i]->key;
-        const bool replaced = std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(),
-                                          [&](const Field* later) { return same_written_key(key, later->key); });
+        const bool replaced =
+            std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(), [&](const Field* later) {
+                return same_written_key(key, later->key, scratch, cut_scratch);  // both free between values
+            });
         if (replaced) continue;
         append_field_name(entry, scratch, key);
         values.field(fields[i]->value);
