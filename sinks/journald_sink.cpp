@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The journald sink: each JSON line is turned into a native-protocol entry in one buffer the
-// sink owns (its top-level members walked once, strings unescaped straight into place), then
+// The journald sink: each typed record is turned into a native-protocol entry in one buffer the
+// sink owns (its values written as the JSON encoder writes them, strings as their bytes), then
 // sent as one datagram, or, when too large for one, as a sealed memfd. The last step of the
-// record path; nothing here allocates once the buffer is as large as the largest entry so far.
+// record path; its buffers are reused, so a record allocates only to grow them.
 #include "fieldlog/sinks/journald_sink.hpp"
 
 #include <fcntl.h>
@@ -16,17 +16,29 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "base/buffer.hpp"
+#include "base/thread_id.hpp"
+#include "encode/json_encoder.hpp"
+#include "encode/redact.hpp"
+#include "encode/reserved_keys.hpp"
+#include "encode/text.hpp"
 #include "sink_io.hpp"
 
 namespace fieldlog {
 namespace {
 
-constexpr std::size_t kInitialBuffer = 64 * 1024;
-constexpr std::size_t kCrashBuffer = 16 * 1024;
+using detail::append_utf8_repaired;
+using detail::Buffer;
+using detail::JsonEncoder;
+
 // Larger entries go as a memfd: a datagram holds the sender's socket buffer until journald has
 // read it, so a few large ones would fill it for everything behind them.
 constexpr std::size_t kLargestDatagram = 64 * 1024;
@@ -48,301 +60,190 @@ char priority(Level level) noexcept {
     return '6';
 }
 
-int hex_digit(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/// The code unit of the `\uXXXX` escape at text[at] ('\\' at `at`), or -1.
-long escaped_unit(std::string_view text, std::size_t at) noexcept {
-    if (at + 6 > text.size() || text[at + 1] != 'u') return -1;
-    long unit = 0;
-    for (std::size_t i = at + 2; i < at + 6; ++i) {
-        const int digit = hex_digit(text[i]);
-        if (digit < 0) return -1;
-        unit = unit * 16 + digit;
+/// The value written since `start` (just after its `=`): kept as it is, or, when it holds a
+/// newline, moved into the binary-safe form (`\n` in place of the `=`, then the 64-bit
+/// little-endian length); then the closing `\n`.
+void finish_value(Buffer& entry, std::size_t start) {
+    const std::size_t size = entry.size() - start;
+    if (size != 0 && std::memchr(entry.data() + start, '\n', size) != nullptr) {
+        entry.resize(entry.size() + 8);
+        char* const value = entry.data() + start;
+        std::memmove(value + 8, value, size);
+        value[-1] = '\n';
+        std::uint64_t length = size;
+        for (int i = 0; i < 8; ++i, length >>= 8) value[i] = static_cast<char>(length & 0xFF);
     }
-    return unit;
+    entry.push_back('\n');
 }
 
-char* put_utf8(char* out, unsigned long code) noexcept {
-    if (code < 0x80) {
-        *out++ = static_cast<char>(code);
-    } else if (code < 0x800) {
-        *out++ = static_cast<char>(0xC0 | (code >> 6));
-        *out++ = static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-        *out++ = static_cast<char>(0xE0 | (code >> 12));
-        *out++ = static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        *out++ = static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-        *out++ = static_cast<char>(0xF0 | (code >> 18));
-        *out++ = static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-        *out++ = static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-        *out++ = static_cast<char>(0x80 | (code & 0x3F));
-    }
-    return out;
+/// One field of the native protocol: `name` (valid as it is) with the bytes `value`.
+void append_field(Buffer& entry, std::string_view name, std::string_view value) {
+    entry.append(name);
+    entry.push_back('=');
+    const std::size_t start = entry.size();
+    entry.append(value);
+    finish_value(entry, start);
 }
 
-/// Writes the bytes the JSON string body `text` (no quotes) stands for to `out`: at most
-/// text.size() bytes. A lone surrogate becomes U+FFFD; a malformed escape is copied as it is.
-char* unescape(std::string_view text, char* out) noexcept {
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const char* backslash = static_cast<const char*>(std::memchr(text.data() + i, '\\', text.size() - i));
-        const std::size_t run = backslash == nullptr ? text.size() - i : static_cast<std::size_t>(backslash - text.data()) - i;
-        if (run > 0) std::memcpy(out, text.data() + i, run);
-        out += run;
-        i += run;
-        if (i + 1 >= text.size()) {
-            if (i < text.size()) *out++ = text[i++];  // a trailing lone backslash: not ours
-            break;
-        }
-        const char kind = text[i + 1];
-        char simple = 0;
-        switch (kind) {
-            case '"': simple = '"'; break;
-            case '\\': simple = '\\'; break;
-            case '/': simple = '/'; break;
-            case 'b': simple = '\b'; break;
-            case 'f': simple = '\f'; break;
-            case 'n': simple = '\n'; break;
-            case 'r': simple = '\r'; break;
-            case 't': simple = '\t'; break;
-            default: break;
-        }
-        if (simple != 0) {
-            *out++ = simple;
-            i += 2;
-            continue;
-        }
-        const long unit = escaped_unit(text, i);
-        if (unit < 0) {
-            *out++ = text[i++];
-            continue;
-        }
-        i += 6;
-        unsigned long code = static_cast<unsigned long>(unit);
-        if (unit >= 0xD800 && unit <= 0xDBFF) {
-            const long low = i < text.size() && text[i] == '\\' ? escaped_unit(text, i) : -1;
-            if (low >= 0xDC00 && low <= 0xDFFF) {
-                code = 0x10000 + ((code - 0xD800) << 10) + static_cast<unsigned long>(low - 0xDC00);
-                i += 6;
-            } else {
-                code = 0xFFFD;
-            }
-        } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-            code = 0xFFFD;
-        }
-        out = put_utf8(out, code);
-    }
-    return out;
+/// The same with the text as JSON would carry it: invalid UTF-8 replaced.
+void append_text_field(Buffer& entry, std::string_view name, std::string_view text) {
+    entry.append(name);
+    entry.push_back('=');
+    const std::size_t start = entry.size();
+    append_utf8_repaired(entry, text);
+    finish_value(entry, start);
 }
 
-/// Index just past the JSON string that starts with the quote at json[at]; npos if unterminated.
-std::size_t string_end(std::string_view json, std::size_t at) noexcept {
-    for (std::size_t i = at + 1; i < json.size(); ++i) {
-        if (json[i] == '\\') {
-            ++i;
-        } else if (json[i] == '"') {
-            return i + 1;
+/// The field name of a record's key, from the key as the JSON line writes it (a reserved key
+/// with its `fields.` prefix): see JournaldSink. `scratch` is where that key is assembled.
+void append_field_name(Buffer& entry, Buffer& scratch, std::string_view key) {
+    scratch.clear();
+    if (detail::is_reserved_key(key)) scratch.append(detail::kReservedKeyPrefix);
+    append_utf8_repaired(scratch, key);
+    for (char& c : std::span<char>(scratch.data(), scratch.size())) {
+        if (c >= 'a' && c <= 'z') {
+            c = static_cast<char>(c - 'a' + 'A');
+        } else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
+            c = '_';
         }
     }
-    return std::string_view::npos;
-}
-
-/// Index just past the JSON value that starts at json[at] (a string, an object or array with
-/// everything in it, or a scalar up to the next ',' or '}'); npos when it does not end.
-std::size_t value_end(std::string_view json, std::size_t at) noexcept {
-    if (at >= json.size()) return std::string_view::npos;
-    if (json[at] == '"') return string_end(json, at);
-    if (json[at] == '{' || json[at] == '[') {
-        std::size_t depth = 0;
-        for (std::size_t i = at; i < json.size(); ++i) {
-            const char c = json[i];
-            if (c == '"') {
-                i = string_end(json, i);
-                if (i == std::string_view::npos) return i;
-                --i;
-            } else if (c == '{' || c == '[') {
-                ++depth;
-            } else if ((c == '}' || c == ']') && --depth == 0) {
-                return i + 1;
-            }
-        }
-        return std::string_view::npos;
+    const std::string_view name = scratch.view();
+    std::size_t room = kFieldNameLimit;
+    if (name.empty() || name[0] == '_' || (name[0] >= '0' && name[0] <= '9')) {
+        entry.append(kNamePrefix);
+        room -= kNamePrefix.size();
     }
-    std::size_t i = at;
-    while (i < json.size() && json[i] != ',' && json[i] != '}') ++i;
-    return i == at ? std::string_view::npos : i;
+    entry.append(name.substr(0, room));
 }
 
-/// Calls on_member(key, value) for each top-level member of the JSON object `json`, as the
-/// encoder writes one (no whitespace): the key still escaped and without its quotes, the value
-/// as its JSON text. False when `json` is not such an object; on_member may have seen a part.
-template <typename OnMember>
-bool for_each_member(std::string_view json, OnMember&& on_member) {
-    if (json.size() < 2 || json.front() != '{' || json.back() != '}') return false;
-    if (json.size() == 2) return true;
-    std::size_t i = 1;
-    for (;;) {
-        if (json[i] != '"') return false;
-        const std::size_t key_end = string_end(json, i);
-        if (key_end == std::string_view::npos || key_end >= json.size() || json[key_end] != ':') return false;
-        const std::size_t end = value_end(json, key_end + 1);
-        if (end == std::string_view::npos || end >= json.size()) return false;
-        on_member(json.substr(i + 1, key_end - i - 2), json.substr(key_end + 1, end - key_end - 1));
-        if (json[end] == '}') return end + 1 == json.size();
-        if (json[end] != ',') return false;
-        i = end + 1;
+bool is_ascii(std::string_view text) noexcept {
+    return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+/// True when the JSON line writes keys `a` and `b` as one member name: a reserved key with the
+/// `fields.` prefix (so `msg` and `fields.msg` meet there), invalid UTF-8 replaced (so two
+/// keys of different invalid bytes may meet). `first` and `second` hold the repaired keys.
+bool same_written_key(std::string_view a, std::string_view b, Buffer& first, Buffer& second) {
+    if (a == b) return true;
+    const bool a_ascii = is_ascii(a);
+    if (a_ascii != is_ascii(b)) return false;  // a replacement is never ASCII
+    if (!a_ascii) {
+        first.clear();
+        second.clear();
+        append_utf8_repaired(first, a);
+        append_utf8_repaired(second, b);
+        return first.view() == second.view();
     }
+    const bool a_reserved = detail::is_reserved_key(a);
+    if (a_reserved == detail::is_reserved_key(b)) return false;
+    const std::string_view reserved = a_reserved ? a : b;
+    const std::string_view plain = a_reserved ? b : a;
+    return plain.size() == detail::kReservedKeyPrefix.size() + reserved.size() &&
+           plain.starts_with(detail::kReservedKeyPrefix) && plain.ends_with(reserved);
 }
 
-/// Writes one entry of the native protocol into [begin, end). Every append checks the room
-/// left: an entry that does not fit marks the writer failed (the caller grows the buffer and
-/// starts again), so nothing is written past `end`. No allocation, async-signal-safe.
-class EntryWriter {
+/// Writes field values as the journal gets them: a string as its bytes (invalid UTF-8 replaced,
+/// as in the JSON line), any other scalar as the JSON encoder writes it without quotes, an
+/// object or array as its compact JSON text. A user type goes through this encoder: the first
+/// value it writes at the top is the field's, written by the same rule. Strings over
+/// options.max_value_bytes are cut, at every depth, as every format cuts them.
+class FieldValues final : public ValueEncoder {
 public:
-    EntryWriter(char* begin, char* end) noexcept : begin_(begin), at_(begin), end_(end) {}
+    /// `scratch` holds a message or error text on its way, `json_scratch` the JSON encoder's,
+    /// `cut_scratch` a string being cut.
+    FieldValues(Buffer& entry, Buffer& scratch, Buffer& json_scratch, Buffer& cut_scratch,
+                const EncoderOptions& options) noexcept
+        : entry_(entry), scratch_(scratch), json_(entry, json_scratch, options),
+          cap_{.max_value_bytes = options.max_value_bytes, .scratch = &cut_scratch} {}
 
-    [[nodiscard]] bool fits() const noexcept { return at_ != nullptr; }
-    [[nodiscard]] std::size_t size() const noexcept { return fits() ? static_cast<std::size_t>(at_ - begin_) : 0; }
-    /// Drops everything after the first `size` bytes (and a failure to fit).
-    void truncate(std::size_t size) noexcept { at_ = begin_ + size; }
-
-    /// `name` with the raw bytes `value`.
-    void field(std::string_view name, std::string_view value) noexcept {
-        char* const out = room(name.size() + 1 + 8 + value.size() + 1);
-        if (out == nullptr) return;
-        std::memcpy(out, name.data(), name.size());
-        char* const value_at = out + name.size() + 1;
-        if (!value.empty()) std::memcpy(value_at, value.data(), value.size());
-        finish_value(value_at, value.size());
+    /// `name=value\n` (or the binary-safe form) for a field's value.
+    void field(const Value& v) {
+        entry_.push_back('=');
+        const std::size_t start = entry_.size();
+        written_ = false;
+        if (cap_.max_value_bytes != 0) {
+            detail::RedactingEncoder capped(*this, cap_);
+            capped.value(v);
+        } else {
+            top_value(v);
+        }
+        json_.close_all();  // what a user type left open
+        if (!written_) entry_.append("null");  // a user type that wrote nothing, as in JSON
+        finish_value(entry_, start);
     }
 
-    /// One top-level member: `key` as in the JSON text (escaped, no quotes), `value` its JSON text.
-    void member(std::string_view key, std::string_view value) noexcept {
-        if (!name(key)) return;
-        const bool is_string = value.front() == '"';
-        const std::string_view text = is_string ? value.substr(1, value.size() - 2) : value;
-        char* const out = room(1 + 8 + text.size() + 1);
-        if (out == nullptr) return;
-        char* const value_at = out + 1;
-        std::size_t size = text.size();
-        if (is_string) {
-            size = static_cast<std::size_t>(unescape(text, value_at) - value_at);
-        } else {
-            std::memcpy(value_at, text.data(), size);
+    void value(const Value& v) override {
+        if (!json_.idle()) {
+            json_.value(v);
+        } else if (!written_) {
+            top_value(v);
         }
-        finish_value(value_at, size);
+    }
+    void begin_array() override {
+        open_at_top();
+        json_.begin_array();
+    }
+    void begin_object() override {
+        open_at_top();
+        json_.begin_object();
+    }
+    void end_array() override { json_.end_array(); }
+    void end_object() override { json_.end_object(); }
+    void key(std::string_view k) override {
+        if (!json_.idle()) json_.key(k);  // at the top a key has no object to go in
+    }
+    void formatted(fmt::string_view format, fmt::format_args args) override {
+        if (!json_.idle()) {
+            json_.formatted(format, args);
+            return;
+        }
+        if (written_) return;
+        written_ = true;
+        scratch_.clear();
+        fmt::vformat_to(std::back_inserter(scratch_), format, args);
+        append_utf8_repaired(entry_, scratch_.view());
     }
 
 private:
-    /// Room for `n` more bytes (the cursor stays); nullptr, and failed, when there is none.
-    char* room(std::size_t n) noexcept {
-        if (at_ == nullptr || static_cast<std::size_t>(end_ - at_) < n) {
-            at_ = nullptr;
-            return nullptr;
+    void top_value(const Value& v) {
+        switch (v.kind()) {
+            case Value::Kind::custom: v.encode_custom_into(*this); return;
+            case Value::Kind::string:
+                written_ = true;
+                append_utf8_repaired(entry_, v.as_string());
+                return;
+            case Value::Kind::error_code:
+                written_ = true;
+                scratch_.clear();
+                detail::append_error_code(scratch_, v.as_error_code());
+                append_utf8_repaired(entry_, scratch_.view());
+                return;
+            default: break;
         }
-        return at_;
+        written_ = true;
+        const std::size_t start = entry_.size();
+        json_.expect_value();
+        json_.value(v);
+        // A scalar the encoder quotes (a time, a duration, bytes, NaN) needs no escape inside.
+        if (entry_.size() - start >= 2 && entry_[start] == '"') {
+            entry_.erase(start, start + 1);
+            entry_.truncate(entry_.size() - 1);
+        }
+    }
+    /// A container opened at the top is the field's value, unless one was written already
+    /// (then the encoder skips it, having no key for it).
+    void open_at_top() {
+        if (!json_.idle() || written_) return;
+        written_ = true;
+        json_.expect_value();
     }
 
-    /// Writes the field name of `key` (see JournaldSink) and moves past it.
-    bool name(std::string_view key) noexcept {
-        std::string_view fixed;
-        if (key == "msg") fixed = "MESSAGE";
-        if (key == "logger") fixed = "FIELDLOG_LOGGER";
-        if (key == "ts") fixed = "FIELDLOG_TS";
-        if (key == "function") fixed = "CODE_FUNC";  // the caller option's function, journald's name for it
-        if (!fixed.empty()) {
-            char* const out = room(fixed.size());
-            if (out == nullptr) return false;
-            std::memcpy(out, fixed.data(), fixed.size());
-            at_ = out + fixed.size();
-            return true;
-        }
-        char* const out = room(kNamePrefix.size() + key.size());
-        if (out == nullptr) return false;
-        char* const name_at = out + kNamePrefix.size();
-        const std::size_t size = static_cast<std::size_t>(unescape(key, name_at) - name_at);
-        for (std::size_t i = 0; i < size; ++i) {
-            const char c = name_at[i];
-            if (c >= 'a' && c <= 'z') {
-                name_at[i] = static_cast<char>(c - 'a' + 'A');
-            } else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
-                name_at[i] = '_';
-            }
-        }
-        const bool prefixed = size == 0 || name_at[0] == '_' || (name_at[0] >= '0' && name_at[0] <= '9');
-        std::size_t length = size;
-        if (prefixed) {
-            std::memcpy(out, kNamePrefix.data(), kNamePrefix.size());
-            length += kNamePrefix.size();
-        } else {
-            std::memmove(out, name_at, size);
-        }
-        at_ = out + std::min(length, kFieldNameLimit);
-        return true;
-    }
-
-    /// The value is at value_at (one byte after the cursor's name, with 8 more bytes of room
-    /// behind it): writes `=` before it, or, when it holds a newline, the binary-safe form
-    /// `\n` + 64-bit little-endian length, then the closing `\n`.
-    void finish_value(char* value_at, std::size_t size) noexcept {
-        char* const separator = value_at - 1;
-        if (size == 0 || std::memchr(value_at, '\n', size) == nullptr) {
-            *separator = '=';
-        } else {
-            std::memmove(value_at + 8, value_at, size);
-            *separator = '\n';
-            std::uint64_t length = size;
-            for (int i = 0; i < 8; ++i, length >>= 8) value_at[i] = static_cast<char>(length & 0xFF);
-            value_at += 8;
-        }
-        value_at[size] = '\n';
-        at_ = value_at + size + 1;
-    }
-
-    char* begin_;
-    char* at_;
-    char* end_;
+    Buffer& entry_;
+    Buffer& scratch_;
+    JsonEncoder json_;
+    detail::ValuePolicy cap_;
+    bool written_ = false;
 };
-
-/// The caller member ("file:line", the record's caller option) as journald's CODE_FILE and
-/// CODE_LINE; false (the member is written as it is) when it has escapes or no line.
-bool write_code_location(EntryWriter& entry, std::string_view value) noexcept {
-    if (value.size() < 2 || value.front() != '"' || value.find('\\') != std::string_view::npos) return false;
-    const std::string_view text = value.substr(1, value.size() - 2);
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon + 1 == text.size()) return false;
-    entry.field("CODE_FILE", text.substr(0, colon));
-    entry.field("CODE_LINE", text.substr(colon + 1));
-    return true;
-}
-
-/// The entry for `line` (without its '\n') in [out, out + capacity); its size, or 0 when it
-/// does not fit there. No allocation, async-signal-safe.
-std::size_t build_entry(std::string_view line, Level level, std::string_view identifier, char* out,
-                        std::size_t capacity) noexcept {
-    EntryWriter entry(out, out + capacity);
-    const char level_digit = priority(level);
-    entry.field("PRIORITY", {&level_digit, 1});
-    entry.field("SYSLOG_IDENTIFIER", identifier);
-    if (!entry.fits()) return 0;
-    const std::size_t header = entry.size();
-    const bool ours = for_each_member(line, [&](std::string_view key, std::string_view value) {
-        if (key == "level" || !entry.fits()) return;  // PRIORITY says the level
-        if (key == "caller" && write_code_location(entry, value)) return;
-        entry.member(key, value);
-    });
-    if (!ours) {
-        entry.truncate(header);
-        entry.field("MESSAGE", line);
-    }
-    return entry.fits() ? entry.size() : 0;
-}
 
 }  // namespace
 
@@ -361,14 +262,21 @@ struct JournaldSink::State {
     socklen_t address_length = 0;
     int fd = -1;
 
-    std::unique_ptr<char[]> buffer;
-    std::size_t capacity = 0;
-    std::unique_ptr<char[]> crash_buffer;  ///< the crash path's own: `buffer` may be mid-write
+    /// How values are written: the time's and durations' forms, the call facts, the value cap.
+    EncoderOptions encoding{};
+    // Reused by every record: they grow to the largest record so far, then stay.
+    Buffer entry;
+    Buffer scratch;
+    Buffer json_scratch;
+    Buffer cut_scratch;
+    std::vector<const Field*> fields;
 
     std::atomic<std::uint64_t> memfd_entries{0};
     detail::ErrorReporter errors;
 
-    void send(const RecordView& record);
+    /// Makes `entry` the journal entry of `record`: the one place a record is read.
+    void build(const TypedRecordView& record);
+    void send() noexcept;
     /// 0, or the errno of sending `size` bytes at `data` as one datagram.
     int send_datagram(const char* data, std::size_t size) const noexcept;
     void send_memfd(const char* data, std::size_t size) noexcept;
@@ -389,10 +297,6 @@ JournaldSink::State::State(JournaldSink& sink, JournaldSinkOptions opts) : owner
     fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket for journald");
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &kSendBuffer, sizeof kSendBuffer);  // best effort: wmem_max caps it
-
-    buffer = std::make_unique<char[]>(kInitialBuffer);
-    capacity = kInitialBuffer;
-    crash_buffer = std::make_unique<char[]>(kCrashBuffer);
 }
 
 void JournaldSink::State::lost(std::string_view operation, int error) noexcept {
@@ -462,44 +366,88 @@ void JournaldSink::State::send_memfd(const char* data, std::size_t size) noexcep
     memfd_entries.fetch_add(1, std::memory_order_relaxed);
 }
 
-void JournaldSink::State::send(const RecordView& record) {
-    std::string_view line(record.bytes.data(), record.bytes.size());
-    if (line.ends_with('\n')) line.remove_suffix(1);
-    std::size_t size = 0;
-    while ((size = build_entry(line, record.level, identifier, buffer.get(), capacity)) == 0) {
-        // Larger than any entry before: grow once for it and for every later one as large.
-        capacity = std::max(2 * capacity, 2 * line.size());
-        buffer = std::make_unique_for_overwrite<char[]>(capacity);
+void JournaldSink::State::build(const TypedRecordView& record) {
+    entry.clear();
+    const char level_digit = priority(record.level);
+    append_field(entry, "PRIORITY", {&level_digit, 1});
+    append_field(entry, "SYSLOG_IDENTIFIER", identifier);
+    char time[max_rfc3339_size];
+    append_field(entry, "FIELDLOG_TS",
+                 {time, static_cast<std::size_t>(append_rfc3339(time, record.time, encoding.timestamp) - time)});
+    append_text_field(entry, "FIELDLOG_LOGGER", record.logger);
+    const Message& message = record.message;
+    if (message.formatted()) {
+        scratch.clear();
+        fmt::vformat_to(std::back_inserter(scratch), message.text(), message.args());
+        append_text_field(entry, "MESSAGE", scratch.view());
+    } else {
+        append_text_field(entry, "MESSAGE", message.text());
     }
+    if ((encoding.call_facts & caller_fact) != 0) {
+        const SourceLocation where = message.where();
+        append_text_field(entry, "CODE_FILE", detail::source_file_tail(where.file_name()));
+        char line[24];
+        const auto written = fmt::format_to_n(line, sizeof line, "{}", where.line());
+        append_field(entry, "CODE_LINE", {line, written.size});
+        if ((encoding.call_facts & function_fact) != 0) append_text_field(entry, "CODE_FUNC", where.function_name());
+    }
+    if ((encoding.call_facts & thread_id_fact) != 0) {
+        char tid[16];
+        const auto written = fmt::format_to_n(tid, sizeof tid, "{}", detail::cached_thread_id());
+        append_field(entry, "TID", {tid, written.size});
+    }
+    // Bound, then scope, then the call's fields; of a key given again the last one counts,
+    // where it stands (field.hpp's rule, as the JSON line has it).
+    fields.clear();
+    for (const std::span<const Field> part : {record.bound, record.scope, record.fields}) {
+        for (const Field& f : part) fields.push_back(&f);
+    }
+    FieldValues values(entry, scratch, json_scratch, cut_scratch, encoding);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const std::string_view key = fields[i]->key;
+        const bool replaced =
+            std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(), [&](const Field* later) {
+                return same_written_key(key, later->key, scratch, cut_scratch);  // both free between values
+            });
+        if (replaced) continue;
+        append_field_name(entry, scratch, key);
+        values.field(fields[i]->value);
+    }
+}
+
+void JournaldSink::State::send() noexcept {
+    const std::size_t size = entry.size();
     if (size <= kLargestDatagram) {
-        const int error = send_datagram(buffer.get(), size);
+        const int error = send_datagram(entry.data(), size);
         if (error == 0) return;
         if (error != EMSGSIZE) {
             lost("send", error);
             return;
         }
     }
-    send_memfd(buffer.get(), size);
+    send_memfd(entry.data(), size);
 }
 
 JournaldSink::JournaldSink(JournaldSinkOptions options) : state_(std::make_unique<State>(*this, std::move(options))) {}
 
 JournaldSink::~JournaldSink() = default;
 
-void JournaldSink::write(const RecordView& record) { state_->send(record); }
+void JournaldSink::write(const RecordView& record) { static_cast<void>(record); }
 
-void JournaldSink::write_on_crash(std::span<const RecordView> records) noexcept {
-    State& s = *state_;
-    for (const RecordView& record : records) {
-        std::string_view line(record.bytes.data(), record.bytes.size());
-        if (line.ends_with('\n')) line.remove_suffix(1);
-        const std::size_t size = build_entry(line, record.level, s.identifier, s.crash_buffer.get(), kCrashBuffer);
-        if (size > 0) static_cast<void>(s.send_datagram(s.crash_buffer.get(), size));
-    }
+void JournaldSink::write_typed(const TypedRecordView& record) {
+    state_->build(record);
+    state_->send();
+}
+
+void JournaldSink::use_encoding(const EncoderOptions& options) {
+    state_->encoding = EncoderOptions{.timestamp = options.timestamp,
+                                      .duration = options.duration,
+                                      .call_facts = options.call_facts,
+                                      .max_value_bytes = options.max_value_bytes};
 }
 
 SinkInfo JournaldSink::info() const {
-    return {.kind = "journald", .target = state_->options.socket, .format = Format::json};
+    return {.kind = "journald", .target = state_->options.socket, .format = Format::json, .typed = true};
 }
 
 std::uint64_t JournaldSink::memfd_entries() const noexcept {

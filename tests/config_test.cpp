@@ -571,7 +571,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
          "app.toml:3: sinks[0].socket: expected a socket path like \"/run/systemd/journal/socket\", got 1"},
         {"[[sinks]]\ntype = \"journald\"\nidentifier = 7", "app.toml:3: sinks[0].identifier: expected a name, got 7"},
         {"[[sinks]]\ntype = \"journald\"\nformat = \"logfmt\"",
-         "app.toml:3: sinks[0].format: expected json (a journald sink turns the JSON line into journal fields), got "
+         "app.toml:3: sinks[0].format: expected json (a journald sink writes values as JSON does), got "
          "\"logfmt\""},
         {"[[sinks]]\ntype = \"journald\"\nidentifer = \"app\"",
          "app.toml:3: sinks[0].identifer: unknown key for a journald sink (did you mean \"identifier\"?)"},

@@ -3,7 +3,8 @@
 // read back with `journalctl --directory=<journal dir> -o json --all` and every field of every
 // entry is compared: a plain record and the levels, every kind of value, keys that need
 // mapping, a newline (the binary-safe form), invalid UTF-8, a 1 MiB field (the memfd path),
-// scope and with() fields, the caller and tid options, the crash path, and journald stopped mid-stream and started again.
+// scope and with() fields, repeated keys, redaction, the time, duration, caller and tid options,
+// and journald stopped mid-stream and started again.
 // Without journald: a socket nobody listens on, a receiver whose queue is full, and
 // configuration errors.
 //
@@ -38,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -405,7 +407,11 @@ TEST_CASE("every kind of value arrives as its text: strings raw, the rest as JSO
                       {"latency", 1250us},
                       {"blob", fieldlog::Bytes{raw}},
                       {"user", fieldlog::Object{{"id", 7}, {"name", "a \"b\""}}},
-                      {"list", fieldlog::Array{1, "two", nullptr, fieldlog::Array{}}}});
+                      {"list", fieldlog::Array{1, "two", nullptr, fieldlog::Array{}}},
+                      {"maybe", std::optional<std::string>("bad \xFF\nline")},
+                      {"never", std::optional<int>()},
+                      {"ids", std::vector<int>{3, 4}},
+                      {"counts", std::map<std::string, int>{{"a", 1}}}});
     }
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
@@ -426,7 +432,11 @@ TEST_CASE("every kind of value arrives as its text: strings raw, the rest as JSO
                          {"LATENCY", {"1.25ms"}},
                          {"BLOB", {"aGn/"}},
                          {"USER", {R"({"id":7,"name":"a \"b\""})"}},
-                         {"LIST", {R"([1,"two",null,[]])"}}}));
+                         {"LIST", {R"([1,"two",null,[]])"}},
+                         {"MAYBE", {"bad \xEF\xBF\xBD\nline"}},
+                         {"NEVER", {"null"}},
+                         {"IDS", {"[3,4]"}},
+                         {"COUNTS", {R"({"a":1})"}}}));
 }
 
 TEST_CASE("keys become journal field names: upper case, _ for the rest, F_ before a digit or _", "[journald]") {
@@ -553,18 +563,74 @@ TEST_CASE("with caller and tid on, the caller is CODE_FILE, CODE_LINE and CODE_F
     CHECK(sent.count("CALLER") == 0);
 }
 
-TEST_CASE("the crash path sends the same entry from its own buffer, skipping one too large for it", "[journald]") {
+TEST_CASE("a key given again: the last value counts, where it was given last", "[journald]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
-    fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
-    // PRIORITY comes from the record's level (fatal: 2), not from the line's "level" member.
-    const std::string fatal = fieldlog_test::info_line("fatal signal SIGSEGV", R"(,"signal":11)") + "\n";
-    const std::string too_large = fieldlog_test::info_line("too large", R"(,"pad":")" + std::string(20000, 'p') + "\"") + "\n";
-    const fieldlog::RecordView records[] = {{{too_large.data(), too_large.size()}, Level::fatal, fieldlog_test::fixed_clock()},
-                                            {{fatal.data(), fatal.size()}, Level::fatal, fieldlog_test::fixed_clock()}};
-    sink.write_on_crash(records);
-    const std::vector<Entry> entries = journald.wait_for(1);  // the skipped one would be first
+    {
+        const LoggingTo logging(fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "repeat"});
+        const auto log = fieldlog::get("svc").with({{"region", "eu"}, {"attempt", 1}});
+        const fieldlog::Scope scope{{"attempt", 2}};
+        log.info("again", {{"attempt", 3}, {"fields.msg", "first"}, {"msg", "second"}, {"region", "us"}});
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
-    CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash", {{"SIGNAL", {"11"}}}, "2"));
+    CHECK(sent_fields(entries[0]) ==
+          record_fields("again", "repeat", {{"ATTEMPT", {"3"}}, {"FIELDS_MSG", {"second"}}, {"REGION", {"us"}}}));
+}
+
+TEST_CASE("a redacted key's value never reaches the journal, at any depth", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        fieldlog::configure({.level = Level::trace,
+                             .redact = {"password", "*token"},
+                             .sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = journald.socket(),
+                                                                                 .identifier = "redact"}}},
+                             .clock = &fieldlog_test::fixed_clock});
+        const auto log = fieldlog::get("svc").with({{"api_token", "t-secret"}});
+        log.info("login", {{"user", "ann"},
+                           {"password", "p-secret"},
+                           {"auth", fieldlog::Object{{"Password", "n-secret"}, {"kind", "basic"}}}});
+        fieldlog_test::release_sinks();
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) == record_fields("login", "redact",
+                                                   {{"API_TOKEN", {"[REDACTED]"}},
+                                                    {"USER", {"ann"}},
+                                                    {"PASSWORD", {"[REDACTED]"}},
+                                                    {"AUTH", {R"({"Password":"[REDACTED]","kind":"basic"})"}}}));
+    for (const auto& [name, values] : entries[0]) {
+        for (const std::string& value : values) CHECK(value.find("secret") == std::string::npos);
+    }
+}
+
+TEST_CASE("the configuration's time, duration, value cap and caller options shape the entry", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    {
+        fieldlog::configure({.level = Level::trace,
+                             .timestamp = {.precision = fieldlog::TimestampPrecision::milli},
+                             .duration = fieldlog::DurationFormat::nanos,
+                             .max_value_bytes = 8,
+                             .sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = journald.socket(),
+                                                                                 .identifier = "options"},
+                                        .caller = fieldlog::Caller::on}},
+                             .clock = &fieldlog_test::fixed_clock});
+        fieldlog::get("svc").info("shaped", {{"took", 1250us},
+                                             {"at", fieldlog_test::fixed_clock()},
+                                             {"long", "abcdefghijkl"},
+                                             {"nested", fieldlog::Object{{"long", "abcdefghijkl"}}}});
+        fieldlog_test::release_sinks();
+    }
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    const Entry sent = sent_fields(entries[0]);
+    CHECK(sent.at("FIELDLOG_TS") == std::vector<std::string>{"2026-11-30T08:38:11.123Z"});
+    CHECK(sent.at("AT") == std::vector<std::string>{"2026-11-30T08:38:11.123Z"});
+    CHECK(sent.at("TOOK") == std::vector<std::string>{"1250000"});
+    CHECK(sent.at("LONG") == std::vector<std::string>{"abcdefgh\xE2\x80\xA6[truncated 4 bytes]"});
+    CHECK(sent.at("NESTED") == std::vector<std::string>{"{\"long\":\"abcdefgh\xE2\x80\xA6[truncated 4 bytes]\"}"});
+    CHECK(sent.at("CODE_FILE") == std::vector<std::string>{"tests/journald_sink_test.cpp"});
+    CHECK(sent.count("CODE_FUNC") == 0);
+    CHECK(sent.count("TID") == 0);
 }
 
 TEST_CASE("journald stopped mid-stream: records meanwhile are dropped at once, later ones arrive", "[journald]") {

@@ -11,6 +11,8 @@ Layers, in the flow order: public (include/fieldlog/) → record → encode → 
    layer may include it; it includes only base and public headers.
  - public headers may be included by everything and include only public headers.
  - control (src/control/, the cold path) may include everything; nothing else includes it.
+ - sinks may include encode too: a sink that takes typed records writes their values as the
+   encoders do.
 """
 import os
 import re
@@ -46,6 +48,8 @@ def allowed(source, target):
     if source == "base":
         return target in ("base", "public")
     if target in ("public", "base"):
+        return True
+    if source == "sinks" and target == "encode":
         return True
     return FLOW.index(target) >= FLOW.index(source)
 

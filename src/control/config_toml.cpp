@@ -567,7 +567,7 @@ public:
             if (key == "format") {
                 sink.format = format(node, key_path);
                 if (kind == Kind::journald && sink.format != Format::json) {
-                    expected(node, key_path, "json (a journald sink turns the JSON line into journal fields)");
+                    expected(node, key_path, "json (a journald sink writes values as JSON does)");
                 }
             } else if (key == "level") {
                 sink.level = level(node, key_path);

@@ -27,6 +27,9 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 
 /// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
 void append_json_escaped(Buffer& out, std::string_view s);
+/// Appends `s` as it is but for invalid UTF-8, replaced as append_json_escaped() does: the
+/// bytes a JSON string of `s` stands for.
+void append_utf8_repaired(Buffer& out, std::string_view s);
 
 /// A copy of text longer than 16 bytes: copies p[0, n) to `o` and returns how many leading
 /// bytes are JSON-safe (bytes past those may be written too).

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for the journald sink's reading of JSON lines (sinks/journald_sink.cpp). The
-// first input byte picks a mode:
-//  - a record: the rest gives a message and fields (strings of any bytes, numbers, booleans,
-//    null, nested objects and arrays) logged through fieldlog to a MemorySink and the journald
-//    sink at once. The JSON line, read by the strict parser of fuzz_support.hpp, predicts the
-//    entry exactly (PRIORITY, SYSLOG_IDENTIFIER, then each member by the header's naming rule,
-//    strings decoded, other values as their JSON text); the entry must be that.
-//  - raw bytes: the rest, as a line, goes to the sink's write() directly. Whatever it is, the
-//    entry must be well-formed native protocol: fields `NAME=value\n` or `NAME\n` + 64-bit
-//    length + bytes + `\n`, every NAME of A-Z, 0-9 and _ not starting with _ or a digit, at most
-//    64 long, PRIORITY first.
+// libFuzzer target for the journald sink's entries (sinks/journald_sink.cpp): the input gives a
+// message and fields (strings of any bytes, numbers, booleans, null, nested objects and arrays)
+// logged through fieldlog to a MemorySink and the journald sink at once. The JSON line, read by
+// the strict parser of fuzz_support.hpp, predicts the entry exactly (PRIORITY, SYSLOG_IDENTIFIER,
+// then each member by the header's naming rule, strings decoded, other values as their JSON
+// text): the sink, which builds it from the typed record, must send that, well-formed native
+// protocol: fields `NAME=value\n` or `NAME\n` + 64-bit length + bytes + `\n`, every NAME of A-Z,
+// 0-9 and _ not starting with _ or a digit, at most 64 long, PRIORITY first.
 // The entries are read from a datagram socket of the target's own. Seeds: corpus/journald/.
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -190,23 +187,10 @@ void check_record(Reader& in) {
     if (parse_entry(receiver().take()) != expected) fuzz::fail("the entry is not what the JSON line says", lines[0]);
 }
 
-void check_raw(std::string_view line) {
-    fieldlog::JournaldSink& sink = *sinks().journald;
-    const std::string record = std::string(line) + "\n";
-    const std::lock_guard lock(sink.mutex());
-    sink.write(fieldlog::RecordView{{record.data(), record.size()}, fieldlog::Level::info, {}});
-    parse_entry(receiver().take());
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    if (size == 0) return 0;
-    if (data[0] % 2 == 0) {
-        Reader in(data + 1, size - 1);
-        check_record(in);
-    } else {
-        check_raw(std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-    }
+    Reader in(data, size);
+    check_record(in);
     return 0;
 }

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The journald sink: each record becomes one journal entry, sent over journald's native
 // protocol (systemd.io/JOURNAL_NATIVE_PROTOCOL) without libsystemd. It sits at the end of the
-// record path and takes JSON lines only: it turns the line's top-level members into journal
-// fields, so that `journalctl -o json` shows every field of the record as a field of the entry.
+// record path and takes records in their typed form: every field of the record becomes a field
+// of the entry, so that `journalctl -o json` shows them all.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <span>
 #include <string>
 
+#include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
@@ -24,24 +24,26 @@ struct FIELDLOG_API JournaldSinkOptions {
 
 /// Sends each record as one AF_UNIX datagram to options.socket, never blocking the caller.
 ///
-/// - Format: JSON only. info() says so, and configure() gives the sink JSON records whatever
-///   Config::format is, and rejects a SinkConfig::format of another kind (ConfigError).
-/// - Fields, from the line's top-level members, in their order, after PRIORITY and
-///   SYSLOG_IDENTIFIER:
-///   - `msg` → MESSAGE, `logger` → FIELDLOG_LOGGER, `ts` → FIELDLOG_TS (journald keeps its own
-///     receive time too); `level` is PRIORITY (trace and debug 7, info 6, warn 4, error 3,
-///     fatal 2), not a field of its own; `caller` ("file:line") → CODE_FILE and CODE_LINE,
-///     `function` → CODE_FUNC.
-///   - every other member → a field named by upper-casing the key, with each byte outside
-///     A-Z, 0-9 and _ becoming `_`; a name that is empty or starts with a digit or `_` gets the
-///     prefix `F_` (journald ignores client fields starting with `_`); names are cut to 64
-///     characters, journald's limit. `user-id` → USER_ID, `2fa` → F_2FA, `_x` → F__X.
-///   - values: a string as its raw bytes (JSON escapes undone; the encoder has already replaced
-///     invalid UTF-8 by U+FFFD), in the binary-safe form when it holds a newline; a number,
-///     true, false or null as its JSON text; an object or array as its compact JSON text.
-///   - two members whose names map to one field name (`user-id` and `user_id`) give that
-///     field twice, in their order: journald keeps both values (a line never repeats a key).
-///   A line that is not a JSON object (not one of ours) is sent whole as MESSAGE.
+/// - Records: typed (SinkInfo::typed), on the logging thread. info() names json as its one
+///   format: its values are written as the JSON format writes them, and configure() rejects a
+///   SinkConfig::format of another kind (ConfigError).
+/// - Fields, in this order: PRIORITY (trace and debug 7, info 6, warn 4, error 3, fatal 2),
+///   SYSLOG_IDENTIFIER, FIELDLOG_TS (the record's time as the JSON line's `ts`; journald keeps
+///   its own receive time too), FIELDLOG_LOGGER, MESSAGE; with Config::caller on CODE_FILE and
+///   CODE_LINE (the JSON line's `caller`), with its function CODE_FUNC; with Config::tid TID;
+///   then the bound, scope and call fields:
+///   - named by the key as the JSON line writes it (`msg` as `fields.msg`), upper-cased, with
+///     each byte outside A-Z, 0-9 and _ becoming `_`; a name that is empty or starts with a
+///     digit or `_` gets the prefix `F_` (journald ignores client fields starting with `_`);
+///     names are cut to 64 characters, journald's limit. `user-id` → USER_ID, `2fa` → F_2FA,
+///     `_x` → F__X, `msg` → FIELDS_MSG.
+///   - values: a string as its bytes (invalid UTF-8 replaced by U+FFFD, as in JSON), in the
+///     binary-safe form when it holds a newline; a number, true, false or null as its JSON
+///     text, a time, a duration or bytes as the JSON string's text; an object or array as its
+///     compact JSON text. A key given again replaces the earlier field (field.hpp's rule).
+///   - two keys that map to one field name (`user-id` and `user_id`) give that field twice,
+///     in their order: journald keeps both values.
+///   Redaction (Config::redact) and the value cap (Config::max_value_bytes) apply.
 /// - Transport: an unconnected socket, each datagram addressed to the path, so a journald that
 ///   restarts (a new socket at the same path) is reached again by the next record. An entry
 ///   above 64 KiB, or one the kernel refuses as too large (EMSGSIZE), goes as a sealed memfd
@@ -49,9 +51,10 @@ struct FIELDLOG_API JournaldSinkOptions {
 /// - A missing or restarting journald (ENOENT, ECONNREFUSED) or a full queue (EAGAIN) drops
 ///   that record: one error and one drop each, reported on stderr at most once per second.
 ///   Nothing but EINTR is retried and the caller never blocks.
-/// - Memory: one entry buffer, 64 KiB at construction, grown (doubled, and to at least twice
-///   the line) only for an entry that does not fit, so for a record larger than any before;
-///   nothing per record. The crash path has a 16 KiB buffer of its own.
+/// - Crash path: none. A typed sink gets no records there, so the final record of a fatal
+///   signal does not reach the journal.
+/// - Memory: the entry is built in buffers the sink keeps, which grow to the largest record so
+///   far and stay; a record allocates nothing once they are that large.
 ///
 /// Construction throws std::invalid_argument for a socket path that is empty or longer than
 /// sockaddr_un allows, std::system_error when the socket cannot be made.
@@ -60,12 +63,17 @@ public:
     explicit JournaldSink(JournaldSinkOptions options);
     ~JournaldSink() override;
 
+    /// Never called: the sink takes typed records (write_typed).
     void write(const RecordView& record) override;
+    void write_typed(const TypedRecordView& record) override;
     void flush() override {}
-    /// Crash path: the same entries from a buffer of their own, as datagrams only (a record
-    /// whose entry would not fit in 16 KiB is skipped); async-signal-safe.
-    void write_on_crash(std::span<const RecordView> records) noexcept override;
     [[nodiscard]] SinkInfo info() const override;
+
+    /// The options values are written with, as configure() works them out for the sink: the
+    /// time's form (FIELDLOG_TS and time values), the durations', the call facts it writes
+    /// (caller, function, tid) and the value cap (Config::max_value_bytes). Until set, the
+    /// defaults. While the sink is in use, call it holding mutex().
+    void use_encoding(const EncoderOptions& options);
 
     /// Entries sent as a memfd because they were too large for a datagram.
     [[nodiscard]] std::uint64_t memfd_entries() const noexcept;
