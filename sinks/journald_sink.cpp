@@ -262,8 +262,6 @@ struct JournaldSink::State {
     socklen_t address_length = 0;
     int fd = -1;
 
-    /// How values are written: the time's and durations' forms, the call facts, the value cap.
-    EncoderOptions encoding{};
     // Reused by every record: they grow to the largest record so far, then stay.
     Buffer entry;
     Buffer scratch;
@@ -367,6 +365,9 @@ void JournaldSink::State::send_memfd(const char* data, std::size_t size) noexcep
 }
 
 void JournaldSink::State::build(const TypedRecordView& record) {
+    static const EncoderOptions defaults{};
+    // How values are written: the time's and durations' forms, the call facts, the value cap.
+    const EncoderOptions& encoding = record.options != nullptr ? *record.options : defaults;
     entry.clear();
     const char level_digit = priority(record.level);
     append_field(entry, "PRIORITY", {&level_digit, 1});
@@ -393,7 +394,7 @@ void JournaldSink::State::build(const TypedRecordView& record) {
     }
     if ((encoding.call_facts & thread_id_fact) != 0) {
         char tid[16];
-        const auto written = fmt::format_to_n(tid, sizeof tid, "{}", detail::cached_thread_id());
+        const auto written = fmt::format_to_n(tid, sizeof tid, "{}", record.thread_id);
         append_field(entry, "TID", {tid, written.size});
     }
     // Bound, then scope, then the call's fields; of a key given again the last one counts,
@@ -437,13 +438,6 @@ void JournaldSink::write(const RecordView& record) { static_cast<void>(record); 
 void JournaldSink::write_typed(const TypedRecordView& record) {
     state_->build(record);
     state_->send();
-}
-
-void JournaldSink::use_encoding(const EncoderOptions& options) {
-    state_->encoding = EncoderOptions{.timestamp = options.timestamp,
-                                      .duration = options.duration,
-                                      .call_facts = options.call_facts,
-                                      .max_value_bytes = options.max_value_bytes};
 }
 
 SinkInfo JournaldSink::info() const {

@@ -52,6 +52,10 @@ struct FIELDLOG_API TypedRecordView {
     std::span<const Field> bound;   ///< the logger's with() fields, the parent's first
     std::span<const Field> scope;   ///< the scopes open on the logging thread, outermost first
     std::span<const Field> fields;  ///< the call's own
+    /// The sink's encoder options, as configure() worked them out (time and duration forms, the
+    /// call facts it asked for, the value cap): how its values would be written in a line.
+    const EncoderOptions* options = nullptr;
+    int thread_id = 0;  ///< the kernel id of the thread that logged it
 };
 
 /// A sink's counters, readable at any time from any thread.

@@ -259,13 +259,8 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
             }
         }
         if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target, names[index]);
-        const EncoderOptions options = options_for(config, sink_config, *handle, index);
-        if (auto* journald = dynamic_cast<JournaldSink*>(handle->sink.get())) {
-            // A typed sink has no channel to carry its options: it is told them.
-            const std::lock_guard lock(journald->mutex());
-            journald->use_encoding(options);
-        }
-        routing.add(handle, options, sink_config.level, logger_filter(sink_config, index));
+        routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level,
+                    logger_filter(sink_config, index));
     }
     for (const auto& [name, sampling] : config.sampling) {
         if (sampling.interval.count() <= 0) {

@@ -172,7 +172,7 @@ void AsyncWriter::write_typed_share(std::size_t s, Sink& sink) noexcept {
         const Route* route = pipeline_.routing.route(s, c);
         if (!channels[c].typed || route == nullptr) continue;
         for (const QueuedView& record : taken_) {
-            if (route->takes(record.level, record.admitted)) codec_.write_typed(record, pipeline_, sink);
+            if (route->takes(record.level, record.admitted)) codec_.write_typed(record, pipeline_, channels[c], sink);
         }
     }
 }

@@ -68,8 +68,9 @@ struct QueuedCodec {
     void (*release)(const QueuedView& record) noexcept;
     /// The name of `record`'s logger (RecordView::logger).
     std::string_view (*logger_name)(const QueuedView& record) noexcept;
-    /// Hands `record`'s typed form to the typed sink `sink` (the caller holds its mutex).
-    void (*write_typed)(const QueuedView& record, const Pipeline& pipeline, Sink& sink) noexcept;
+    /// Hands `record`'s typed form to the typed sink `sink` of typed channel `channel` (the
+    /// caller holds its mutex).
+    void (*write_typed)(const QueuedView& record, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept;
 };
 
 class AsyncWriter {

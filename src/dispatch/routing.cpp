@@ -100,7 +100,7 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
     min_level = std::min(min_level, level);
     const bool typed = handle->info.typed;
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) {
-        return typed ? c.typed : !c.typed && c.options == options;
+        return c.typed == typed && c.options == options;
     });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options,

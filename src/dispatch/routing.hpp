@@ -86,7 +86,7 @@ struct Route {
 
 /// The sinks that take a record in one form: encoded by one encoder (format and options, so a
 /// record is encoded once per format in use), or typed (SinkInfo::typed: its sinks read the
-/// record's parts, and no format applies).
+/// record's parts, with the options their values would be written with).
 struct Channel {
     EncoderOptions options;
     /// `options` with the thread id on, for the crash path's `fatal` record (it always names its
@@ -123,8 +123,8 @@ struct RoutingTable {
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
-    /// `filter` admits (cold: configure()); a typed sink's to the typed channel, whatever
-    /// `options` say. Throws ConfigError past kMaxFilteredSinks.
+    /// `filter` admits (cold: configure()); a typed sink's to the typed channel of those
+    /// options. Throws ConfigError past kMaxFilteredSinks.
     void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
              const LoggerFilter& filter);
 

@@ -60,10 +60,10 @@ TypedViewStorage& writer_typed_views() noexcept {
     return storage;
 }
 
-void write_queued_typed(const QueuedView& view, const Pipeline& pipeline, Sink& sink) noexcept {
+void write_queued_typed(const QueuedView& view, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept {
     const OwnedRecord& queued = record_of(view);
     const Message message(queued.message, queued.where);
-    with_typed_view(queued.record(message), pipeline.redact, writer_typed_views(),
+    with_typed_view(queued.record(message), channel.options, pipeline.redact, writer_typed_views(),
                     [](const TypedRecordView& typed, const void* target) {
                         deliver_typed(*static_cast<Sink*>(const_cast<void*>(target)), typed);
                     }, &sink);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "record/typed_record.hpp"
 
+#include "base/thread_id.hpp"
 #include "encode/redact.hpp"
 #include "record/context_node.hpp"
 
 namespace fieldlog::detail {
 
-void with_typed_view(const Record& record, std::span<const std::string> redact, TypedViewStorage& storage,
-                     void (*use)(const TypedRecordView& view, const void* argument), const void* argument) noexcept {
+void with_typed_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
+                     TypedViewStorage& storage, void (*use)(const TypedRecordView& view, const void* argument),
+                     const void* argument) noexcept {
     std::vector<Field>& gathered = storage.gathered;
     gathered.clear();
     try {
@@ -33,7 +35,9 @@ void with_typed_view(const Record& record, std::span<const std::string> redact, 
                             .message = record.message,
                             .bound = context.first(bound_count),
                             .scope = context.subspan(bound_count),
-                            .fields = fields},
+                            .fields = fields,
+                            .options = &options,
+                            .thread_id = record.thread_id != 0 ? record.thread_id : cached_thread_id()},
             argument);
     } catch (...) {  // memory ran out gathering the fields
     }

@@ -20,9 +20,11 @@ struct TypedViewStorage {
     std::vector<Field> gathered;
 };
 
-/// Calls `use(view, argument)` with `record`'s typed form under the redaction rules `redact`.
-/// Nothing when memory runs out gathering the fields: the typed outputs miss this record.
-void with_typed_view(const Record& record, std::span<const std::string> redact, TypedViewStorage& storage,
-                     void (*use)(const TypedRecordView& view, const void* argument), const void* argument) noexcept;
+/// Calls `use(view, argument)` with `record`'s typed form for a typed channel of `options`,
+/// under the redaction rules `redact`. Nothing when memory runs out gathering the fields: the
+/// typed outputs miss this record.
+void with_typed_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
+                     TypedViewStorage& storage, void (*use)(const TypedRecordView& view, const void* argument),
+                     const void* argument) noexcept;
 
 }  // namespace fieldlog::detail

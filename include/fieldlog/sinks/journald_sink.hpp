@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 
-#include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
 
@@ -24,9 +23,9 @@ struct FIELDLOG_API JournaldSinkOptions {
 
 /// Sends each record as one AF_UNIX datagram to options.socket, never blocking the caller.
 ///
-/// - Records: typed (SinkInfo::typed), on the logging thread. info() names json as its one
-///   format: its values are written as the JSON format writes them, and configure() rejects a
-///   SinkConfig::format of another kind (ConfigError).
+/// - Records: typed (SinkInfo::typed), from the logging thread (async mode: the writer
+///   thread). info() names json as its one format: its values are written as the JSON format
+///   writes them, and configure() rejects a SinkConfig::format of another kind (ConfigError).
 /// - Fields, in this order: PRIORITY (trace and debug 7, info 6, warn 4, error 3, fatal 2),
 ///   SYSLOG_IDENTIFIER, FIELDLOG_TS (the record's time as the JSON line's `ts`; journald keeps
 ///   its own receive time too), FIELDLOG_LOGGER, MESSAGE; with Config::caller on CODE_FILE and
@@ -68,12 +67,6 @@ public:
     void write_typed(const TypedRecordView& record) override;
     void flush() override {}
     [[nodiscard]] SinkInfo info() const override;
-
-    /// The options values are written with, as configure() works them out for the sink: the
-    /// time's form (FIELDLOG_TS and time values), the durations', the call facts it writes
-    /// (caller, function, tid) and the value cap (Config::max_value_bytes). Until set, the
-    /// defaults. While the sink is in use, call it holding mutex().
-    void use_encoding(const EncoderOptions& options);
 
     /// Entries sent as a memfd because they were too large for a datagram.
     [[nodiscard]] std::uint64_t memfd_entries() const noexcept;
