@@ -43,6 +43,7 @@ using detail::JsonEncoder;
 // read it, so a few large ones would fill it for everything behind them.
 constexpr std::size_t kLargestDatagram = 64 * 1024;
 constexpr std::size_t kFieldNameLimit = 64;      // journald ignores longer names
+constexpr std::size_t kCrashFields = 16;  // more than the crash path's `fatal` record has
 constexpr int kSendBuffer = 8 * 1024 * 1024;     // room for a burst while journald is busy
 constexpr std::string_view kNamePrefix = "F_";
 
@@ -288,6 +289,7 @@ JournaldSink::State::State(JournaldSink& sink, JournaldSinkOptions opts) : owner
                                     std::to_string(sizeof address.sun_path - 1) + " bytes");
     }
     identifier = options.identifier.empty() ? std::string(program_invocation_short_name) : options.identifier;
+    fields.reserve(kCrashFields);  // the crash path's record never grows it
     address.sun_family = AF_UNIX;
     std::memcpy(address.sun_path, options.socket.data(), options.socket.size());
     address_length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + options.socket.size() + 1);
@@ -438,6 +440,17 @@ void JournaldSink::write(const RecordView& record) { static_cast<void>(record); 
 void JournaldSink::write_typed(const TypedRecordView& record) {
     state_->build(record);
     state_->send();
+}
+
+void JournaldSink::write_typed_on_crash(const TypedRecordView& record) noexcept {
+    // A record this small is built within the buffers' inline room and the reserved field list:
+    // no heap. One datagram, no report: the process is ending.
+    try {
+        state_->build(record);
+    } catch (...) {
+        return;
+    }
+    if (state_->send_datagram(state_->entry.data(), state_->entry.size()) != 0) count_dropped();
 }
 
 SinkInfo JournaldSink::info() const {

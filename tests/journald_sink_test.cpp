@@ -633,6 +633,27 @@ TEST_CASE("the configuration's time, duration, value cap and caller options shap
     CHECK(sent.count("TID") == 0);
 }
 
+TEST_CASE("the crash path's fatal record reaches the journal as one entry", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
+    const fieldlog::Field fields[] = {{"signal", "SIGSEGV"}, {"signo", 11}};
+    const fieldlog::Message message("fatal signal SIGSEGV");
+    const fieldlog::EncoderOptions options{};
+    sink.write_typed_on_crash(fieldlog::TypedRecordView{.level = Level::fatal,
+                                                        .time = fieldlog_test::fixed_clock(),
+                                                        .logger = "fieldlog",
+                                                        .message = message,
+                                                        .bound = {},
+                                                        .scope = {},
+                                                        .fields = fields,
+                                                        .options = &options,
+                                                        .thread_id = 1});
+    const std::vector<Entry> entries = journald.wait_for(1);
+    REQUIRE(entries.size() == 1);
+    CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash",
+                                                   {{"SIGNAL", {"SIGSEGV"}}, {"SIGNO", {"11"}}}, "2", "fieldlog"));
+}
+
 TEST_CASE("journald stopped mid-stream: records meanwhile are dropped at once, later ones arrive", "[journald]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     const TempDir dir;

@@ -157,6 +157,11 @@ public:
     virtual void write_on_crash(std::span<const RecordView> records) noexcept { static_cast<void>(records); }
     /// A typed sink's record (SinkInfo::typed), instead of write(). Default: nothing.
     virtual void write_typed(const TypedRecordView& record) { static_cast<void>(record); }
+    /// A typed sink's crash path, after write_on_crash: the one `fatal` record naming the
+    /// signal. The same rules as write_on_crash (async-signal-safe, no lock, no heap). Records
+    /// still queued for a typed sink are lost (gathering their context needs the heap).
+    /// Default: nothing.
+    virtual void write_typed_on_crash(const TypedRecordView& record) noexcept { static_cast<void>(record); }
     /// What the dispatcher needs to know about this sink; asked once when it joins a configuration.
     [[nodiscard]] virtual SinkInfo info() const { return {}; }
 

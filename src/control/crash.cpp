@@ -85,6 +85,26 @@ struct CrashShare {
     }
 };
 
+/// The `fatal` record, typed, to the typed sink `sink` (its channel's `options`).
+void write_typed_final_record(Sink& sink, const EncoderOptions& options, const FinalNote& note) noexcept {
+    struct Target {
+        Sink& sink;
+        const EncoderOptions& options;
+    } const target{sink, options};
+    with_final_record(note, [](const Record& record, const void* argument) {
+        const auto& t = *static_cast<const Target*>(argument);
+        t.sink.write_typed_on_crash(TypedRecordView{.level = record.level,
+                                                    .time = record.time,
+                                                    .logger = record.logger.name.text,
+                                                    .message = record.message,
+                                                    .bound = {},
+                                                    .scope = {},
+                                                    .fields = record.fields,
+                                                    .options = &t.options,
+                                                    .thread_id = record.thread_id});
+    }, &target);
+}
+
 }  // namespace
 
 void park_until_exit() noexcept {
@@ -135,7 +155,11 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         const LoggerMask admitted = routing.admitted(logger);
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             const Route* route = routing.route(i, c);
-            if (routing.channels[c].typed || route == nullptr || !route->takes(Level::fatal, admitted)) continue;
+            if (route == nullptr || !route->takes(Level::fatal, admitted)) continue;
+            if (routing.channels[c].typed) {
+                write_typed_final_record(*routing.sinks[i]->sink, routing.channels[c].final_record_options, note);
+                continue;
+            }
             g_final_record.clear();
             encode_final_record(routing.channels[c].final_record_options, g_final_record, g_final_scratch, note);
             const RecordView record{g_final_record.span(), Level::fatal, note.time, logger};

@@ -49,7 +49,8 @@ const LoggerCore& final_record_logger() {
     return *logger;
 }
 
-void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const FinalNote& note) noexcept {
+void with_final_record(const FinalNote& note, void (*use)(const Record& record, const void* argument),
+                       const void* argument) noexcept {
     const std::string_view name = signal_name(note.signo);
     char message[32] = "fatal signal ";
     const std::size_t prefix = std::strlen(message);
@@ -61,13 +62,25 @@ void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scr
     std::size_t count = 2;
     if (note.fault) fields[count++] = Field{"address", std::string_view(address, address_length)};
     const Message text(std::string_view(message, prefix + name.size()));
-    const Record record{note.time,   Level::fatal, final_record_logger(), text, nullptr, nullptr,
-                        std::span<const Field>(fields, count), note.thread_id};
-    try {
-        encode_record(options, out, scratch, record, {});
-    } catch (...) {
-        out.clear();
-    }
+    use(Record{note.time, Level::fatal, final_record_logger(), text, nullptr, nullptr, std::span<const Field>(fields, count),
+               note.thread_id},
+        argument);
+}
+
+void encode_final_record(const EncoderOptions& options, Buffer& out, Buffer& scratch, const FinalNote& note) noexcept {
+    struct Target {
+        const EncoderOptions& options;
+        Buffer& out;
+        Buffer& scratch;
+    } const target{options, out, scratch};
+    with_final_record(note, [](const Record& record, const void* argument) {
+        const auto& t = *static_cast<const Target*>(argument);
+        try {
+            encode_record(t.options, t.out, t.scratch, record, {});
+        } catch (...) {
+            t.out.clear();
+        }
+    }, &target);
 }
 
 }  // namespace fieldlog::detail

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "base/buffer.hpp"
+#include "base/record.hpp"
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/logger.hpp"
 #include "fieldlog/timestamp.hpp"
@@ -25,6 +26,11 @@ struct FinalNote {
 /// makes before any handler can run (a handler may not allocate); never destroyed (a signal may
 /// arrive during static destruction).
 const LoggerCore& final_record_logger();
+
+/// Calls `use(record, argument)` with the one `fatal` record naming the signal (logger
+/// "fieldlog"), made on the stack.
+void with_final_record(const FinalNote& note, void (*use)(const Record& record, const void* argument),
+                       const void* argument) noexcept;
 
 /// Encodes the one `fatal` record naming the signal (logger "fieldlog") in `options`' format;
 /// its thread id is the `tid` member when `options` has thread_id_fact (the crash path's

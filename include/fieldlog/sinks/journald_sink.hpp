@@ -50,8 +50,8 @@ struct FIELDLOG_API JournaldSinkOptions {
 /// - A missing or restarting journald (ENOENT, ECONNREFUSED) or a full queue (EAGAIN) drops
 ///   that record: one error and one drop each, reported on stderr at most once per second.
 ///   Nothing but EINTR is retried and the caller never blocks.
-/// - Crash path: none. A typed sink gets no records there, so the final record of a fatal
-///   signal does not reach the journal.
+/// - Crash path: the `fatal` record naming the signal, as one datagram. Records still queued in
+///   async mode when the process crashes are lost for the journal.
 /// - Memory: the entry is built in buffers the sink keeps, which grow to the largest record so
 ///   far and stay; a record allocates nothing once they are that large.
 ///
@@ -65,6 +65,8 @@ public:
     /// Never called: the sink takes typed records (write_typed).
     void write(const RecordView& record) override;
     void write_typed(const TypedRecordView& record) override;
+    /// The crash path's `fatal` record, as one datagram (async-signal-safe).
+    void write_typed_on_crash(const TypedRecordView& record) noexcept override;
     void flush() override {}
     [[nodiscard]] SinkInfo info() const override;
 
