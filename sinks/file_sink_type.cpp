@@ -76,13 +76,14 @@ unsigned file_mode(const SinkSettings& settings, unsigned fallback) {
 
 FileSinkOptions file_options(SinkSettings& settings) {
     FileSinkOptions file;
-    if (!settings.has("path")) settings.missing("path", "a file sink writes to a file");
-    file.path = settings.text("path", "a file path");
-    if (file.path.empty()) settings.expected("path", "a file path");
-    if (const std::string reason = unwritable_reason(file.path); !reason.empty()) {
-        settings.fail("path", fmt::format("cannot open {} for writing: {}", in_quotes(file.path), reason));
+    if (settings.has("path")) {
+        file.path = settings.text("path", "a file path");
+        if (file.path.empty()) settings.expected("path", "a file path");
+        if (const std::string reason = unwritable_reason(file.path); !reason.empty()) {
+            settings.fail("path", fmt::format("cannot open {} for writing: {}", in_quotes(file.path), reason));
+        }
+        settings.identify_by("path");
     }
-    settings.identify_by("path");
     file.max_size = settings.size("max_size", file.max_size, "100MiB");
     file.rotate_every = settings.choice<RotateEvery>(
         "rotate", file.rotate_every, {{"never", RotateEvery::never}, {"hourly", RotateEvery::hour}, {"daily", RotateEvery::day}});
@@ -102,6 +103,7 @@ FileSinkOptions file_options(SinkSettings& settings) {
     file.reopen_check = settings.duration("reopen_check", file.reopen_check, "1s");
     file.mode = file_mode(settings, file.mode);
     file.follow_symlinks = settings.boolean("follow_symlinks", file.follow_symlinks);
+    if (file.path.empty()) settings.missing("path", "a file sink writes to a file");
     return file;
 }
 

@@ -38,10 +38,11 @@ std::string readable_file(const SinkSettings& settings, std::string_view key) {
 SyslogSinkOptions syslog_options(SinkSettings& settings) {
     constexpr std::string_view address = "an address like \"127.0.0.1:6514\"";
     SyslogSinkOptions syslog;
-    if (!settings.has("address")) settings.missing("address", "a syslog sink connects to \"host:port\"");
-    syslog.address = settings.text("address", address);
-    if (syslog.address.find(':') == std::string::npos) settings.expected("address", address);
-    settings.identify_by("address");
+    if (settings.has("address")) {
+        syslog.address = settings.text("address", address);
+        if (syslog.address.find(':') == std::string::npos) settings.expected("address", address);
+        settings.identify_by("address");
+    }
     syslog.transport = settings.choice<SyslogTransport>("transport", syslog.transport,
                                                         {{"tcp", SyslogTransport::tcp},
                                                          {"tls", SyslogTransport::tls},
@@ -58,6 +59,7 @@ SyslogSinkOptions syslog_options(SinkSettings& settings) {
     syslog.facility = static_cast<int>(settings.integer("facility", syslog.facility, 0, 23, "a syslog facility from 0 to 23"));
     syslog.app_name = settings.text("app_name", "a name", syslog.app_name);
     syslog.hostname = settings.text("hostname", "a host name", syslog.hostname);
+    if (syslog.address.empty()) settings.missing("address", "a syslog sink connects to \"host:port\"");
     if (syslog.transport != SyslogTransport::tls && syslog.transport != SyslogTransport::relp_tls) {
         for (const char* tls_only : {"ca_file", "cert_file", "key_file", "server_name", "verify"}) {
             if (settings.has(tls_only)) settings.fail(tls_only, "only for transport = \"tls\" or \"relp-tls\"");

@@ -18,10 +18,11 @@ SinkType udp_sink_type() {
             [](SinkSettings& settings) -> SinkTarget {
                 constexpr std::string_view address = "an address like \"127.0.0.1:5140\"";
                 UdpSinkOptions udp;
-                if (!settings.has("address")) settings.missing("address", "a udp sink sends to \"host:port\"");
-                udp.address = settings.text("address", address);
-                if (udp.address.find(':') == std::string::npos) settings.expected("address", address);
-                settings.identify_by("address");
+                if (settings.has("address")) {
+                    udp.address = settings.text("address", address);
+                    if (udp.address.find(':') == std::string::npos) settings.expected("address", address);
+                    settings.identify_by("address");
+                }
                 udp.framing = settings.choice<UdpFraming>("framing", udp.framing,
                                                           {{"json", UdpFraming::json}, {"rfc5424", UdpFraming::rfc5424}});
                 udp.max_datagram = settings.size("max_datagram", udp.max_datagram, "2KiB", 1, 65507);
@@ -31,6 +32,7 @@ SinkType udp_sink_type() {
                 udp.app_name = settings.text("app_name", "a name", udp.app_name);
                 udp.hostname = settings.text("hostname", "a host name", udp.hostname);
                 udp.resolve_interval = settings.duration("resolve_interval", udp.resolve_interval, "60s");
+                if (udp.address.empty()) settings.missing("address", "a udp sink sends to \"host:port\"");
                 return udp;
             }};
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Config::load / Config::parse: the TOML schema (examples/fieldlog.toml documents every key)
-// read through toml++. Each table is walked key by key, so an unknown key, a wrong type or a
-// bad value is rejected with the source, line and key path:
+// read through toml++. This walk reads the generic keys (top level, levels, sampling,
+// backtraces, async, resource, and those every sink takes); a sink type reads its own from
+// SinkSettings (fieldlog/sink_registry.hpp; the built-in ones in sinks/<sink>_type.cpp). Each
+// table is walked key by key, so an unknown key, a wrong type or a bad value is rejected with
+// the source, line and key path:
 //   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"
 // and a syntax error with the source, line and column, in plain words where they can be told.
 // Cold path: runs before configure(), never per record.
@@ -159,7 +162,9 @@ public:
         expected(node, key, "true, false or \"function\"");
     }
 
-    Level level(const toml::node& node, std::string_view key) const { return detail::level_value(value_of(node), place(node, key)); }
+    Level level(const toml::node& node, std::string_view key) const {
+        return detail::level_value(value_of(node), place(node, key));
+    }
 
     TimestampPrecision timestamp(const toml::node& node, std::string_view key) const {
         TimestampPrecision precision{};
