@@ -12,9 +12,7 @@ namespace fieldlog {
 
 std::shared_ptr<Sink> make_sink(const JournaldSinkOptions& options) { return std::make_shared<JournaldSink>(options); }
 
-SinkDestination sink_destination(const JournaldSinkOptions& options) {
-    return {.kind = "journald", .target = options.socket};
-}
+SinkDestination sink_destination(const JournaldSinkOptions& options) { return {.kind = "journald", .target = options.socket}; }
 
 namespace detail {
 namespace {

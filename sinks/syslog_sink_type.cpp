@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "address.hpp"
 #include "base/quoting.hpp"
 #include "fieldlog/sinks/syslog_sink.hpp"
 #include "base/builtin_sink_types.hpp"
@@ -17,9 +18,7 @@ namespace fieldlog {
 
 std::shared_ptr<Sink> make_sink(const SyslogSinkOptions& options) { return std::make_shared<SyslogSink>(options); }
 
-SinkDestination sink_destination(const SyslogSinkOptions& options) {
-    return {.kind = "syslog", .target = options.address};
-}
+SinkDestination sink_destination(const SyslogSinkOptions& options) { return {.kind = "syslog", .target = options.address}; }
 
 namespace detail {
 namespace {
@@ -36,13 +35,8 @@ std::string readable_file(const SinkSettings& settings, std::string_view key) {
 }
 
 SyslogSinkOptions syslog_options(SinkSettings& settings) {
-    constexpr std::string_view address = "an address like \"127.0.0.1:6514\"";
     SyslogSinkOptions syslog;
-    if (settings.has("address")) {
-        syslog.address = settings.text("address", address);
-        if (syslog.address.find(':') == std::string::npos) settings.expected("address", address);
-        settings.identify_by("address");
-    }
+    syslog.address = address_setting(settings, "an address like \"127.0.0.1:6514\"");
     syslog.transport = settings.choice<SyslogTransport>("transport", syslog.transport,
                                                         {{"tcp", SyslogTransport::tcp},
                                                          {"tls", SyslogTransport::tls},

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The UDP sink as a configuration names it (`type = "udp"`): its keys, read into
 // UdpSinkOptions, and what configure() makes of those options.
+#include "address.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 #include "base/builtin_sink_types.hpp"
 
@@ -16,13 +17,8 @@ SinkType udp_sink_type() {
     return {"udp",
             {"address", "framing", "max_datagram", "oversize", "facility", "app_name", "hostname", "resolve_interval"},
             [](SinkSettings& settings) -> SinkTarget {
-                constexpr std::string_view address = "an address like \"127.0.0.1:5140\"";
                 UdpSinkOptions udp;
-                if (settings.has("address")) {
-                    udp.address = settings.text("address", address);
-                    if (udp.address.find(':') == std::string::npos) settings.expected("address", address);
-                    settings.identify_by("address");
-                }
+                udp.address = address_setting(settings, "an address like \"127.0.0.1:5140\"");
                 udp.framing = settings.choice<UdpFraming>("framing", udp.framing,
                                                           {{"json", UdpFraming::json}, {"rfc5424", UdpFraming::rfc5424}});
                 udp.max_datagram = settings.size("max_datagram", udp.max_datagram, "2KiB", 1, 65507);

@@ -38,41 +38,41 @@ namespace {
 /// The widest logger column a console sink takes (what a terminal line can spare).
 constexpr std::int64_t kWidestLoggerColumn = 64;
 
-/// How a value reads in an error message: strings quoted, numbers as written, else its kind.
-std::string describe(const toml::node& node) {
-    switch (node.type()) {
-        case toml::node_type::string: return detail::in_quotes(node.as_string()->get());
-        case toml::node_type::integer: return std::to_string(node.as_integer()->get());
-        case toml::node_type::floating_point: return fmt::format("{}", node.as_floating_point()->get());
-        case toml::node_type::boolean: return node.as_boolean()->get() ? "true" : "false";
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::date: return "a date";
-        case toml::node_type::time: return "a time";
-        case toml::node_type::date_time: return "a date-time";
-        case toml::node_type::none: break;
-    }
-    return "nothing";
-}
-
-/// `node` as the typed readers (control/setting_values.hpp) and sink types take it.
+/// `node` as the typed readers (control/setting_values.hpp) and sink types take it, with how
+/// an error shows it: strings quoted, numbers as written, else its kind.
 SettingValue value_of(const toml::node& node) {
-    SettingValue value{.shown = describe(node), .line = static_cast<std::uint32_t>(node.source().begin.line)};
-    if (const auto* s = node.as_string()) {
-        value.kind = SettingValue::Kind::text;
-        value.text = s->get();
-    } else if (const auto* i = node.as_integer()) {
-        value.kind = SettingValue::Kind::integer;
-        value.integer = i->get();
-    } else if (const auto* f = node.as_floating_point()) {
-        value.kind = SettingValue::Kind::floating;
-        value.floating = f->get();
-    } else if (const auto* b = node.as_boolean()) {
-        value.kind = SettingValue::Kind::boolean;
-        value.boolean = b->get();
-    } else if (const auto* array = node.as_array()) {
-        value.kind = SettingValue::Kind::array;
-        for (const toml::node& item : *array) value.items.push_back(value_of(item));
+    SettingValue value{.line = static_cast<std::uint32_t>(node.source().begin.line)};
+    switch (node.type()) {
+        case toml::node_type::string:
+            value.kind = SettingValue::Kind::text;
+            value.text = node.as_string()->get();
+            value.shown = detail::in_quotes(value.text);
+            break;
+        case toml::node_type::integer:
+            value.kind = SettingValue::Kind::integer;
+            value.integer = node.as_integer()->get();
+            value.shown = std::to_string(value.integer);
+            break;
+        case toml::node_type::floating_point:
+            value.kind = SettingValue::Kind::floating;
+            value.floating = node.as_floating_point()->get();
+            value.shown = fmt::format("{}", value.floating);
+            break;
+        case toml::node_type::boolean:
+            value.kind = SettingValue::Kind::boolean;
+            value.boolean = node.as_boolean()->get();
+            value.shown = value.boolean ? "true" : "false";
+            break;
+        case toml::node_type::array:
+            value.kind = SettingValue::Kind::array;
+            for (const toml::node& item : *node.as_array()) value.items.push_back(value_of(item));
+            value.shown = "an array";
+            break;
+        case toml::node_type::table: value.shown = "a table"; break;
+        case toml::node_type::date: value.shown = "a date"; break;
+        case toml::node_type::time: value.shown = "a time"; break;
+        case toml::node_type::date_time: value.shown = "a date-time"; break;
+        case toml::node_type::none: value.shown = "nothing"; break;
     }
     return value;
 }

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <string_view>
 #include <set>
-#include <system_error>
 
 #include "control/crash.hpp"
 #include "control/fork.hpp"
