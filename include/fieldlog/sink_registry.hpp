@@ -102,7 +102,8 @@ public:
     void identify_by(std::string_view key);
     /// `source:line: sinks[1]: missing key "path" (why)`.
     [[noreturn]] void missing(std::string_view key, std::string_view why) const;
-    /// `source:line: sinks[1].key: expected <what>, got <the value>`.
+    /// `source:line: sinks[1].key: expected <what>, got <the value>` (as missing() when the
+    /// table leaves the key out).
     [[noreturn]] void expected(std::string_view key, std::string_view what) const;
     /// `source:line: sinks[1].key: <message>`.
     [[noreturn]] void fail(std::string_view key, std::string_view message) const;

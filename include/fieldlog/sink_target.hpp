@@ -44,7 +44,9 @@ class FIELDLOG_API SinkTarget {
 public:
     /// One stdout sink.
     SinkTarget();
-    template <SinkOptions Options>
+    template <typename Options>
+        // A SinkTarget is copied, not held: checking it as options would recurse.
+        requires(!std::same_as<Options, SinkTarget> && SinkOptions<Options>)
     SinkTarget(Options options)  // NOLINT: implicit, for `.target = FileSinkOptions{…}`
         : options_(std::make_shared<const Held<Options>>(std::move(options))) {}
     template <std::derived_from<Sink> S>
