@@ -53,4 +53,12 @@ int resolve(const HostPort& where, int socktype, int flags, Endpoint& out) noexc
     return 0;
 }
 
+std::string address_setting(SinkSettings& settings, std::string_view example) {
+    if (!settings.has("address")) return {};
+    std::string address = settings.text("address", example);
+    if (address.find(':') == std::string::npos) settings.expected("address", example);
+    settings.identify_by("address");
+    return address;
+}
+
 }  // namespace fieldlog::detail

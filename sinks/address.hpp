@@ -6,6 +6,9 @@
 #include <sys/socket.h>
 
 #include <string>
+#include <string_view>
+
+#include "fieldlog/sink_registry.hpp"
 
 namespace fieldlog::detail {
 
@@ -29,5 +32,9 @@ HostPort split_address(const std::string& address);
 
 /// getaddrinfo's first answer for `socktype` (SOCK_DGRAM, SOCK_STREAM); 0 or the EAI_* code.
 int resolve(const HostPort& where, int socktype, int flags, Endpoint& out) noexcept;
+
+/// The key `address` of a network sink's table, "host:port" (`example` shows one in errors),
+/// which then identifies the sink in configure()'s errors; "" when the table leaves it out.
+std::string address_setting(SinkSettings& settings, std::string_view example);
 
 }  // namespace fieldlog::detail

@@ -21,6 +21,7 @@
 using fieldlog::Config;
 using fieldlog::ConfigError;
 using fieldlog::Level;
+using fieldlog_test::options_of;
 using fieldlog_test::read_lines;
 using fieldlog_test::TempDir;
 using namespace std::chrono_literals;
@@ -57,7 +58,7 @@ std::string parse_error(const std::string& text) {
 }
 
 const fieldlog::FileSinkOptions& file_options(const fieldlog::SinkConfig& sink) {
-    return std::get<fieldlog::FileSinkOptions>(sink.target);
+    return options_of<fieldlog::FileSinkOptions>(sink.target);
 }
 
 std::string example_path() {
@@ -166,7 +167,7 @@ name = "journal"
     CHECK(config.source.empty());  // parse() names no file; load() does
     REQUIRE(config.sinks.size() == 7);
 
-    CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::err);
+    CHECK(options_of<fieldlog::StdoutSinkOptions>(config.sinks[0].target).stream == fieldlog::StdStream::err);
     CHECK(config.sinks[0].format == fieldlog::Format::console);
     CHECK(config.sinks[0].level == Level::info);
     CHECK(config.sinks[0].defined_at == "app.toml:20: sinks[0]");
@@ -190,7 +191,7 @@ name = "journal"
     CHECK(config.sinks[1].level == Level::trace);
     CHECK(config.sinks[1].defined_at == "app.toml:27: sinks[1].path");
 
-    const auto& udp = std::get<fieldlog::UdpSinkOptions>(config.sinks[2].target);
+    const auto& udp = options_of<fieldlog::UdpSinkOptions>(config.sinks[2].target);
     CHECK(udp.address == "127.0.0.1:5140");
     CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);
     CHECK(udp.max_datagram == 8192);
@@ -201,19 +202,19 @@ name = "journal"
     CHECK(udp.resolve_interval == 5min);
     CHECK(config.sinks[2].defined_at == "app.toml:44: sinks[2].address");
 
-    const auto& null = std::get<std::shared_ptr<fieldlog::Sink>>(config.sinks[3].target);
+    const auto& null = config.sinks[3].target.sink();
     CHECK(dynamic_cast<fieldlog::NullSink*>(null.get()) != nullptr);
     CHECK(config.sinks[3].level == Level::fatal);
 
-    CHECK(std::get<fieldlog::StdoutSinkOptions>(config.sinks[4].target).stream == fieldlog::StdStream::out);
+    CHECK(options_of<fieldlog::StdoutSinkOptions>(config.sinks[4].target).stream == fieldlog::StdStream::out);
 
-    const auto& journald = std::get<fieldlog::JournaldSinkOptions>(config.sinks[5].target);
+    const auto& journald = options_of<fieldlog::JournaldSinkOptions>(config.sinks[5].target);
     CHECK(journald.socket == "/run/app/journal.sock");
     CHECK(journald.identifier == "checkout");
     CHECK(config.sinks[5].format == fieldlog::Format::json);
     CHECK(config.sinks[5].defined_at == "app.toml:62: sinks[5].socket");
-    CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
-    CHECK(std::get<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
+    CHECK(options_of<fieldlog::JournaldSinkOptions>(config.sinks[6].target) == fieldlog::JournaldSinkOptions{});
+    CHECK(options_of<fieldlog::JournaldSinkOptions>(config.sinks[6].target).socket == "/run/systemd/journal/socket");
     CHECK(config.sinks[6].defined_at == "app.toml:66: sinks[6]");
     CHECK(config.sinks[6].name == "journal");
     CHECK(config.sinks[5].name.empty());  // configure() makes one up
@@ -247,7 +248,7 @@ address = "127.0.0.1:514"
 )",
                                         "app.toml");
     REQUIRE(config.sinks.size() == 2);
-    const auto& tls = std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
+    const auto& tls = options_of<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
     CHECK(tls.address == "logs.example.net:6514");
     CHECK(tls.transport == fieldlog::SyslogTransport::tls);
     CHECK(tls.ca_file == ca);
@@ -262,7 +263,7 @@ address = "127.0.0.1:514"
     CHECK(tls.app_name == "checkout");
     CHECK(tls.hostname == "web-1");
     CHECK(config.sinks[0].defined_at == "app.toml:3: sinks[0].address");
-    const auto& plain = std::get<fieldlog::SyslogSinkOptions>(config.sinks[1].target);
+    const auto& plain = options_of<fieldlog::SyslogSinkOptions>(config.sinks[1].target);
     CHECK(plain == fieldlog::SyslogSinkOptions{.address = "127.0.0.1:514"});
     CHECK(plain.verify);
 
@@ -297,7 +298,7 @@ TEST_CASE("a syslog sink over RELP: transport = \"relp\", TLS keys, a bad port o
     const CleanEnv clean;
     const Config config = Config::parse("[[sinks]]\ntype = \"syslog\"\naddress = \"127.0.0.1:2514\"\ntransport = \"relp\"\n");
     REQUIRE(config.sinks.size() == 1);
-    CHECK(std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target).transport == fieldlog::SyslogTransport::relp);
+    CHECK(options_of<fieldlog::SyslogSinkOptions>(config.sinks[0].target).transport == fieldlog::SyslogTransport::relp);
     CHECK(parse_error("[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"relp\"\nverify = false") ==
           "app.toml:5: sinks[0].verify: only for transport = \"tls\" or \"relp-tls\"");
     const auto relp_at = [](const std::string& address) {
@@ -322,7 +323,7 @@ TEST_CASE("a syslog sink over RELP inside TLS: transport = \"relp-tls\" takes th
                                         "ca_file = \"" + ca + "\"\ncert_file = \"" + cert + "\"\nkey_file = \"" + key +
                                         "\"\nverify = false\nserver_name = \"collector\"\n");
     REQUIRE(config.sinks.size() == 1);
-    const auto& relp_tls = std::get<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
+    const auto& relp_tls = options_of<fieldlog::SyslogSinkOptions>(config.sinks[0].target);
     CHECK(relp_tls.transport == fieldlog::SyslogTransport::relp_tls);
     CHECK(relp_tls.ca_file == ca);
     CHECK(relp_tls.cert_file == cert);
@@ -883,7 +884,7 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(development.format == fieldlog::Format::console);
     CHECK(development.levels.at("db.pool") == Level::warn);
     REQUIRE(development.sinks.size() == 1);
-    CHECK(std::holds_alternative<fieldlog::StdoutSinkOptions>(development.sinks[0].target));
+    CHECK(development.sinks[0].target.options<fieldlog::StdoutSinkOptions>() != nullptr);
     CHECK(development.sinks[0].timestamp == fieldlog::TimestampPrecision::short_time);
     CHECK(development.sinks[0].colour == fieldlog::ColourMode::automatic);
     CHECK(development.sinks[0].logger_width == 12);
@@ -927,15 +928,15 @@ TEST_CASE("the example configuration parses, and so does its production section"
     CHECK(file.compression_level == 6);
     CHECK(parsed->sinks[0].format == fieldlog::Format::json);
     CHECK(parsed->sinks[0].name == "app");
-    const auto& udp = std::get<fieldlog::UdpSinkOptions>(parsed->sinks[1].target);
+    const auto& udp = options_of<fieldlog::UdpSinkOptions>(parsed->sinks[1].target);
     CHECK(udp.address == "127.0.0.1:5140");
     CHECK(udp.framing == fieldlog::UdpFraming::rfc5424);
     CHECK(parsed->sinks[1].format == fieldlog::Format::json);
-    const auto& journald = std::get<fieldlog::JournaldSinkOptions>(parsed->sinks[2].target);
+    const auto& journald = options_of<fieldlog::JournaldSinkOptions>(parsed->sinks[2].target);
     CHECK(journald.socket == "/run/systemd/journal/socket");
     CHECK(journald.identifier == "checkout");
     CHECK(parsed->sinks[2].level == Level::info);
-    const auto& syslog = std::get<fieldlog::SyslogSinkOptions>(parsed->sinks[3].target);
+    const auto& syslog = options_of<fieldlog::SyslogSinkOptions>(parsed->sinks[3].target);
     CHECK(syslog.address == "logs.example.net:6514");
     CHECK(syslog.transport == fieldlog::SyslogTransport::tls);
     CHECK(syslog.verify);

@@ -675,10 +675,10 @@ TEST_CASE("the TOML keys mode and follow_symlinks are read and checked", "[file_
     const TempDir dir;
     const std::string head = "[[sinks]]\ntype = \"file\"\npath = \"" + dir.file("app.log") + "\"\n";
     const fieldlog::Config config = fieldlog::Config::parse(head + "mode = \"0600\"\nfollow_symlinks = true\n", "app.toml");
-    const auto& file = std::get<fieldlog::FileSinkOptions>(config.sinks[0].target);
+    const auto& file = fieldlog_test::options_of<fieldlog::FileSinkOptions>(config.sinks[0].target);
     CHECK(file.mode == 0600);
     CHECK(file.follow_symlinks);
-    CHECK(std::get<fieldlog::FileSinkOptions>(fieldlog::Config::parse(head + "mode = \"644\"\n", "app.toml").sinks[0].target).mode ==
+    CHECK(fieldlog_test::options_of<fieldlog::FileSinkOptions>(fieldlog::Config::parse(head + "mode = \"644\"\n", "app.toml").sinks[0].target).mode ==
           0644);
     const std::string what = "expected an octal mode like \"0640\" (0777 at most, with the owner's write bit 0200), got ";
     for (const auto& [value, shown] : std::vector<std::pair<std::string, std::string>>{

@@ -15,7 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "fieldlog/backtrace.hpp"
@@ -23,24 +22,9 @@
 #include "fieldlog/export.hpp"
 #include "fieldlog/level.hpp"
 #include "fieldlog/sink.hpp"
-#include "fieldlog/sinks/basic_sinks.hpp"
-#include "fieldlog/sinks/file_sink.hpp"
-#include "fieldlog/sinks/journald_sink.hpp"
-#include "fieldlog/sinks/syslog_sink.hpp"
-#include "fieldlog/sinks/udp_sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
-
-struct FIELDLOG_API StdoutSinkOptions {
-    StdStream stream = StdStream::out;
-    friend bool operator==(const StdoutSinkOptions&, const StdoutSinkOptions&) = default;
-};
-
-/// A sink made by configure() from options, or one the program made itself (custom, memory).
-/// NOTE: configure() closes the sinks it made when they leave the running set; a sink the
-/// program made is only flushed then (and at shutdown), so it may be configured again.
-using SinkTarget = std::variant<StdoutSinkOptions, FileSinkOptions, UdpSinkOptions, JournaldSinkOptions,
-                                SyslogSinkOptions, std::shared_ptr<Sink>>;
 
 /// Whether records say where they were logged (README: "Call-site facts").
 enum class Caller : std::uint8_t {
@@ -60,7 +44,9 @@ enum class ColourMode : std::uint8_t {
 };
 
 struct FIELDLOG_API SinkConfig {
-    SinkTarget target = StdoutSinkOptions{};
+    /// The sink's options (`fieldlog::FileSinkOptions{…}`, from the sink's header) or a sink
+    /// the program made; the default is one stdout sink.
+    SinkTarget target{};
     /// The sink's identity: its label in metrics, and what a later configure() keeps it by (with
     /// an equal target). Empty: its kind and target, like `file:logs/app.log` (README: Metrics).
     /// Two sinks with one name are a ConfigError.

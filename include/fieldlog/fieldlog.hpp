@@ -17,6 +17,8 @@
 #include "fieldlog/rate_limit.hpp"
 #include "fieldlog/scope.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_registry.hpp"
+#include "fieldlog/sink_target.hpp"
 #include "fieldlog/sinks/basic_sinks.hpp"
 #include "fieldlog/sinks/callback_sink.hpp"
 #include "fieldlog/sinks/file_sink.hpp"

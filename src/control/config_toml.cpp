@@ -1,25 +1,23 @@
 // SPDX-License-Identifier: MIT
 // Config::load / Config::parse: the TOML schema (examples/fieldlog.toml documents every key)
-// read through toml++. Each table is walked key by key, so an unknown key, a wrong type or a
-// bad value is rejected with the source, line and key path:
+// read through toml++. This walk reads the generic keys (top level, levels, sampling,
+// backtraces, async, resource, and those every sink takes); a sink type reads its own from
+// SinkSettings (fieldlog/sink_registry.hpp; the built-in ones in sinks/<sink>_type.cpp). Each
+// table is walked key by key, so an unknown key, a wrong type or a bad value is rejected with
+// the source, line and key path:
 //   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"
 // and a syntax error with the source, line and column, in plain words where they can be told.
 // Cold path: runs before configure(), never per record.
-#include <sys/un.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <system_error>
-#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -28,8 +26,11 @@
 #include <toml++/toml.h>
 #pragma GCC visibility pop
 
-#include "fieldlog/config.hpp"
+#include "control/setting_values.hpp"
+#include "control/sink_types.hpp"
 #include "dispatch/routing.hpp"
+#include "fieldlog/config.hpp"
+#include "fieldlog/sink_registry.hpp"
 
 namespace fieldlog {
 namespace {
@@ -37,40 +38,43 @@ namespace {
 /// The widest logger column a console sink takes (what a terminal line can spare).
 constexpr std::int64_t kWidestLoggerColumn = 64;
 
-/// An AF_UNIX socket path, without its terminating NUL, fits in sockaddr_un.
-constexpr std::size_t kLongestSocketPath = sizeof(sockaddr_un::sun_path) - 1;
-
-/// `text` in double quotes, with quotes, backslashes and control characters escaped.
-std::string in_quotes(std::string_view text) {
-    std::string out = "\"";
-    for (const char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-            out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-            out += c;
-        }
-    }
-    return out + '"';
-}
-
-/// How a value reads in an error message: strings quoted, numbers as written, else its kind.
-std::string describe(const toml::node& node) {
+/// `node` as the typed readers (control/setting_values.hpp) and sink types take it, with how
+/// an error shows it: strings quoted, numbers as written, else its kind.
+SettingValue value_of(const toml::node& node) {
+    SettingValue value{.line = static_cast<std::uint32_t>(node.source().begin.line)};
     switch (node.type()) {
-        case toml::node_type::string: return in_quotes(node.as_string()->get());
-        case toml::node_type::integer: return std::to_string(node.as_integer()->get());
-        case toml::node_type::floating_point: return fmt::format("{}", node.as_floating_point()->get());
-        case toml::node_type::boolean: return node.as_boolean()->get() ? "true" : "false";
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::date: return "a date";
-        case toml::node_type::time: return "a time";
-        case toml::node_type::date_time: return "a date-time";
-        case toml::node_type::none: break;
+        case toml::node_type::string:
+            value.kind = SettingValue::Kind::text;
+            value.text = node.as_string()->get();
+            value.shown = detail::in_quotes(value.text);
+            break;
+        case toml::node_type::integer:
+            value.kind = SettingValue::Kind::integer;
+            value.integer = node.as_integer()->get();
+            value.shown = std::to_string(value.integer);
+            break;
+        case toml::node_type::floating_point:
+            value.kind = SettingValue::Kind::floating;
+            value.floating = node.as_floating_point()->get();
+            value.shown = fmt::format("{}", value.floating);
+            break;
+        case toml::node_type::boolean:
+            value.kind = SettingValue::Kind::boolean;
+            value.boolean = node.as_boolean()->get();
+            value.shown = value.boolean ? "true" : "false";
+            break;
+        case toml::node_type::array:
+            value.kind = SettingValue::Kind::array;
+            for (const toml::node& item : *node.as_array()) value.items.push_back(value_of(item));
+            value.shown = "an array";
+            break;
+        case toml::node_type::table: value.shown = "a table"; break;
+        case toml::node_type::date: value.shown = "a date"; break;
+        case toml::node_type::time: value.shown = "a time"; break;
+        case toml::node_type::date_time: value.shown = "a date-time"; break;
+        case toml::node_type::none: value.shown = "nothing"; break;
     }
-    return "nothing";
+    return value;
 }
 
 /// Levenshtein distance, to suggest the key a typo meant.
@@ -89,143 +93,21 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-/// A byte count: a whole number with an optional unit, "512", "64KiB", "100MiB", "1GB".
-std::optional<std::uint64_t> parse_size(std::string_view text) {
-    std::uint64_t number = 0;
-    std::size_t i = 0;
-    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-        const std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
-        if (number > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
-        number = number * 10 + digit;
-    }
-    if (i == 0) return std::nullopt;
-    while (i < text.size() && text[i] == ' ') ++i;
-    static constexpr std::pair<std::string_view, std::uint64_t> units[] = {
-        {"", 1},
-        {"B", 1},
-        {"KB", 1000},
-        {"kB", 1000},
-        {"MB", 1000 * 1000},
-        {"GB", 1000 * 1000 * 1000},
-        {"TB", 1000ULL * 1000 * 1000 * 1000},
-        {"KiB", 1ULL << 10},
-        {"MiB", 1ULL << 20},
-        {"GiB", 1ULL << 30},
-        {"TiB", 1ULL << 40},
-    };
-    for (const auto& [unit, scale] : units) {
-        if (text.substr(i) != unit) continue;
-        if (number > std::numeric_limits<std::uint64_t>::max() / scale) return std::nullopt;
-        return number * scale;
-    }
-    return std::nullopt;
-}
-
-/// A duration the way Go writes one: "500ms", "1.5s", "1m30s", "0"; units ns, us (µs), ms, s,
-/// m, h. Negative durations are rejected; fractions below a nanosecond are truncated.
-std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
-    if (text == "0") return std::chrono::nanoseconds{0};
-    if (text.empty()) return std::nullopt;
-    static constexpr std::pair<std::string_view, std::int64_t> units[] = {
-        {"ns", 1}, {"us", 1000}, {"\u00b5s", 1000}, {"ms", 1000 * 1000}, {"s", 1000 * 1000 * 1000},
-        {"m", 60LL * 1000 * 1000 * 1000}, {"h", 3600LL * 1000 * 1000 * 1000},
-    };
-    std::int64_t total = 0;
-    while (!text.empty()) {
-        std::int64_t whole = 0;
-        std::size_t i = 0;
-        for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-            if (__builtin_mul_overflow(whole, 10, &whole) || __builtin_add_overflow(whole, text[i] - '0', &whole)) {
-                return std::nullopt;
-            }
-        }
-        const std::size_t whole_digits = i;
-        long double fraction = 0;
-        long double place = 1;
-        if (i < text.size() && text[i] == '.') {
-            for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-                place /= 10;
-                fraction += place * (text[i] - '0');
-            }
-        }
-        if (whole_digits == 0 && i <= 1) return std::nullopt;  // no digits at all ("ms", ".s")
-        text.remove_prefix(i);
-        // The longest unit that matches ("ms" before "m").
-        std::int64_t scale = 0;
-        std::size_t unit_size = 0;
-        for (const auto& [unit, unit_scale] : units) {
-            if (text.starts_with(unit) && unit.size() > unit_size) {
-                scale = unit_scale;
-                unit_size = unit.size();
-            }
-        }
-        if (unit_size == 0) return std::nullopt;
-        text.remove_prefix(unit_size);
-        std::int64_t part = 0;
-        if (__builtin_mul_overflow(whole, scale, &part) ||
-            __builtin_add_overflow(part, static_cast<std::int64_t>(fraction * static_cast<long double>(scale)), &part) ||
-            __builtin_add_overflow(total, part, &total)) {
-            return std::nullopt;
-        }
-    }
-    return std::chrono::nanoseconds{total};
-}
-
-/// Why `path` cannot be opened for appending, without creating anything ("" when it can):
-/// the file must be writable, or its nearest existing ancestor a writable directory.
-std::string unwritable_reason(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code error;
-    const fs::file_status status = fs::status(path, error);
-    if (fs::exists(status)) {
-        if (fs::is_directory(status)) return std::generic_category().message(EISDIR);
-        return ::access(path.c_str(), W_OK) == 0 ? std::string{} : std::generic_category().message(errno);
-    }
-    if (error && error != std::errc::no_such_file_or_directory) return error.message();
-    fs::path ancestor = fs::path(path).parent_path();
-    for (;;) {
-        if (ancestor.empty()) ancestor = ".";
-        const fs::file_status ancestor_status = fs::status(ancestor, error);
-        if (fs::exists(ancestor_status)) {
-            if (!fs::is_directory(ancestor_status)) return std::generic_category().message(ENOTDIR);
-            return ::access(ancestor.c_str(), W_OK | X_OK) == 0 ? std::string{} : std::generic_category().message(errno);
-        }
-        if (error && error != std::errc::no_such_file_or_directory) return error.message();
-        if (ancestor == ancestor.root_path() || ancestor == ".") return std::generic_category().message(ENOENT);
-        ancestor = ancestor.parent_path();
-    }
-}
-
-/// One name of a choice in config and the value it stands for.
-template <typename T>
-struct Choice {
-    std::string_view name;
-    T value;
-};
-
-/// "a, b or c", for "expected …" messages.
-template <typename T>
-std::string list_names(std::initializer_list<Choice<T>> choices) {
-    std::string out;
-    std::size_t i = 0;
-    for (const Choice<T>& choice : choices) {
-        if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
-        out += choice.name;
-        ++i;
-    }
-    return out;
-}
-
 /// Reads one document; every error names `source`, the line and the key path.
 class Reader {
 public:
     explicit Reader(std::string_view source) : source_(source) {}
 
+    /// Where `node` stands, for errors about it under `key`.
+    detail::SettingPlace place(const toml::node& node, std::string_view key) const {
+        return {source_, static_cast<std::uint32_t>(node.source().begin.line), key};
+    }
+
     [[noreturn]] void fail(const toml::source_region& where, std::string_view key, std::string_view message) const {
-        throw ConfigError(fmt::format("{}:{}: {}: {}", source_, where.begin.line, key, message));
+        detail::fail_at({source_, static_cast<std::uint32_t>(where.begin.line), key}, message);
     }
     [[noreturn]] void expected(const toml::node& node, std::string_view key, std::string_view what) const {
-        fail(node.source(), key, fmt::format("expected {}, got {}", what, describe(node)));
+        detail::expected_at(place(node, key), value_of(node), what);
     }
     [[noreturn]] void unknown_key(const toml::key& key, std::string_view path,
                                   std::initializer_list<std::string_view> known, std::string_view table_kind) const {
@@ -267,13 +149,10 @@ public:
     }
 
     template <typename T>
-    T choose(const toml::node& node, std::string_view key, std::initializer_list<Choice<T>> choices) const {
-        if (node.is_string()) {
-            for (const Choice<T>& choice : choices) {
-                if (choice.name == node.as_string()->get()) return choice.value;
-            }
-        }
-        expected(node, key, list_names(choices));
+    T choose(const toml::node& node, std::string_view key, std::initializer_list<SettingChoice<T>> choices) const {
+        std::vector<std::string_view> names;
+        for (const SettingChoice<T>& choice : choices) names.push_back(choice.name);
+        return choices.begin()[detail::choice_value(value_of(node), place(node, key), names)].value;
     }
 
     /// true, false, or "function" (the caller and its function).
@@ -284,11 +163,7 @@ public:
     }
 
     Level level(const toml::node& node, std::string_view key) const {
-        if (node.is_string() && node.as_string()->get() == "warning") return Level::warn;
-        return choose<Level>(node, key,
-                             {{"trace", Level::trace}, {"debug", Level::debug}, {"info", Level::info},
-                              {"warn", Level::warn}, {"error", Level::error}, {"fatal", Level::fatal},
-                              {"off", Level::off}});
+        return detail::level_value(value_of(node), place(node, key));
     }
 
     TimestampPrecision timestamp(const toml::node& node, std::string_view key) const {
@@ -308,57 +183,25 @@ public:
     }
 
     bool boolean(const toml::node& node, std::string_view key) const {
-        if (!node.is_boolean()) expected(node, key, "true or false");
-        return node.as_boolean()->get();
+        return detail::boolean_value(value_of(node), place(node, key));
     }
 
     std::int64_t integer(const toml::node& node, std::string_view key, std::int64_t min, std::int64_t max,
                          std::string_view what) const {
-        if (!node.is_integer()) expected(node, key, what);
-        const std::int64_t value = node.as_integer()->get();
-        if (value < min || value > max) expected(node, key, what);
-        return value;
-    }
-
-    /// Permission bits as an octal string, "0640" or "640": a TOML integer would be read as
-    /// decimal unless written 0o640, an easy slip. At most 0777, and the owner may write.
-    unsigned file_mode(const toml::node& node, std::string_view key) const {
-        constexpr std::string_view what = "an octal mode like \"0640\" (0777 at most, with the owner's write bit 0200)";
-        if (!node.is_string()) expected(node, key, what);
-        const std::string_view digits = node.as_string()->get();
-        unsigned mode = 0;
-        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), mode, 8);
-        if (digits.size() < 3 || digits.size() > 4 || error != std::errc{} || end != digits.data() + digits.size() ||
-            mode > 0777 || (mode & 0200) == 0) {
-            expected(node, key, what);
-        }
-        return mode;
+        return detail::integer_value(value_of(node), place(node, key), min, max, what);
     }
 
     /// A size string ("4MiB") or a whole number of bytes, within [min, max].
     std::uint64_t size(const toml::node& node, std::string_view key, std::string_view example,
                        std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
-        std::optional<std::uint64_t> bytes;
-        if (node.is_string()) bytes = parse_size(node.as_string()->get());
-        if (node.is_integer() && node.as_integer()->get() >= 0) bytes = static_cast<std::uint64_t>(node.as_integer()->get());
-        if (!bytes) expected(node, key, fmt::format("a size like \"{}\"", example));
-        if (*bytes < min || *bytes > max) {
-            expected(node, key, fmt::format("a size from {} to {} bytes", min, max));
-        }
-        return *bytes;
+        return detail::size_value(value_of(node), place(node, key), example, min, max);
     }
 
     /// A duration string in whole units of `D` ("500ms", "2s").
     template <typename D>
     D duration(const toml::node& node, std::string_view key, std::string_view example) const {
-        std::optional<std::chrono::nanoseconds> parsed;
-        if (node.is_string()) parsed = parse_duration(node.as_string()->get());
-        if (!parsed) expected(node, key, fmt::format("a duration like \"{}\"", example));
-        if (*parsed % D{1} != std::chrono::nanoseconds{0}) {
-            constexpr std::string_view unit = std::is_same_v<D, std::chrono::seconds> ? "seconds" : "milliseconds";
-            expected(node, key, fmt::format("a duration in whole {} like \"{}\"", unit, example));
-        }
-        return std::chrono::duration_cast<D>(*parsed);
+        return std::chrono::duration_cast<D>(detail::duration_value(
+            value_of(node), place(node, key), example, std::chrono::duration_cast<std::chrono::nanoseconds>(D{1})));
     }
 
     /// [levels]: logger = "level"; `prefix` is the logger name of an enclosing dotted key.
@@ -504,11 +347,6 @@ public:
         }
     }
 
-    /// The keys every kind of sink takes.
-    static constexpr std::string_view kEverySinkKeys[] = {"type",      "name", "format", "level",   "caller",
-                                                          "tid",       "timestamp", "color", "logger_width",
-                                                          "loggers",   "exclude"};
-
     /// A non-empty array of logger patterns ("db", "db.*", "*"), each checked.
     std::vector<std::string> logger_patterns(const toml::node& node, std::string_view at) const {
         constexpr std::string_view what = "an array of logger names like [\"audit\", \"payments.*\"]";
@@ -545,30 +383,23 @@ public:
         return rules;
     }
 
+    /// One [[sinks]] table: the keys every sink takes are read here, the others by the sink
+    /// type `type` names (fieldlog/sink_registry.hpp), from the keys it declared.
     SinkConfig sink(const toml::table& table, std::string_view at) const {
+        const std::vector<std::string> type_names = detail::sink_type_names();
+        const std::string one_of = detail::list_names(std::vector<std::string_view>(type_names.begin(), type_names.end()));
         const toml::node* type_node = table.get("type");
-        if (type_node == nullptr) {
-            fail(table.source(), at, "missing key \"type\" (stdout, stderr, file, udp, journald, syslog or null)");
-        }
-        enum class Kind { stdout_stream, stderr_stream, file, udp, journald, syslog, null };
-        const Kind kind = choose<Kind>(*type_node, path(at, "type"),
-                                 {{"stdout", Kind::stdout_stream}, {"stderr", Kind::stderr_stream},
-                                  {"file", Kind::file}, {"udp", Kind::udp}, {"journald", Kind::journald},
-                                  {"syslog", Kind::syslog}, {"null", Kind::null}});
+        if (type_node == nullptr) fail(table.source(), at, fmt::format("missing key \"type\" ({})", one_of));
+        const std::string type_at = path(at, "type");
+        const std::optional<SinkType> type = detail::find_sink_type(text(*type_node, type_at, one_of));
+        if (!type) expected(*type_node, type_at, one_of);
         SinkConfig sink;
-        sink.defined_at = location(table.source(), at);
-        FileSinkOptions file;
-        UdpSinkOptions udp;
-        JournaldSinkOptions journald;
-        SyslogSinkOptions syslog;
+        std::vector<Setting> settings;
         for (const auto& [key, node] : table) {
             const std::string key_path = path(at, key.str());
             if (key == "type") continue;
             if (key == "format") {
                 sink.format = format(node, key_path);
-                if (kind == Kind::journald && sink.format != Format::json) {
-                    expected(node, key_path, "json (a journald sink writes values as JSON does)");
-                }
             } else if (key == "level") {
                 sink.level = level(node, key_path);
             } else if (key == "caller") {
@@ -591,209 +422,19 @@ public:
             } else if (key == "name") {
                 sink.name = std::string(text(node, key_path, "a name like \"audit\""));
                 if (sink.name.empty()) expected(node, key_path, "a name like \"audit\"");
-            } else if (kind == Kind::file && file_key(key, node, key_path, file)) {
-                if (key == "path") sink.defined_at = location(node.source(), key_path);
-            } else if (kind == Kind::udp && udp_key(key, node, key_path, udp)) {
-                if (key == "address") sink.defined_at = location(node.source(), key_path);
-            } else if (kind == Kind::journald && journald_key(key, node, key_path, journald)) {
-                if (key == "socket") sink.defined_at = location(node.source(), key_path);
-            } else if (kind == Kind::syslog && syslog_key(key, node, key_path, syslog)) {
-                if (key == "address") sink.defined_at = location(node.source(), key_path);
-            } else {
-                static constexpr std::string_view kinds[] = {"a stdout sink", "a stderr sink", "a file sink",
-                                                             "a udp sink", "a journald sink", "a syslog sink",
-                                                             "a null sink"};
-                std::vector<std::string_view> known(std::begin(kEverySinkKeys), std::end(kEverySinkKeys));
-                switch (kind) {
-                    case Kind::file:
-                        known.insert(known.end(), {"path", "max_size", "rotate", "rotate_utc", "keep", "max_age",
-                                                   "max_total_bytes", "compress", "compression_level", "buffer",
-                                                   "flush_interval", "flush_level", "fsync", "reopen_check", "mode",
-                                                   "follow_symlinks"});
-                        break;
-                    case Kind::udp:
-                        known.insert(known.end(), {"address", "framing", "max_datagram", "oversize", "facility",
-                                                   "app_name", "hostname", "resolve_interval"});
-                        break;
-                    case Kind::journald: known.insert(known.end(), {"socket", "identifier"}); break;
-                    case Kind::syslog:
-                        known.insert(known.end(), {"address", "transport", "ca_file", "cert_file", "key_file", "verify",
-                                                   "server_name", "buffer_bytes", "reconnect_max", "drain_timeout",
-                                                   "facility", "app_name", "hostname"});
-                        break;
-                    default: break;
-                }
-                unknown_key(key, key_path, known, kinds[static_cast<int>(kind)]);
+            } else if (std::ranges::find(type->keys, key.str()) == type->keys.end()) {
+                std::vector<std::string_view> known(std::begin(detail::every_sink_key), std::end(detail::every_sink_key));
+                known.insert(known.end(), type->keys.begin(), type->keys.end());
+                unknown_key(key, key_path, known, fmt::format("a {} sink", type->name));
             }
+            settings.push_back({std::string(key.str()), value_of(node)});
         }
-        switch (kind) {
-            case Kind::stdout_stream: sink.target = StdoutSinkOptions{.stream = StdStream::out}; break;
-            case Kind::stderr_stream: sink.target = StdoutSinkOptions{.stream = StdStream::err}; break;
-            case Kind::null: sink.target = std::shared_ptr<Sink>(std::make_shared<NullSink>()); break;
-            case Kind::file:
-                if (file.path.empty()) fail(table.source(), at, "missing key \"path\" (a file sink writes to a file)");
-                sink.target = std::move(file);
-                break;
-            case Kind::udp:
-                if (udp.address.empty()) {
-                    fail(table.source(), at, "missing key \"address\" (a udp sink sends to \"host:port\")");
-                }
-                sink.target = std::move(udp);
-                break;
-            case Kind::journald: sink.target = std::move(journald); break;
-            case Kind::syslog:
-                if (syslog.address.empty()) {
-                    fail(table.source(), at, "missing key \"address\" (a syslog sink connects to \"host:port\")");
-                }
-                if (syslog.transport != SyslogTransport::tls && syslog.transport != SyslogTransport::relp_tls) {
-                    for (const char* tls_only : {"ca_file", "cert_file", "key_file", "server_name", "verify"}) {
-                        if (const toml::node* node = table.get(tls_only)) {
-                            fail(node->source(), path(at, tls_only), "only for transport = \"tls\" or \"relp-tls\"");
-                        }
-                    }
-                }
-                if (syslog.cert_file.empty() != syslog.key_file.empty()) {
-                    const char* given = syslog.cert_file.empty() ? "key_file" : "cert_file";
-                    fail(table.get(given)->source(), path(at, given), "needs both cert_file and key_file");
-                }
-                sink.target = std::move(syslog);
-                break;
-        }
+        SinkSettings typed(std::string(source_), std::string(at), static_cast<std::uint32_t>(table.source().begin.line),
+                           std::move(settings), type->keys);
+        sink.target = type->factory(typed);
+        typed.check_every_key_read();
+        sink.defined_at = typed.defined_at();
         return sink;
-    }
-
-    /// Reads one key of a file sink; false when `key` is not one.
-    bool file_key(const toml::key& key, const toml::node& node, std::string_view at, FileSinkOptions& file) const {
-        if (key == "path") {
-            file.path = std::string(text(node, at, "a file path"));
-            if (file.path.empty()) expected(node, at, "a file path");
-            if (const std::string reason = unwritable_reason(file.path); !reason.empty()) {
-                fail(node.source(), at, fmt::format("cannot open {} for writing: {}", in_quotes(file.path), reason));
-            }
-        } else if (key == "max_size") {
-            file.max_size = size(node, at, "100MiB");
-        } else if (key == "rotate") {
-            file.rotate_every = choose<RotateEvery>(node, at,
-                                       {{"never", RotateEvery::never}, {"hourly", RotateEvery::hour}, {"daily", RotateEvery::day}});
-        } else if (key == "rotate_utc") {
-            file.rotate_utc = boolean(node, at);
-        } else if (key == "keep") {
-            file.keep = static_cast<unsigned>(
-                integer(node, at, 0, std::numeric_limits<unsigned>::max(), "a number of files, 0 or more"));
-        } else if (key == "max_age") {
-            file.max_age = duration<std::chrono::seconds>(node, at, "168h");
-        } else if (key == "max_total_bytes") {
-            file.max_total_bytes = size(node, at, "1GiB");
-        } else if (key == "compress") {
-            file.compress = choose<FileCompression>(node, at, {{"none", FileCompression::none}, {"gzip", FileCompression::gzip}});
-        } else if (key == "compression_level") {
-            file.compression_level = static_cast<int>(integer(node, at, 1, 9, "a zlib level from 1 (fastest) to 9 (smallest)"));
-        } else if (key == "buffer") {
-            file.buffer_size = size(node, at, "64KiB");
-        } else if (key == "flush_interval") {
-            file.flush_interval = duration<std::chrono::milliseconds>(node, at, "1s");
-        } else if (key == "flush_level") {
-            file.flush_level = level(node, at);
-        } else if (key == "fsync") {
-            file.fsync_on_flush = boolean(node, at);
-        } else if (key == "reopen_check") {
-            file.reopen_check = duration<std::chrono::milliseconds>(node, at, "1s");
-        } else if (key == "mode") {
-            file.mode = file_mode(node, at);
-        } else if (key == "follow_symlinks") {
-            file.follow_symlinks = boolean(node, at);
-        } else {
-            return false;
-        }
-        return true;
-    }
-
-    /// Reads one key of a UDP sink; false when `key` is not one.
-    bool udp_key(const toml::key& key, const toml::node& node, std::string_view at, UdpSinkOptions& udp) const {
-        if (key == "address") {
-            udp.address = std::string(text(node, at, "an address like \"127.0.0.1:5140\""));
-            if (udp.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:5140\"");
-        } else if (key == "framing") {
-            udp.framing = choose<UdpFraming>(node, at, {{"json", UdpFraming::json}, {"rfc5424", UdpFraming::rfc5424}});
-        } else if (key == "max_datagram") {
-            udp.max_datagram = size(node, at, "2KiB", 1, 65507);
-        } else if (key == "oversize") {
-            udp.oversize = choose<OversizePolicy>(node, at, {{"truncate", OversizePolicy::truncate}, {"drop", OversizePolicy::drop}});
-        } else if (key == "facility") {
-            udp.facility = static_cast<int>(integer(node, at, 0, 23, "a syslog facility from 0 to 23"));
-        } else if (key == "app_name") {
-            udp.app_name = std::string(text(node, at, "a name"));
-        } else if (key == "hostname") {
-            udp.hostname = std::string(text(node, at, "a host name"));
-        } else if (key == "resolve_interval") {
-            udp.resolve_interval = duration<std::chrono::seconds>(node, at, "60s");
-        } else {
-            return false;
-        }
-        return true;
-    }
-
-    /// Reads one key of a journald sink; false when `key` is not one.
-    bool journald_key(const toml::key& key, const toml::node& node, std::string_view at,
-                      JournaldSinkOptions& journald) const {
-        if (key == "socket") {
-            constexpr std::string_view what = "a socket path like \"/run/systemd/journal/socket\"";
-            journald.socket = std::string(text(node, at, what));
-            if (journald.socket.empty()) expected(node, at, what);
-            if (journald.socket.size() > kLongestSocketPath) {
-                expected(node, at, fmt::format("a socket path of at most {} bytes", kLongestSocketPath));
-            }
-        } else if (key == "identifier") {
-            journald.identifier = std::string(text(node, at, "a name"));
-        } else {
-            return false;
-        }
-        return true;
-    }
-
-    /// Reads one key of a syslog sink; false when `key` is not one.
-    bool syslog_key(const toml::key& key, const toml::node& node, std::string_view at, SyslogSinkOptions& syslog) const {
-        const auto readable_file = [&](std::string& out) {
-            out = std::string(text(node, at, "a file path"));
-            if (out.empty()) expected(node, at, "a file path");
-            if (::access(out.c_str(), R_OK) != 0) {
-                fail(node.source(), at, fmt::format("cannot read {}: {}", in_quotes(out), std::generic_category().message(errno)));
-            }
-        };
-        if (key == "address") {
-            syslog.address = std::string(text(node, at, "an address like \"127.0.0.1:6514\""));
-            if (syslog.address.find(':') == std::string::npos) expected(node, at, "an address like \"127.0.0.1:6514\"");
-        } else if (key == "transport") {
-            syslog.transport = choose<SyslogTransport>(
-                node, at,
-                {{"tcp", SyslogTransport::tcp}, {"tls", SyslogTransport::tls}, {"relp", SyslogTransport::relp},
-                 {"relp-tls", SyslogTransport::relp_tls}});
-        } else if (key == "ca_file") {
-            readable_file(syslog.ca_file);
-        } else if (key == "cert_file") {
-            readable_file(syslog.cert_file);
-        } else if (key == "key_file") {
-            readable_file(syslog.key_file);
-        } else if (key == "verify") {
-            syslog.verify = boolean(node, at);
-        } else if (key == "server_name") {
-            syslog.server_name = std::string(text(node, at, "a host name"));
-        } else if (key == "buffer_bytes") {
-            syslog.buffer_bytes = size(node, at, "4MiB", 4096);
-        } else if (key == "reconnect_max") {
-            syslog.reconnect_max = duration<std::chrono::milliseconds>(node, at, "5s");
-        } else if (key == "drain_timeout") {
-            syslog.drain_timeout = duration<std::chrono::milliseconds>(node, at, "2s");
-        } else if (key == "facility") {
-            syslog.facility = static_cast<int>(integer(node, at, 0, 23, "a syslog facility from 0 to 23"));
-        } else if (key == "app_name") {
-            syslog.app_name = std::string(text(node, at, "a name"));
-        } else if (key == "hostname") {
-            syslog.hostname = std::string(text(node, at, "a host name"));
-        } else {
-            return false;
-        }
-        return true;
     }
 
     Config document(const toml::table& root) const {

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <string_view>
 #include <set>
-#include <system_error>
 
 #include "control/crash.hpp"
 #include "control/fork.hpp"
@@ -31,46 +30,13 @@ std::string sink_location(const SinkConfig& sink_config, std::size_t index) {
     return sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
 }
 
-/// Makes the sink `sink_config` describes.
+/// Makes the sink `sink_config` describes; what stops it is a ConfigError naming the sink.
 std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index) {
-    const SinkTarget& target = sink_config.target;
-    const std::string at = sink_location(sink_config, index);
-    if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
-        return std::make_shared<StdoutSink>(std_stream->stream);
+    try {
+        return sink_config.target.make();
+    } catch (const std::exception& e) {
+        throw ConfigError(sink_location(sink_config, index) + ": " + e.what());
     }
-    if (const auto* file = std::get_if<FileSinkOptions>(&target)) {
-        try {
-            return std::make_shared<FileSink>(*file);
-        } catch (const std::system_error& e) {
-            throw ConfigError(at + ": cannot open " + in_quotes(file->path) + " for writing: " + e.code().message());
-        } catch (const std::exception& e) {
-            throw ConfigError(at + ": " + e.what());
-        }
-    }
-    if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) {
-        try {
-            return std::make_shared<UdpSink>(*udp);
-        } catch (const std::exception& e) {
-            throw ConfigError(at + ": " + e.what());
-        }
-    }
-    if (const auto* journald = std::get_if<JournaldSinkOptions>(&target)) {
-        try {
-            return std::make_shared<JournaldSink>(*journald);
-        } catch (const std::exception& e) {
-            throw ConfigError(at + ": " + e.what());
-        }
-    }
-    if (const auto* syslog = std::get_if<SyslogSinkOptions>(&target)) {
-        try {
-            return std::make_shared<SyslogSink>(*syslog);
-        } catch (const std::exception& e) {
-            throw ConfigError(at + ": " + e.what());
-        }
-    }
-    const auto& custom = std::get<std::shared_ptr<Sink>>(target);
-    if (!custom) throw ConfigError(at + ": an empty std::shared_ptr<Sink>");
-    return custom;
 }
 
 /// The format `handle`'s sink gets: the one it takes, if it takes one only, else its own
@@ -155,17 +121,9 @@ EncoderOptions options_for(const Config& config, const SinkConfig& sink_config, 
 /// `kind` or `kind:target` (`stdout`, `file:logs/app.log`, `memory`): what a sink is called
 /// when its SinkConfig gives it no name.
 std::string kind_and_target(const SinkTarget& target) {
-    if (const auto* std_stream = std::get_if<StdoutSinkOptions>(&target)) {
-        return std_stream->stream == StdStream::err ? "stderr" : "stdout";
-    }
-    if (const auto* file = std::get_if<FileSinkOptions>(&target)) return "file:" + file->path;
-    if (const auto* udp = std::get_if<UdpSinkOptions>(&target)) return "udp:" + udp->address;
-    if (const auto* journald = std::get_if<JournaldSinkOptions>(&target)) return "journald:" + journald->socket;
-    if (const auto* syslog = std::get_if<SyslogSinkOptions>(&target)) return "syslog:" + syslog->address;
-    const auto& custom = std::get<std::shared_ptr<Sink>>(target);
-    if (!custom) return "custom";  // make_sink refuses it
-    const SinkInfo info = custom->info();
-    return info.target.empty() ? std::string(info.kind) : std::string(info.kind) + ':' + info.target;
+    const SinkDestination destination = target.destination();
+    return destination.target.empty() ? std::string(destination.kind)
+                                      : std::string(destination.kind) + ':' + destination.target;
 }
 
 /// Every sink's name, in order: its own (SinkConfig::name), else its kind and target; a sink
@@ -208,18 +166,6 @@ std::vector<std::string> sink_names(const std::vector<SinkConfig>& sinks, Format
     return names;
 }
 
-/// True when `a` and `b` write to one place that two sinks cannot share: one stream, one file,
-/// one Sink object. (Two UDP or journald sinks to one address each send their own datagrams.)
-bool same_destination(const SinkTarget& a, const SinkTarget& b) {
-    if (a.index() != b.index()) return false;
-    if (const auto* stream = std::get_if<StdoutSinkOptions>(&a)) return *stream == std::get<StdoutSinkOptions>(b);
-    if (const auto* file = std::get_if<FileSinkOptions>(&a)) return file->path == std::get<FileSinkOptions>(b).path;
-    if (const auto* custom = std::get_if<std::shared_ptr<Sink>>(&a)) {
-        return *custom && *custom == std::get<std::shared_ptr<Sink>>(b);
-    }
-    return false;
-}
-
 /// The sink's SinkConfig::loggers and exclude, checked.
 LoggerFilter logger_filter(const SinkConfig& sink, std::size_t index) {
     const auto checked = [&](const std::vector<std::string>& patterns, std::string_view key) {
@@ -246,7 +192,7 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     for (std::size_t index = 0; index < sinks.size(); ++index) {
         const SinkConfig& sink_config = sinks[index];
         for (std::size_t earlier = 0; earlier < index; ++earlier) {
-            if (same_destination(sinks[earlier].target, sink_config.target)) {
+            if (sinks[earlier].target.shares_destination(sink_config.target)) {
                 throw ConfigError(sink_location(sink_config, index) + ": writes where " + sink_location(sinks[earlier], earlier) +
                                   " does (" + in_quotes(names[earlier]) +
                                   "): a stream, a file or a Sink object takes one place in the list");

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,14 @@
     } while (false)
 
 namespace fieldlog_test {
+
+/// The target's options of type `Options`; throws (failing the test) when it holds others.
+template <typename Options>
+const Options& options_of(const fieldlog::SinkTarget& target) {
+    const Options* options = target.options<Options>();
+    if (options == nullptr) throw std::logic_error("the sink's target holds other options");
+    return *options;
+}
 
 /// A fresh directory under the system temp dir, removed with everything in it at scope exit.
 class TempDir {

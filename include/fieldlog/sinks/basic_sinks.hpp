@@ -10,6 +10,7 @@
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 struct iovec;
 
@@ -19,6 +20,16 @@ class ErrorReporter;
 }
 
 enum class StdStream : std::uint8_t { out, err };
+
+/// A StdoutSink's target: standard output or standard error.
+struct FIELDLOG_API StdoutSinkOptions {
+    StdStream stream = StdStream::out;
+    friend bool operator==(const StdoutSinkOptions&, const StdoutSinkOptions&) = default;
+};
+
+/// SinkTarget's hooks (fieldlog/sink_target.hpp): what configure() makes of these options.
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const StdoutSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const StdoutSinkOptions& options);
 
 /// Writes to file descriptor 1 or 2 with one write(2) per record, or per batch of whole records.
 /// On a pipe a batch is cut into writes of at most PIPE_BUF bytes, so records up to PIPE_BUF

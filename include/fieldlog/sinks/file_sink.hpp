@@ -13,6 +13,7 @@
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
 
@@ -53,6 +54,10 @@ struct FIELDLOG_API FileSinkOptions {
 
     friend bool operator==(const FileSinkOptions&, const FileSinkOptions&) = default;
 };
+
+/// SinkTarget's hooks (fieldlog/sink_target.hpp): what configure() makes of these options.
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const FileSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const FileSinkOptions& options);
 
 /// Appends to `path`, opened O_WRONLY|O_APPEND|O_CLOEXEC, and O_NOFOLLOW unless follow_symlinks
 /// (missing directories are created; a file it creates gets `mode`, 0640 by default).

@@ -11,6 +11,7 @@
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
 
@@ -20,6 +21,10 @@ struct FIELDLOG_API JournaldSinkOptions {
 
     friend bool operator==(const JournaldSinkOptions&, const JournaldSinkOptions&) = default;
 };
+
+/// SinkTarget's hooks (fieldlog/sink_target.hpp): what configure() makes of these options.
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const JournaldSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const JournaldSinkOptions& options);
 
 /// Sends each record as one AF_UNIX datagram to options.socket, never blocking the caller.
 ///

@@ -13,6 +13,7 @@
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
 
@@ -41,6 +42,10 @@ struct FIELDLOG_API SyslogSinkOptions {
 
     friend bool operator==(const SyslogSinkOptions&, const SyslogSinkOptions&) = default;
 };
+
+/// SinkTarget's hooks (fieldlog/sink_target.hpp): what configure() makes of these options.
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const SyslogSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const SyslogSinkOptions& options);
 
 /// The sink's own counters, readable at any time from any thread.
 struct FIELDLOG_API SyslogSinkStats {

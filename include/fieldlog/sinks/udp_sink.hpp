@@ -12,6 +12,7 @@
 
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
 
@@ -33,6 +34,10 @@ struct FIELDLOG_API UdpSinkOptions {
 
     friend bool operator==(const UdpSinkOptions&, const UdpSinkOptions&) = default;
 };
+
+/// SinkTarget's hooks (fieldlog/sink_target.hpp): what configure() makes of these options.
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const UdpSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const UdpSinkOptions& options);
 
 /// Sends each record as one datagram from a non-blocking, connected socket; batches go out
 /// with one sendmmsg(2).
