@@ -127,23 +127,28 @@ class Receiver {
     return `http://127.0.0.1:${this.port}/v1/logs`;
   }
 
-  /// Stops listening and drops every connection; a request not answered yet is not kept.
+  /// Stops listening: idle connections are closed now; a request being answered gets its answer
+  /// first (and counts), then its connection is closed; one never to be answered is dropped.
   stop() {
     this.stopping = true;
     return new Promise((resolve) => {
       this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
+      for (const socket of this.sockets) {
+        if (!socket.busy || socket.hanging) socket.destroy();
+      }
     });
   }
 
   handle(req, res) {
+    const socket = req.socket;
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    socket.busy = true;
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      if (this.stopping) {
-        req.socket.destroy();
-        return;
-      }
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
       const contentType = req.headers['content-type'];
@@ -161,15 +166,19 @@ class Receiver {
       decoded.at = Date.now();
       const index = this.requests++;
       const how = this.answer(decoded, index) || { status: 200 };
-      if (how.hang) return;  // accepted, never answered
+      if (how.hang) {  // accepted, never answered
+        socket.hanging = true;
+        if (this.stopping) socket.destroy();
+        return;
+      }
       const respond = () => {
-        if (this.stopping) {
-          req.socket.destroy();
-          return;
-        }
         const status = how.status || 200;
         const headers = { 'Content-Type': contentType };
         if (how.retryAfter !== undefined) headers['Retry-After'] = String(how.retryAfter);
+        res.on('finish', () => {
+          socket.busy = false;
+          if (this.stopping) socket.destroy();
+        });
         if (status >= 200 && status < 300) {
           decoded.rejected = how.rejected || 0;
           this.accepted.push(decoded);
