@@ -19,6 +19,9 @@ struct QueuedLogRecord {
     std::string_view log_record;
 };
 
+/// log_record() runs on the logging thread (under the sink's lock); request() and
+/// rejected_records() on the sink's thread, at the same time: they read only what the encoder
+/// made when it was constructed.
 class OtlpRecordEncoder {
 public:
     virtual ~OtlpRecordEncoder() = default;

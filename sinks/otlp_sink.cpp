@@ -94,16 +94,14 @@ public:
     void close() {
         {
             const std::lock_guard lock(mutex_);
-            if (closing_) {
-                if (!thread_.joinable()) return;
-            } else {
+            if (!closing_) {
                 closing_ = true;
                 deadline_ = Clock::now() + options_.shutdown_timeout;
             }
         }
         wake_.notify_all();
         room_.notify_all();
-        if (thread_.joinable()) thread_.join();
+        std::call_once(joined_, [this] { thread_.join(); });
     }
 
     [[nodiscard]] OtlpSinkStats stats() const {
@@ -115,6 +113,7 @@ private:
     bool overflow() {
         ++stats_.overflowed;
         sink_.count_dropped();
+        reporter_.report("otlp", options_.endpoint, "queue", closing_ ? "closed: record dropped" : "full: record dropped");
         return false;
     }
 
@@ -293,6 +292,7 @@ private:
     std::vector<QueuedLogRecord> batch_;  ///< the sink's thread's
     Buffer body_;
     std::thread thread_;
+    std::once_flag joined_;
 };
 
 }  // namespace detail

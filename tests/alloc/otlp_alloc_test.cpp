@@ -25,12 +25,7 @@ struct Account {
 };
 
 void fieldlog_encode(fieldlog::ValueEncoder& enc, const Account& a) {
-    enc.begin_object();
-    enc.key("name");
-    enc.value(a.name);
-    enc.key("limits");
-    enc.value(a.limits);
-    enc.end_object();
+    enc.value(fieldlog::Object{{"name", a.name}, {"limits", a.limits}});
 }
 
 void log_every_kind(const fieldlog::Logger& log, const Account& account, int i) {

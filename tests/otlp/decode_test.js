@@ -67,7 +67,7 @@ const EXPECTED = [
     ['user', { kvlist: [['name', str('ann')], ['id', int(7)], ['tags', { array: [int(1), str('two'), dbl(2.5)] }]] }],
     ['list', { array: [int(1), int(2), int(3)] }],
     ['map', { kvlist: [['a', int(1)], ['b', int(2)]] }],
-    ['point', { kvlist: [['x', int(1)], ['y', int(2)], ['path', { array: [int(1), str('a')] }]] }],
+    ['grid', { kvlist: [['rows', int(2)], ['cols', int(3)], ['cells', { array: [int(0), int(1), str('end')] }]] }],
     ['none', NULL],
     ['five', int(5)],
     ['dup', str('second')],

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The logging side of the OTLP tests (decode_test.js, delivery_test.js): logs a scenario's
 // records through an OtlpSink to the receiver the script runs, closes the sink, and prints the
-// sink's counters as one JSON line. The scripts know what each scenario logs.
+// sink's counters and how long the logging calls and the whole run (close() included) took
+// as one JSON line. The scripts know what each scenario logs.
 //
 //   otlp_client kinds <endpoint> [encoding=json] [gzip=1]
 //   otlp_client load <endpoint> count=N [batch_size=…] [queue_bytes=…] [overflow=block]
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fieldlog/fieldlog.hpp"
@@ -25,21 +27,21 @@
 #include "fieldlog/trace_context.hpp"
 
 namespace demo {
-struct Point {
-    int x;
-    int y;
+struct Grid {
+    int rows;
+    int cols;
 };
 /// A user type written through the stream calls, with an array inside.
-void fieldlog_encode(fieldlog::ValueEncoder& enc, const Point& p) {
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Grid& g) {
     enc.begin_object();
-    enc.key("x");
-    enc.value(p.x);
-    enc.key("y");
-    enc.value(p.y);
-    enc.key("path");
+    for (const auto& [name, size] : {std::pair{"rows", g.rows}, std::pair{"cols", g.cols}}) {
+        enc.key(name);
+        enc.value(size);
+    }
+    enc.key("cells");
     enc.begin_array();
-    enc.value(1);
-    enc.value("a");
+    for (int i = 0; i < g.rows; ++i) enc.value(i);
+    enc.value("end");
     enc.end_array();
     enc.end_object();
 }
@@ -76,7 +78,7 @@ void log_traced(const fieldlog::Logger& http) {
     const std::byte raw[] = {std::byte{0}, std::byte{1}, std::byte{0xfe}, std::byte{0xff}};
     const std::vector<int> list{1, 2, 3};
     const std::map<std::string, int> map{{"a", 1}, {"b", 2}};
-    const demo::Point point{1, 2};
+    const demo::Grid grid{2, 3};
     const std::optional<int> none;
     const std::optional<int> five = 5;
     http.info("request done",
@@ -100,7 +102,7 @@ void log_traced(const fieldlog::Logger& http) {
                {"user", fieldlog::Object{{"name", "ann"}, {"id", 7}, {"tags", fieldlog::Array{1, "two", 2.5}}}},
                {"list", list},
                {"map", map},
-               {"point", point},
+               {"grid", grid},
                {"none", none},
                {"five", five},
                {"dup", "first"},
@@ -176,22 +178,28 @@ int main(int argc, char** argv) {
     config.sinks.push_back(fieldlog::SinkConfig{.target = sink});
     fieldlog::configure(config);
 
+    const auto start = std::chrono::steady_clock::now();
     if (scenario == "kinds") {
         log_kinds();
     } else {
         log_load(args);
     }
+    const auto logged = std::chrono::steady_clock::now();
     fieldlog::shutdown();
     sink->close();
+    const auto closed = std::chrono::steady_clock::now();
+    const auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
     const fieldlog::SinkCounters counters = sink->counters();
     const fieldlog::OtlpSinkStats stats = sink->stats();
     std::printf(
         "{\"records\":%llu,\"dropped\":%llu,\"errors\":%llu,\"requests\":%llu,\"delivered\":%llu,\"retries\":%llu,"
-        "\"rejected\":%llu,\"refused\":%llu,\"overflowed\":%llu,\"expired\":%llu}\n",
+        "\"rejected\":%llu,\"refused\":%llu,\"overflowed\":%llu,\"expired\":%llu,\"log_seconds\":%.6f,"
+        "\"total_seconds\":%.6f}\n",
         static_cast<unsigned long long>(counters.records), static_cast<unsigned long long>(counters.dropped),
         static_cast<unsigned long long>(counters.errors), static_cast<unsigned long long>(stats.requests),
         static_cast<unsigned long long>(stats.records), static_cast<unsigned long long>(stats.retries),
         static_cast<unsigned long long>(stats.rejected), static_cast<unsigned long long>(stats.refused),
-        static_cast<unsigned long long>(stats.overflowed), static_cast<unsigned long long>(stats.expired));
+        static_cast<unsigned long long>(stats.overflowed), static_cast<unsigned long long>(stats.expired),
+        seconds(logged - start), seconds(closed - start));
     return 0;
 }

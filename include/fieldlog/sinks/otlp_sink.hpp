@@ -96,7 +96,7 @@ struct FIELDLOG_API OtlpSinkStats {
     std::uint64_t retries = 0;    ///< tries after a retryable failure
     std::uint64_t rejected = 0;   ///< records a partial success rejected (counted as dropped too)
     std::uint64_t refused = 0;    ///< records in batches refused for good (400, …; dropped too)
-    std::uint64_t overflowed = 0; ///< records the full queue dropped (dropped too)
+    std::uint64_t overflowed = 0; ///< records a full queue (or a closed sink) dropped (dropped too)
     std::uint64_t expired = 0;    ///< records left when close() ran out of time (dropped too)
 };
 
