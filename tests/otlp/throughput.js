@@ -23,7 +23,7 @@ async function main() {
   server.keepAliveTimeout = 60000;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${server.address().port}/v1/logs`;
-  const args = ['load', endpoint, `count=${count}`, 'queue_bytes=268435456', 'batch_size=512'];
+  const args = ['load', endpoint, `count=${count}`, 'queue_bytes=268435456', 'batch_size=512', 'padding=48'];
   if (encoding === 'json') args.push('encoding=json');
   const { counters } = await runClient(client, args);
   server.close();
