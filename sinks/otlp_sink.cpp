@@ -36,6 +36,12 @@ struct EntryHeader {
     std::uint32_t record_size;
 };
 
+/// The options as the sink uses them: a batch holds at least one record.
+OtlpSinkOptions usable(OtlpSinkOptions options) {
+    options.batch_size = std::max<std::size_t>(options.batch_size, 1);
+    return options;
+}
+
 /// 429 and the gateway errors say "later"; so does no answer at all.
 bool retryable(int status) noexcept { return status == 0 || status == 429 || status == 502 || status == 503 || status == 504; }
 
@@ -45,11 +51,11 @@ bool retryable(int status) noexcept { return status == 0 || status == 429 || sta
 class OtlpDelivery {
 public:
     OtlpDelivery(const OtlpSinkOptions& options, OtlpRecordEncoder& encoder, OtlpSink& sink)
-        : options_(options), encoder_(encoder), sink_(sink), http_(options, encoder.content_type()),
+        : options_(usable(options)), encoder_(encoder), sink_(sink), http_(options, encoder.content_type()),
           jitter_(std::random_device{}()) {
         incoming_.reserve(options_.queue_bytes);
         sending_.reserve(options_.queue_bytes);
-        batch_.reserve(std::max<std::size_t>(options_.batch_size, 1));
+        batch_.reserve(options_.batch_size);
         thread_ = std::thread([this] { run(); });
     }
 

@@ -89,7 +89,7 @@ TEST_CASE("OTLP options: a malformed variable is refused with its name", "[otlp]
     }
 }
 
-TEST_CASE("OTLP sink: a typed sink of kind otlp; an endpoint that is not http(s) is refused", "[otlp]") {
+TEST_CASE("OTLP sink: a typed sink of kind otlp, and an endpoint that is not http(s) is refused", "[otlp]") {
     std::shared_ptr<fieldlog::OtlpSink> sink;
     try {
         sink = fieldlog::make_otlp_sink({.endpoint = "http://127.0.0.1:9/v1/logs", .shutdown_timeout = std::chrono::milliseconds(0)});

@@ -6,6 +6,7 @@
 #include "encode/otlp_encoder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -543,6 +544,19 @@ private:
 
 // ---- records -------------------------------------------------------------------------------
 
+/// What the encoder reads of a record; parts_of() is the one place that knows the typed view.
+struct RecordParts {
+    Level level;
+    Timestamp time;
+    const Message& message;
+    std::span<const Field> scope;                ///< the scopes' fields (the trace context is there)
+    std::array<std::span<const Field>, 3> lists;  ///< bound, scope and call fields, as written
+};
+
+RecordParts parts_of(const TypedRecordView& r) noexcept {
+    return {r.level, r.time, r.message, r.scope, {r.bound, r.scope, r.fields}};
+}
+
 /// The trace context a record's scope fields hold in the W3C form (Scope{TraceContext}).
 struct TraceContextFields {
     unsigned char trace_id[16]{};
@@ -589,8 +603,8 @@ TraceContextFields find_trace_context(std::span<const Field> scope) noexcept {
 /// replacing an earlier one of the same key, the lifted trace context left out. Calls
 /// on_field(field, first) for each.
 template <typename OnField>
-void for_each_attribute(const TypedRecordView& r, const TraceContextFields& trace, OnField&& on_field) {
-    const std::span<const Field> lists[] = {r.bound, r.scope, r.fields};
+void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, OnField&& on_field) {
+    const auto& lists = r.lists;
     bool first = true;
     for (std::size_t l = 0; l < 3; ++l) {
         for (std::size_t i = 0; i < lists[l].size(); ++i) {
@@ -629,7 +643,8 @@ public:
         write_resource(options.resource);
     }
 
-    std::string_view log_record(const TypedRecordView& r) override {
+    std::string_view log_record(const TypedRecordView& view) override {
+        const RecordParts r = parts_of(view);
         message_.clear();
         const Message& message = r.message;
         if (message.formatted()) {
@@ -664,7 +679,7 @@ public:
     }
 
 private:
-    void proto_record(const TypedRecordView& r, const TraceContextFields& trace) {
+    void proto_record(const RecordParts& r, const TraceContextFields& trace) {
         Buffer& b = forward_;
         const std::uint64_t time = unix_nanos(r.time);
         fixed64(b, pb::kTime, time);
@@ -683,7 +698,7 @@ private:
         if (trace.flags_field != nullptr) fixed32(b, pb::kFlags, trace.flags);
     }
 
-    void json_record(const TypedRecordView& r, const TraceContextFields& trace) {
+    void json_record(const RecordParts& r, const TraceContextFields& trace) {
         Buffer& b = forward_;
         const std::uint64_t time = unix_nanos(r.time);
         b.append("{\"timeUnixNano\":\"");

@@ -50,7 +50,7 @@ struct FIELDLOG_API OtlpSinkOptions {
     bool gzip = false;
     /// The most one request may take, connecting included; a request past it is sent again.
     std::chrono::milliseconds timeout{10'000};
-    /// Records per request, at most.
+    /// Records per request, at most (0 is taken as 1).
     std::size_t batch_size = 512;
     /// How long the first queued record waits for others before its batch leaves.
     std::chrono::milliseconds linger{200};
