@@ -23,6 +23,7 @@
 #include "base/error_reporter.hpp"
 #include "otlp_encoding.hpp"
 #include "otlp_http.hpp"
+#include "sink_io.hpp"
 
 namespace fieldlog {
 namespace detail {
@@ -67,7 +68,8 @@ public:
     bool push(std::string_view logger, std::string_view record) {
         const std::size_t size = sizeof(EntryHeader) + logger.size() + record.size();
         std::unique_lock lock(mutex_);
-        if (closing_ || size > options_.queue_bytes) return overflow();
+        // In a forked child the sink's thread stayed in the parent: nothing would send.
+        if (closing_ || size > options_.queue_bytes || fork_generation() != fork_at_start_) return overflow();
         while (incoming_.size() + sending_bytes_ + size > options_.queue_bytes) {
             if (options_.overflow == OtlpOverflow::drop || closing_) return overflow();
             room_.wait(lock);
@@ -107,7 +109,13 @@ public:
         }
         wake_.notify_all();
         room_.notify_all();
-        std::call_once(joined_, [this] { thread_.join(); });
+        std::call_once(joined_, [this] {
+            if (fork_generation() == fork_at_start_) {
+                thread_.join();
+            } else {
+                thread_.detach();  // the parent's thread: a child has nothing to join
+            }
+        });
     }
 
     [[nodiscard]] OtlpSinkStats stats() const {
@@ -297,6 +305,7 @@ private:
 
     std::vector<QueuedLogRecord> batch_;  ///< the sink's thread's
     Buffer body_;
+    const std::uint64_t fork_at_start_ = fork_generation();
     std::thread thread_;
     std::once_flag joined_;
 };

@@ -4,6 +4,9 @@
 // and delivery are checked against the OpenTelemetry SDK's decoder in tests/otlp/.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -103,4 +106,29 @@ TEST_CASE("OTLP sink: a typed sink of kind otlp, and an endpoint that is not htt
     CHECK(info.kind == "otlp");
     CHECK(info.target == "http://127.0.0.1:9/v1/logs");
     CHECK_THROWS_WITH(fieldlog::make_otlp_sink({.endpoint = "ftp://collector/v1/logs"}), Catch::Contains("not an http"));
+}
+
+TEST_CASE("OTLP sink: a forked child drops its records and closes without the parent's thread", "[otlp]") {
+    std::shared_ptr<fieldlog::OtlpSink> sink;
+    try {
+        sink = fieldlog::make_otlp_sink({.endpoint = "http://127.0.0.1:9/v1/logs",
+                                         .flush_timeout = std::chrono::milliseconds(0),
+                                         .shutdown_timeout = std::chrono::milliseconds(0)});
+    } catch (const std::invalid_argument& e) {
+        WARN("test skipped: " << e.what());
+        return;
+    }
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const fieldlog::Message message("in the child");
+        sink->write_typed(fieldlog::TypedRecordView{.message = message});
+        sink->close();  // must not wait for a thread that is not in this process
+        ::_exit(sink->stats().overflowed == 1 && sink->counters().dropped == 1 ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    sink->close();
 }
