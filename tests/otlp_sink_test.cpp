@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fieldlog/sinks/otlp_sink.hpp"
 #include "support/test_support.hpp"
@@ -18,17 +21,20 @@ using fieldlog_test::ScopedEnv;
 namespace {
 
 /// Every variable apply_env() reads, unset while alive (the test's environment must not leak in).
-struct CleanOtlpEnv {
-    ScopedEnv logs_endpoint{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", std::nullopt};
-    ScopedEnv endpoint{"OTEL_EXPORTER_OTLP_ENDPOINT", std::nullopt};
-    ScopedEnv logs_headers{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", std::nullopt};
-    ScopedEnv headers{"OTEL_EXPORTER_OTLP_HEADERS", std::nullopt};
-    ScopedEnv logs_protocol{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", std::nullopt};
-    ScopedEnv protocol{"OTEL_EXPORTER_OTLP_PROTOCOL", std::nullopt};
-    ScopedEnv logs_timeout{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", std::nullopt};
-    ScopedEnv timeout{"OTEL_EXPORTER_OTLP_TIMEOUT", std::nullopt};
-    ScopedEnv logs_compression{"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", std::nullopt};
-    ScopedEnv compression{"OTEL_EXPORTER_OTLP_COMPRESSION", std::nullopt};
+class CleanOtlpEnv {
+public:
+    CleanOtlpEnv() {
+        for (const char* prefix : {"OTEL_EXPORTER_OTLP_LOGS_", "OTEL_EXPORTER_OTLP_"}) {
+            for (const char* name : {"ENDPOINT", "HEADERS", "PROTOCOL", "TIMEOUT", "COMPRESSION"}) {
+                names_.push_back(std::string(prefix) + name);
+            }
+        }
+        for (const std::string& name : names_) unset_.push_back(std::make_unique<ScopedEnv>(name.c_str(), std::nullopt));
+    }
+
+private:
+    std::vector<std::string> names_;  ///< complete before unset_ points into it
+    std::vector<std::unique_ptr<ScopedEnv>> unset_;
 };
 
 }  // namespace
@@ -70,25 +76,14 @@ TEST_CASE("OTLP options: headers, protocol, timeout and compression, the logs va
 
 TEST_CASE("OTLP options: a malformed variable is refused with its name", "[otlp]") {
     const CleanOtlpEnv clean;
-    SECTION("protocol") {
-        const ScopedEnv v("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc");
-        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"));
-    }
-    SECTION("timeout") {
-        const ScopedEnv v("OTEL_EXPORTER_OTLP_TIMEOUT", "10s");
-        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains("OTEL_EXPORTER_OTLP_TIMEOUT"));
-    }
-    SECTION("headers") {
-        const ScopedEnv v("OTEL_EXPORTER_OTLP_HEADERS", "novalue");
-        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains("OTEL_EXPORTER_OTLP_HEADERS"));
-    }
-    SECTION("a bad escape") {
-        const ScopedEnv v("OTEL_EXPORTER_OTLP_HEADERS", "k=%zz");
-        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains("two hex digits"));
-    }
-    SECTION("compression") {
-        const ScopedEnv v("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd");
-        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains("OTEL_EXPORTER_OTLP_COMPRESSION"));
+    const std::pair<const char*, const char*> malformed[] = {
+        {"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc"},  {"OTEL_EXPORTER_OTLP_TIMEOUT", "10s"},
+        {"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},     {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "k=%zz"},
+        {"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"},
+    };
+    for (const auto& [name, value] : malformed) {
+        const ScopedEnv set(name, value);
+        CHECK_THROWS_WITH(fieldlog::OtlpSinkOptions{}.apply_env(), Catch::Contains(name));
     }
 }
 

@@ -9,7 +9,8 @@
 // - a record that does not fit in `queue_bytes` with overflow = drop (block waits for room);
 // - a batch the receiver refuses for good (400 and the other codes that are not retried);
 // - records the receiver reports as rejected (a partial success);
-// - what is still queued when close() passes `shutdown_timeout`.
+// - what is still queued when close() passes `shutdown_timeout`;
+// - a record logged in a forked child (the sink's thread stays in the parent).
 // Nothing else: a receiver that is down, restarting, overloaded (429, 502, 503, 504) or
 // silent has the batch sent again, after a backoff, until it takes it.
 #pragma once
