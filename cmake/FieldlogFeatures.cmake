@@ -5,7 +5,7 @@
 # build, FIELDLOG_FEATURE_LIBRARIES (linked privately) and FIELDLOG_FEATURE_DEFINITIONS.
 set(FIELDLOG_FEATURE_LIBRARIES "")
 set(FIELDLOG_FEATURE_DEFINITIONS "")
-set(FIELDLOG_FEATURES TLS GZIP TOML TZ)
+set(FIELDLOG_FEATURES TLS GZIP TOML TZ OTLP)
 
 # fieldlog_feature(NAME PACKAGE TARGET DEBIAN WHAT): finds PACKAGE as FIELDLOG_WITH_NAME says.
 macro(fieldlog_feature name package target debian what)
@@ -43,3 +43,4 @@ fieldlog_feature(TLS GnuTLS GnuTLS::GnuTLS libgnutls28-dev "TLS syslog transport
 fieldlog_feature(GZIP ZLIB ZLIB::ZLIB zlib1g-dev "gzip compression of rotated files")
 fieldlog_feature(TOML tomlplusplus tomlplusplus::tomlplusplus libtomlplusplus-dev "TOML configuration files")
 fieldlog_feature(TZ date date::date-tz libhowardhinnant-date-dev "named and local time zones")
+fieldlog_feature(OTLP CURL CURL::libcurl libcurl4-gnutls-dev "the OTLP/HTTP sink")

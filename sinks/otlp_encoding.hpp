@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// What the OTLP sink needs of an encoder: a record's LogRecord, and the request around a batch
+// of them. The encode layer implements it (src/encode/otlp_encoder.hpp) and hands it to the sink
+// (sinks may not include encode).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "base/buffer.hpp"
+#include "fieldlog/sink.hpp"
+
+namespace fieldlog::detail {
+
+/// One queued record as the request is made of it: its logger's name and its LogRecord's bytes.
+struct QueuedLogRecord {
+    std::string_view logger;
+    std::string_view log_record;
+};
+
+/// log_record() runs on the logging thread (under the sink's lock); request() and
+/// rejected_records() on the sink's thread, at the same time: they read only what the encoder
+/// made when it was constructed.
+class OtlpRecordEncoder {
+public:
+    virtual ~OtlpRecordEncoder() = default;
+    /// The LogRecord of `record`: the message's bytes (protobuf) or one JSON object, in the
+    /// encoder's buffer until the next call. Allocates nothing once its buffers have grown to
+    /// the largest record.
+    virtual std::string_view log_record(const TypedRecordView& record) = 0;
+    /// Appends one ExportLogsServiceRequest holding `records` (in order; a run of one logger's
+    /// records is one ScopeLogs) to `out`.
+    virtual void request(std::span<const QueuedLogRecord> records, Buffer& out) = 0;
+    /// The partial success's rejected_log_records in a response body (0 when there is none).
+    [[nodiscard]] virtual std::int64_t rejected_records(std::string_view response) const noexcept = 0;
+    /// The request's Content-Type.
+    [[nodiscard]] virtual std::string_view content_type() const noexcept = 0;
+};
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+// The OTLP sink's HTTP client through libcurl (otlp_http.hpp): a well-kept library for what is
+// hard to get right by hand (TLS with the system's store, proxies, HTTP/1.1 keep-alive,
+// chunked and compressed answers). The body is gzipped here, on the sink's thread, with zlib.
+#include "otlp_http.hpp"
+
+#include <curl/curl.h>
+
+#include <charconv>
+#include <ctime>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#if FIELDLOG_WITH_GZIP
+#include <zlib.h>
+#endif
+
+namespace fieldlog::detail {
+namespace {
+
+/// curl_global_init is not thread-safe: once per process, before the first handle.
+void init_curl_once() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+/// The value of a `Retry-After` header line (`name: value\r\n`), in milliseconds, or -1: delay
+/// seconds, or an HTTP date.
+long long retry_after_ms(std::string_view line) {
+    constexpr std::string_view kName = "retry-after:";
+    if (line.size() < kName.size()) return -1;
+    for (std::size_t i = 0; i < kName.size(); ++i) {
+        const char c = line[i];
+        if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != kName[i]) return -1;
+    }
+    std::string_view value = line.substr(kName.size());
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    long long seconds = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (error == std::errc() && end == value.data() + value.size()) return seconds < 0 ? -1 : seconds * 1000;
+    const std::string date(value);
+    const time_t when = curl_getdate(date.c_str(), nullptr);
+    if (when < 0) return -1;
+    const time_t now = std::time(nullptr);
+    return when > now ? static_cast<long long>(when - now) * 1000 : 0;
+}
+
+}  // namespace
+
+struct OtlpHttpClient::State {
+    CURL* curl = nullptr;
+    curl_slist* headers = nullptr;
+    std::string response;
+    long long retry_after = -1;
+    bool gzip = false;
+    std::string compressed;
+    char error[CURL_ERROR_SIZE]{};
+
+    ~State() {
+        if (headers != nullptr) curl_slist_free_all(headers);
+        if (curl != nullptr) curl_easy_cleanup(curl);
+    }
+
+    static size_t on_body(char* data, size_t size, size_t count, void* self) {
+        static_cast<State*>(self)->response.append(data, size * count);
+        return size * count;
+    }
+    static size_t on_header(char* data, size_t size, size_t count, void* self) {
+        const long long ms = retry_after_ms(std::string_view(data, size * count));
+        if (ms >= 0) static_cast<State*>(self)->retry_after = ms;
+        return size * count;
+    }
+
+    /// `body` gzipped into `compressed`; false when zlib failed.
+    bool compress(std::string_view body) {
+#if FIELDLOG_WITH_GZIP
+        z_stream z{};
+        if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+        compressed.resize(deflateBound(&z, static_cast<uLong>(body.size())) + 32);
+        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+        z.avail_in = static_cast<uInt>(body.size());
+        z.next_out = reinterpret_cast<Bytef*>(compressed.data());
+        z.avail_out = static_cast<uInt>(compressed.size());
+        const int status = deflate(&z, Z_FINISH);
+        compressed.resize(z.total_out);
+        deflateEnd(&z);
+        return status == Z_STREAM_END;
+#else
+        static_cast<void>(body);
+        return false;
+#endif
+    }
+};
+
+OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view content_type)
+    : state_(std::make_unique<State>()) {
+#if !FIELDLOG_WITH_GZIP
+    if (options.gzip) {
+        throw std::invalid_argument(
+            "this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)");
+    }
+#endif
+    const std::string_view scheme = std::string_view(options.endpoint).substr(0, options.endpoint.find("://"));
+    if (scheme != "http" && scheme != "https") {
+        throw std::invalid_argument("otlp endpoint \"" + options.endpoint + "\": not an http:// or https:// URL");
+    }
+    init_curl_once();
+    State& s = *state_;
+    s.gzip = options.gzip;
+    s.curl = curl_easy_init();
+    if (s.curl == nullptr) throw std::runtime_error("otlp: curl_easy_init failed");
+    const auto header = [&](const std::string& line) {
+        curl_slist* grown = curl_slist_append(s.headers, line.c_str());
+        if (grown == nullptr) throw std::bad_alloc();
+        s.headers = grown;
+    };
+    header("Content-Type: " + std::string(content_type));
+    header("Expect:");  // no 100-continue round trip before a large body
+    if (options.gzip) header("Content-Encoding: gzip");
+    for (const auto& [name, value] : options.headers) header(name + ": " + value);
+    CURL* c = s.curl;
+    curl_easy_setopt(c, CURLOPT_URL, options.endpoint.c_str());
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, s.headers);
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &State::on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &State::on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &s);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, s.error);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "fieldlog");
+    if (!options.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options.ca_file.c_str());
+    if (!options.cert_file.empty()) curl_easy_setopt(c, CURLOPT_SSLCERT, options.cert_file.c_str());
+    if (!options.key_file.empty()) curl_easy_setopt(c, CURLOPT_SSLKEY, options.key_file.c_str());
+}
+
+OtlpHttpClient::~OtlpHttpClient() = default;
+
+HttpResult OtlpHttpClient::post(std::string_view body, std::chrono::milliseconds timeout) {
+    State& s = *state_;
+    if (s.gzip && s.compress(body)) body = s.compressed;
+    s.response.clear();
+    s.retry_after = -1;
+    s.error[0] = '\0';
+    CURL* c = s.curl;
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    const long ms = timeout.count() > 0 ? static_cast<long>(timeout.count()) : 1L;
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
+    HttpResult result;
+    const CURLcode code = curl_easy_perform(c);
+    if (code != CURLE_OK) {
+        result.error = s.error[0] != '\0' ? std::string_view(s.error) : std::string_view(curl_easy_strerror(code));
+        return result;
+    }
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    result.status = static_cast<int>(status);
+    result.retry_after = std::chrono::milliseconds(s.retry_after);
+    result.body = s.response;
+    return result;
+}
+
+}  // namespace fieldlog::detail

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// The OTLP sink's HTTP client: one libcurl handle, kept alive between requests (HTTP/1.1), on
+// the sink's thread only. Built without libcurl (FIELDLOG_WITH_OTLP=OFF), making one throws.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fieldlog/sinks/otlp_sink.hpp"
+
+namespace fieldlog::detail {
+
+/// What one POST came to.
+struct HttpResult {
+    int status = 0;  ///< the HTTP status; 0 when no answer came (no connection, a timeout)
+    /// The server's Retry-After, when it sent one that parses; negative otherwise.
+    std::chrono::milliseconds retry_after{-1};
+    std::string_view body{};  ///< the response's body, until the next post()
+    std::string_view error{};  ///< libcurl's words when status is 0
+};
+
+class OtlpHttpClient {
+public:
+    /// Throws std::invalid_argument when this build has no OTLP or no zlib for gzip.
+    OtlpHttpClient(const OtlpSinkOptions& options, std::string_view content_type);
+    ~OtlpHttpClient();
+    OtlpHttpClient(const OtlpHttpClient&) = delete;
+    OtlpHttpClient& operator=(const OtlpHttpClient&) = delete;
+
+    /// POSTs `body` (gzipped first when the options say so), waiting at most `timeout`.
+    HttpResult post(std::string_view body, std::chrono::milliseconds timeout);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace fieldlog::detail

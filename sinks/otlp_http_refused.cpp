@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// The OTLP sink's HTTP client in a build without libcurl (FIELDLOG_WITH_OTLP=OFF): making an
+// OTLP sink is refused, so configure() names the sink and the way to a build that has it.
+#include <stdexcept>
+
+#include "otlp_http.hpp"
+
+namespace fieldlog::detail {
+
+struct OtlpHttpClient::State {};
+
+OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions&, std::string_view) {
+    throw std::invalid_argument(
+        "this build of fieldlog has no OTLP: rebuild with -DFIELDLOG_WITH_OTLP=ON (needs libcurl: libcurl4-gnutls-dev)");
+}
+
+OtlpHttpClient::~OtlpHttpClient() = default;
+
+HttpResult OtlpHttpClient::post(std::string_view, std::chrono::milliseconds) { return {}; }
+
+}  // namespace fieldlog::detail

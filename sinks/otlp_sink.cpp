@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+// The OTLP sink (fieldlog/sinks/otlp_sink.hpp): the caller encodes its record (the encoder the
+// encode layer handed over) and appends it to the queue; the sink's thread takes the queue
+// whole, sends it in requests of batch_size records, and sends a request again after a backoff
+// until the receiver takes it or refuses it for good. The queue is two byte arrays reserved
+// when the sink is made (the one callers append to, the one being sent), so a record
+// allocates nothing on the caller's thread.
+#include "fieldlog/sinks/otlp_sink.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "base/error_reporter.hpp"
+#include "otlp_encoding.hpp"
+#include "otlp_http.hpp"
+#include "sink_io.hpp"
+
+namespace fieldlog {
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A queued record: its logger's name and its LogRecord's sizes, then their bytes.
+struct EntryHeader {
+    std::uint32_t logger_size;
+    std::uint32_t record_size;
+};
+
+/// The options as the sink uses them: a batch holds at least one record.
+OtlpSinkOptions usable(OtlpSinkOptions options) {
+    options.batch_size = std::max<std::size_t>(options.batch_size, 1);
+    return options;
+}
+
+/// 429 and the gateway errors say "later"; so does no answer at all.
+bool retryable(int status) noexcept { return status == 0 || status == 429 || status == 502 || status == 503 || status == 504; }
+
+}  // namespace
+
+/// The queue and the thread that delivers it.
+class OtlpDelivery {
+public:
+    OtlpDelivery(const OtlpSinkOptions& options, OtlpRecordEncoder& encoder, OtlpSink& sink)
+        : options_(usable(options)), encoder_(encoder), sink_(sink), http_(options, encoder.content_type()),
+          jitter_(std::random_device{}()) {
+        incoming_.reserve(options_.queue_bytes);
+        sending_.reserve(options_.queue_bytes);
+        batch_.reserve(options_.batch_size);
+        thread_ = std::thread([this] { run(); });
+    }
+
+    ~OtlpDelivery() { close(); }
+    OtlpDelivery(const OtlpDelivery&) = delete;
+    OtlpDelivery& operator=(const OtlpDelivery&) = delete;
+
+    /// Queues one encoded record; false when it was dropped (full queue, closed sink).
+    bool push(std::string_view logger, std::string_view record) {
+        const std::size_t size = sizeof(EntryHeader) + logger.size() + record.size();
+        std::unique_lock lock(mutex_);
+        // In a forked child the sink's thread stayed in the parent: nothing would send.
+        if (closing_ || size > options_.queue_bytes || fork_generation() != fork_at_start_) return overflow();
+        while (incoming_.size() + sending_bytes_ + size > options_.queue_bytes) {
+            if (options_.overflow == OtlpOverflow::drop || closing_) return overflow();
+            room_.wait(lock);
+        }
+        const EntryHeader header{static_cast<std::uint32_t>(logger.size()), static_cast<std::uint32_t>(record.size())};
+        const char* h = reinterpret_cast<const char*>(&header);
+        incoming_.insert(incoming_.end(), h, h + sizeof header);
+        incoming_.insert(incoming_.end(), logger.begin(), logger.end());
+        incoming_.insert(incoming_.end(), record.begin(), record.end());
+        ++accepted_;
+        if (++incoming_records_ == 1) {
+            first_queued_ = Clock::now();
+            wake_.notify_one();
+        } else if (incoming_records_ == options_.batch_size) {
+            wake_.notify_one();
+        }
+        return true;
+    }
+
+    /// Waits until every record accepted so far is delivered or dropped, or flush_timeout passed.
+    void flush() {
+        std::unique_lock lock(mutex_);
+        const std::uint64_t target = accepted_;
+        flush_through_ = std::max(flush_through_, target);
+        wake_.notify_one();
+        done_changed_.wait_for(lock, options_.flush_timeout, [&] { return finished_ >= target || stopped_; });
+    }
+
+    /// Sends what is queued, at most shutdown_timeout, then drops and counts the rest; joins.
+    void close() {
+        {
+            const std::lock_guard lock(mutex_);
+            if (!closing_) {
+                closing_ = true;
+                deadline_ = Clock::now() + options_.shutdown_timeout;
+            }
+        }
+        wake_.notify_all();
+        room_.notify_all();
+        std::call_once(joined_, [this] {
+            if (fork_generation() == fork_at_start_) {
+                thread_.join();
+            } else {
+                thread_.detach();  // the parent's thread: a child has nothing to join
+            }
+        });
+    }
+
+    [[nodiscard]] OtlpSinkStats stats() const {
+        const std::lock_guard lock(mutex_);
+        return stats_;
+    }
+
+private:
+    bool overflow() {
+        ++stats_.overflowed;
+        sink_.count_dropped();
+        reporter_.report("otlp", options_.endpoint, "queue", closing_ ? "closed: record dropped" : "full: record dropped");
+        return false;
+    }
+
+    /// Whether a batch is due: enough records, the first one waited long enough, a flush or close.
+    [[nodiscard]] bool due(Clock::time_point now) const {
+        if (incoming_records_ == 0) return false;
+        return closing_ || incoming_records_ >= options_.batch_size || flush_through_ > taken_ ||
+               now >= first_queued_ + options_.linger;
+    }
+
+    void run() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            while (!due(Clock::now())) {
+                if (closing_ && incoming_records_ == 0) {
+                    stopped_ = true;
+                    done_changed_.notify_all();
+                    return;
+                }
+                if (incoming_records_ == 0) {
+                    wake_.wait(lock);
+                } else {
+                    wake_.wait_until(lock, first_queued_ + options_.linger);
+                }
+            }
+            sending_.swap(incoming_);
+            const std::size_t records = incoming_records_;
+            incoming_records_ = 0;
+            incoming_.clear();
+            sending_bytes_ = sending_.size();
+            taken_ += records;
+            lock.unlock();
+            send_all(records);
+            lock.lock();
+            sending_.clear();
+        }
+    }
+
+    /// Sends the `records` records in sending_, batch_size at a time.
+    void send_all(std::size_t records) {
+        std::size_t offset = 0;
+        while (records > 0) {
+            batch_.clear();
+            const std::size_t start = offset;
+            while (batch_.size() < options_.batch_size && records > 0) {
+                EntryHeader header{};
+                std::memcpy(&header, sending_.data() + offset, sizeof header);
+                const char* bytes = sending_.data() + offset + sizeof header;
+                batch_.push_back(QueuedLogRecord{std::string_view(bytes, header.logger_size),
+                                                 std::string_view(bytes + header.logger_size, header.record_size)});
+                offset += sizeof header + header.logger_size + header.record_size;
+                --records;
+            }
+            const bool finished = deliver();
+            const std::lock_guard lock(mutex_);
+            if (!finished) {
+                // close() ran out of time: this batch and everything after it are dropped.
+                const std::uint64_t left = batch_.size() + records + incoming_records_;
+                stats_.expired += left;
+                sink_.count_dropped(left);
+                incoming_records_ = 0;
+                incoming_.clear();
+                taken_ = accepted_;
+                finished_ = accepted_;
+                sending_bytes_ = 0;
+                done_changed_.notify_all();
+                reporter_.report_final("otlp", options_.endpoint, "close",
+                                       std::to_string(left) + " records dropped: shutdown_timeout passed");
+                return;
+            }
+            sending_bytes_ -= offset - start;
+            finished_ += batch_.size();
+            room_.notify_all();
+            done_changed_.notify_all();
+        }
+    }
+
+    /// Sends batch_ until the receiver takes it or refuses it for good (true), or close() runs out
+    /// of time (false).
+    bool deliver() {
+        body_.clear();
+        encoder_.request(batch_, body_);
+        const std::string_view body = body_.view();
+        std::chrono::milliseconds backoff = options_.retry_initial;
+        for (;;) {
+            std::chrono::milliseconds timeout = options_.timeout;
+            if (const std::optional<Clock::duration> left = time_left()) {
+                if (*left <= Clock::duration::zero()) return false;
+                timeout = std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(*left));
+            }
+            const HttpResult result = http_.post(body, timeout);
+            if (result.status >= 200 && result.status < 300) {
+                const std::int64_t rejected = std::clamp<std::int64_t>(encoder_.rejected_records(result.body), 0,
+                                                                        static_cast<std::int64_t>(batch_.size()));
+                const std::lock_guard lock(mutex_);
+                ++stats_.requests;
+                stats_.records += batch_.size();
+                if (rejected > 0) {
+                    stats_.rejected += static_cast<std::uint64_t>(rejected);
+                    sink_.count_dropped(static_cast<std::uint64_t>(rejected));
+                    report("partial success", std::to_string(rejected) + " records rejected");
+                }
+                return true;
+            }
+            if (!retryable(result.status)) {
+                {
+                    const std::lock_guard lock(mutex_);
+                    stats_.refused += batch_.size();
+                }
+                sink_.count_dropped(batch_.size());
+                sink_.count_error();
+                report("POST", "HTTP " + std::to_string(result.status) + ": " + std::to_string(batch_.size()) +
+                                   " records dropped");
+                return true;
+            }
+            if (result.status == 0) {
+                sink_.count_error();
+                report("POST", result.error);
+            }
+            std::chrono::milliseconds wait = result.retry_after;
+            if (wait.count() < 0) {
+                // Full jitter around the backoff: from half to one and a half of it.
+                std::uniform_int_distribution<long long> spread(backoff.count() / 2, backoff.count() * 3 / 2);
+                wait = std::chrono::milliseconds(spread(jitter_));
+                backoff = std::min(backoff * 2, options_.retry_max);
+            }
+            std::unique_lock lock(mutex_);
+            ++stats_.retries;
+            const Clock::time_point until = Clock::now() + wait;
+            // close() wakes the wait and bounds it by its deadline.
+            for (;;) {
+                const Clock::time_point limit = closing_ ? std::min(until, deadline_) : until;
+                if (Clock::now() >= limit) break;
+                wake_.wait_until(lock, limit);
+            }
+            if (closing_ && Clock::now() >= deadline_) return false;
+        }
+    }
+
+    /// The time close() has left, if it runs.
+    std::optional<Clock::duration> time_left() {
+        const std::lock_guard lock(mutex_);
+        if (!closing_) return std::nullopt;
+        return deadline_ - Clock::now();
+    }
+
+    void report(std::string_view operation, std::string_view reason) {
+        reporter_.report("otlp", options_.endpoint, operation, reason);
+    }
+
+    const OtlpSinkOptions options_;
+    OtlpRecordEncoder& encoder_;
+    OtlpSink& sink_;
+    OtlpHttpClient http_;
+    std::mt19937_64 jitter_;
+    ErrorReporter reporter_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;          ///< the sink's thread: records, a flush, close()
+    std::condition_variable room_;          ///< blocked callers: room in the queue
+    std::condition_variable done_changed_;  ///< flush(): records finished
+    std::vector<char> incoming_;            ///< records callers appended, waiting
+    std::size_t incoming_records_ = 0;
+    Clock::time_point first_queued_{};
+    std::vector<char> sending_;  ///< the records being sent (the sink's thread's, unlocked)
+    std::size_t sending_bytes_ = 0;  ///< of those, the bytes not yet delivered or dropped
+    std::uint64_t accepted_ = 0;  ///< records pushed, ever
+    std::uint64_t taken_ = 0;     ///< of those, records moved to sending_
+    std::uint64_t finished_ = 0;  ///< of those, records delivered or dropped
+    std::uint64_t flush_through_ = 0;
+    bool closing_ = false;
+    bool stopped_ = false;
+    Clock::time_point deadline_{};
+    OtlpSinkStats stats_{};
+
+    std::vector<QueuedLogRecord> batch_;  ///< the sink's thread's
+    Buffer body_;
+    const std::uint64_t fork_at_start_ = fork_generation();
+    std::thread thread_;
+    std::once_flag joined_;
+};
+
+}  // namespace detail
+
+OtlpSink::OtlpSink(const OtlpSinkOptions& options, std::unique_ptr<detail::OtlpRecordEncoder> encoder)
+    : encoder_(std::move(encoder)), target_(options.endpoint) {
+    delivery_ = std::make_unique<detail::OtlpDelivery>(options, *encoder_, *this);
+}
+
+OtlpSink::~OtlpSink() { close(); }
+
+void OtlpSink::write(const RecordView&) {
+    // A typed sink: the dispatcher hands it write_typed() only.
+}
+
+void OtlpSink::write_typed(const TypedRecordView& record) {
+    delivery_->push(record.logger, encoder_->log_record(record));
+}
+
+void OtlpSink::flush() { delivery_->flush(); }
+
+SinkInfo OtlpSink::info() const { return SinkInfo{.kind = "otlp", .target = target_, .typed = true}; }
+
+void OtlpSink::close() { delivery_->close(); }
+
+OtlpSinkStats OtlpSink::stats() const { return delivery_->stats(); }
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+/// `%XX` escapes decoded, as the specification's header lists have them (W3C Baggage's form).
+std::string percent_decoded(std::string_view s, const char* variable) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            out += s[i];
+            continue;
+        }
+        unsigned value = 0;
+        if (i + 2 >= s.size() + 0 || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3) {
+            throw std::invalid_argument(std::string(variable) + ": a '%' not followed by two hex digits");
+        }
+        out += static_cast<char>(value);
+        i += 2;
+    }
+    return out;
+}
+
+/// The logs-specific variable, else the generic one; nullptr when neither is set (or empty).
+const char* otel_env(const char* logs, const char* generic, const char** which) {
+    for (const char* name : {logs, generic}) {
+        const char* value = std::getenv(name);
+        if (value != nullptr && *value != '\0') {
+            *which = name;
+            return value;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+OtlpSinkOptions& OtlpSinkOptions::apply_env() {
+    const char* which = nullptr;
+    if (const char* v = std::getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"); v != nullptr && *v != '\0') {
+        endpoint = v;
+    } else if (const char* generic = std::getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); generic != nullptr && *generic != '\0') {
+        std::string base = generic;
+        while (!base.empty() && base.back() == '/') base.pop_back();
+        endpoint = base + "/v1/logs";
+    }
+    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &which)) {
+        std::vector<std::pair<std::string, std::string>> parsed;
+        std::string_view rest = v;
+        while (!rest.empty()) {
+            const std::size_t comma = rest.find(',');
+            const std::string_view entry = trimmed(rest.substr(0, comma));
+            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            if (entry.empty()) continue;
+            const std::size_t equals = entry.find('=');
+            if (equals == std::string_view::npos || trimmed(entry.substr(0, equals)).empty()) {
+                throw std::invalid_argument(std::string(which) + ": \"" + std::string(entry) + "\" is not key=value");
+            }
+            parsed.emplace_back(std::string(trimmed(entry.substr(0, equals))),
+                                percent_decoded(trimmed(entry.substr(equals + 1)), which));
+        }
+        headers = std::move(parsed);
+    }
+    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &which)) {
+        const std::string_view protocol = v;
+        if (protocol == "http/protobuf") {
+            encoding = OtlpEncoding::protobuf;
+        } else if (protocol == "http/json") {
+            encoding = OtlpEncoding::json;
+        } else {
+            throw std::invalid_argument(std::string(which) + ": \"" + v + "\": fieldlog speaks http/protobuf and http/json");
+        }
+    }
+    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &which)) {
+        long long ms = 0;
+        const std::string_view text = v;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
+        if (error != std::errc() || end != text.data() + text.size() || ms <= 0) {
+            throw std::invalid_argument(std::string(which) + ": \"" + v + "\" is not a positive number of milliseconds");
+        }
+        timeout = std::chrono::milliseconds(ms);
+    }
+    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION", &which)) {
+        const std::string_view compression = v;
+        if (compression != "gzip" && compression != "none") {
+            throw std::invalid_argument(std::string(which) + ": \"" + v + "\": gzip or none");
+        }
+        gzip = compression == "gzip";
+    }
+    return *this;
+}
+
+}  // namespace fieldlog
