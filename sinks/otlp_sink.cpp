@@ -375,6 +375,35 @@ const char* otel_env(const char* logs, const char* generic, const char** which) 
 
 }  // namespace
 
+namespace {
+
+/// OTEL_RESOURCE_ATTRIBUTES (`key=value,…`, values percent-encoded) and OTEL_SERVICE_NAME,
+/// which wins for service.name, as the SDKs read them. A malformed entry is skipped.
+std::vector<ResourceAttribute> resource_from_env() {
+    std::vector<ResourceAttribute> attributes;
+    const char* service = std::getenv("OTEL_SERVICE_NAME");
+    if (service != nullptr && *service != '\0') attributes.push_back({"service.name", std::string(service)});
+    const char* listed = std::getenv("OTEL_RESOURCE_ATTRIBUTES");
+    std::string_view rest = listed != nullptr ? listed : "";
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view entry = trimmed(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        const std::size_t equals = entry.find('=');
+        if (equals == std::string_view::npos) continue;
+        const std::string key(trimmed(entry.substr(0, equals)));
+        const bool taken = std::any_of(attributes.begin(), attributes.end(), [&](const auto& a) { return a.key == key; });
+        if (key.empty() || taken) continue;
+        try {
+            attributes.push_back({key, percent_decoded(trimmed(entry.substr(equals + 1)), "OTEL_RESOURCE_ATTRIBUTES")});
+        } catch (const std::invalid_argument&) {  // a bad escape: the entry is skipped
+        }
+    }
+    return attributes;
+}
+
+}  // namespace
+
 OtlpSinkOptions& OtlpSinkOptions::apply_env() {
     const char* which = nullptr;
     if (const char* v = std::getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"); v != nullptr && *v != '\0') {
@@ -401,6 +430,7 @@ OtlpSinkOptions& OtlpSinkOptions::apply_env() {
         }
         headers = std::move(parsed);
     }
+    if (resource.empty()) resource = resource_from_env();
     if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &which)) {
         const std::string_view protocol = v;
         if (protocol == "http/protobuf") {

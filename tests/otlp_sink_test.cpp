@@ -29,6 +29,8 @@ public:
                 names_.push_back(std::string(prefix) + name);
             }
         }
+        names_.emplace_back("OTEL_SERVICE_NAME");
+        names_.emplace_back("OTEL_RESOURCE_ATTRIBUTES");
         for (const std::string& name : names_) unset_.push_back(std::make_unique<ScopedEnv>(name.c_str(), std::nullopt));
     }
 
@@ -126,4 +128,48 @@ TEST_CASE("OTLP sink: a forked child drops its records and closes without the pa
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     sink->close();
+}
+
+TEST_CASE("OTLP options: the resource comes from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES when none is given", "[otlp]") {
+    const CleanOtlpEnv clean;
+    const ScopedEnv listed("OTEL_RESOURCE_ATTRIBUTES", "service.name=listed,deployment.environment=prod%20eu,bad");
+    const ScopedEnv service("OTEL_SERVICE_NAME", "checkout");
+    const fieldlog::OtlpSinkOptions options = fieldlog::OtlpSinkOptions{}.apply_env();
+    REQUIRE(options.resource.size() == 2);
+    CHECK(options.resource[0] == fieldlog::ResourceAttribute{"service.name", std::string("checkout")});
+    CHECK(options.resource[1] == fieldlog::ResourceAttribute{"deployment.environment", std::string("prod eu")});
+    fieldlog::OtlpSinkOptions given;
+    given.resource = {{"service.name", std::string("in code")}};
+    CHECK(given.apply_env().resource.size() == 1);
+}
+
+TEST_CASE("OTLP sink type: a TOML file names it; a typo'd key is refused with a hint", "[otlp]") {
+    const CleanOtlpEnv clean;
+    const fieldlog::Config config = fieldlog::Config::parse(R"([[sinks]]
+type = "otlp"
+endpoint = "http://collector:4318/v1/logs"
+encoding = "json"
+headers = ["api-key=secret", "x-team=core"]
+compression = "none"
+batch_size = 64
+linger = "50ms"
+overflow = "block"
+)", "app.toml");
+    REQUIRE(config.sinks.size() == 1);
+    const auto& otlp = fieldlog_test::options_of<fieldlog::OtlpSinkOptions>(config.sinks[0].target);
+    CHECK(otlp.endpoint == "http://collector:4318/v1/logs");
+    CHECK(otlp.encoding == fieldlog::OtlpEncoding::json);
+    CHECK(otlp.headers == std::vector<std::pair<std::string, std::string>>{{"api-key", "secret"}, {"x-team", "core"}});
+    CHECK(otlp.batch_size == 64);
+    CHECK(otlp.linger == std::chrono::milliseconds(50));
+    CHECK(otlp.overflow == fieldlog::OtlpOverflow::block);
+    try {
+        static_cast<void>(fieldlog::Config::parse("[[sinks]]\ntype = \"otlp\"\nendpont = \"http://x:4318\"\n", "app.toml"));
+        FAIL("a typo'd key was accepted");
+    } catch (const fieldlog::ConfigError& error) {
+        const std::string what = error.what();
+        CHECK(what.find("app.toml:3") != std::string::npos);
+        CHECK(what.find("endpont") != std::string::npos);
+        CHECK(what.find("did you mean \"endpoint\"") != std::string::npos);
+    }
 }

@@ -12,6 +12,7 @@ SinkType stdout_sink_type();
 SinkType stderr_sink_type();
 SinkType file_sink_type();
 SinkType udp_sink_type();
+SinkType otlp_sink_type();
 SinkType journald_sink_type();
 SinkType syslog_sink_type();
 SinkType null_sink_type();

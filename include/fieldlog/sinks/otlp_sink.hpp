@@ -26,6 +26,7 @@
 #include "fieldlog/encoder.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sink_target.hpp"
 
 namespace fieldlog {
 
@@ -72,8 +73,10 @@ struct FIELDLOG_API OtlpSinkOptions {
     std::string ca_file{};
     std::string cert_file{};
     std::string key_file{};
-    /// The resource of every request (Config::resource); without service.name the sink writes
-    /// `unknown_service:<program>`, as the OpenTelemetry SDKs do.
+    /// The resource of every request; without service.name the sink writes
+    /// `unknown_service:<program>`, as the OpenTelemetry SDKs do. Empty: apply_env() reads it
+    /// from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (a sink made from a TOML file gets
+    /// it so; the file's [resource] table is the otel format's).
     std::vector<ResourceAttribute> resource{};
     /// How duration and time values in fields are written (Config::duration, Config::timestamp):
     /// as the otel format writes them.
@@ -84,7 +87,8 @@ struct FIELDLOG_API OtlpSinkOptions {
     /// logs-specific one over the generic one: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (used as it
     /// is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ "/v1/logs"), …_HEADERS (`k=v,k2=v2`,
     /// percent-decoded), …_PROTOCOL (`http/protobuf`, `http/json`), …_TIMEOUT (milliseconds),
-    /// …_COMPRESSION (`gzip`, `none`). Throws std::invalid_argument naming a malformed one.
+    /// …_COMPRESSION (`gzip`, `none`); and the resource (above) when it is empty. Throws
+    /// std::invalid_argument naming a malformed one.
     OtlpSinkOptions& apply_env();
 
     friend bool operator==(const OtlpSinkOptions&, const OtlpSinkOptions&) = default;
@@ -134,5 +138,9 @@ private:
 /// An OTLP sink for `options`. Throws std::invalid_argument when they cannot work (an endpoint
 /// that is not http(s), a build without OTLP or without zlib for gzip).
 FIELDLOG_API std::shared_ptr<OtlpSink> make_otlp_sink(const OtlpSinkOptions& options);
+
+/// How a SinkConfig's target made of OtlpSinkOptions becomes a sink (sink_target.hpp).
+FIELDLOG_API std::shared_ptr<Sink> make_sink(const OtlpSinkOptions& options);
+FIELDLOG_API SinkDestination sink_destination(const OtlpSinkOptions& options);
 
 }  // namespace fieldlog
