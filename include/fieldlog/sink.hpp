@@ -108,7 +108,7 @@ private:
     static constexpr std::uint32_t kLocked = 1;
     static constexpr std::uint32_t kContended = 2;  ///< locked, and some thread may be waiting
 
-    [[gnu::noinline]] void lock_contended() noexcept {
+    void lock_contended() noexcept {
         // Whoever takes the lock here marks it contended: its unlock then wakes the next waiter.
         while (state_.exchange(kContended, std::memory_order_acquire) != kFree) {
             state_.wait(kContended, std::memory_order_relaxed);

@@ -63,7 +63,7 @@ struct Pipeline {
 
     static constexpr unsigned kSamplerShift = kMaxFilteredSinks;
     /// rules_for's cache word for `logger`, worked out and stored.
-    [[gnu::cold]] std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
+    std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
 
     /// Hands one record of `channel` (encoded, or a typed channel's view) to each of its sinks
     /// that takes it (Route::takes; `admitted`: the logger's mask) on the calling thread. In

@@ -30,7 +30,7 @@ struct SinkAccess {
 
 /// The exception policy, from inside a catch block: `records` are lost for `sink`, counted, and
 /// one line on stderr says so (at most once a second for all sinks). `call` names what threw.
-[[gnu::cold]] void lost_to_exception(Sink& sink, std::uint64_t records, std::string_view call) noexcept;
+void lost_to_exception(Sink& sink, std::uint64_t records, std::string_view call) noexcept;
 
 /// Hands `record` to `sink` (caller holds sink.mutex()).
 inline void deliver(Sink& sink, const RecordView& record) noexcept {

@@ -139,7 +139,7 @@ void ConsoleEncoder::write_further_lines(std::string_view rest) {
     }
 }
 
-[[gnu::always_inline]] inline void ConsoleEncoder::record(const Record& r, const EncodedContexts& context) {
+inline void ConsoleEncoder::record(const Record& r, const EncodedContexts& context) {
     const bool colour = options_.colour;
     if (colour) out_.append(kSgrDim);
     write_timestamp(r.time);

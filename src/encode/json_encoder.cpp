@@ -51,7 +51,7 @@ EncodedName::EncodedName(std::string_view name) {
 LoggerName::LoggerName(std::string_view name) : text(name), encoded(new EncodedName(name)) {}
 LoggerName::~LoggerName() { delete encoded; }
 
-[[gnu::always_inline]] inline void JsonEncoder::record(const Record& r, const EncodedContexts& context) {
+inline void JsonEncoder::record(const Record& r, const EncodedContexts& context) {
     // `{"ts":<time>,"level":"<level>","logger":"<name>","msg":"` with one reservation.
     const EncodedName& name = *r.logger.name.encoded;
     char* o = out_.reserve(6 + max_rfc3339_size + 2 + sizeof(LevelMember::text) + name.json_padded());
@@ -110,8 +110,8 @@ constexpr std::size_t kMaxPlainMembers = 16;
 /// True when the key of `fields[i]` equals an earlier one's. `lengths` has bit (n & 63) set
 /// for each earlier key of n bytes: most keys differ in length from all before them and are
 /// not compared.
-[[gnu::always_inline]] inline bool repeats_earlier_key(std::span<const Field> fields, std::size_t i,
-                                                       std::uint64_t lengths) noexcept {
+inline bool repeats_earlier_key(std::span<const Field> fields, std::size_t i,
+                                std::uint64_t lengths) noexcept {
     const std::string_view key = fields[i].key;
     if ((lengths & (std::uint64_t{1} << (key.size() & 63))) == 0) [[likely]] return false;
     for (std::size_t j = 0; j < i; ++j) {
@@ -152,7 +152,7 @@ constexpr std::size_t kMaxPlainMembers = 16;
     after_key_ = true;
 }
 
-[[gnu::always_inline]] inline bool JsonEncoder::write_plain_key(std::string_view k) {
+inline bool JsonEncoder::write_plain_key(std::string_view k) {
     const std::size_t separator = has_items_[depth_] ? 1 : 0;
     char* const begin = out_.reserve(2 + kShortJsonText + 2);
     char* o = begin + separator;

@@ -84,10 +84,10 @@ private:
     /// members()), else entries are made only while some later key may repeat an earlier one.
     void write_fields(std::span<const Field> fields, bool indexed);
     /// write_fields() under redaction rules or a cap: through a RedactingEncoder (redact.hpp).
-    [[gnu::noinline]] void write_guarded_fields(std::span<const Field> fields);
+    void write_guarded_fields(std::span<const Field> fields);
     /// The top level's members, guarded or not: the one test of the options a record pays
     /// (here, so that write_fields() stays as it was without it).
-    [[gnu::always_inline]] void write_top_fields(std::span<const Field> fields, bool indexed) {
+    void write_top_fields(std::span<const Field> fields, bool indexed) {
         if (is_guarded(options_)) [[unlikely]] {
             write_guarded_fields(fields);
         } else {
@@ -126,7 +126,7 @@ private:
     /// A member's value, right after write_key() in the encoder's own member loops (the top
     /// level, Object): there no container is being skipped and the key was just written, so
     /// begin_value() reduces to clearing after_key_ (saving a call through value() a member).
-    [[gnu::always_inline]] void write_member_value(const Value& v) {
+    void write_member_value(const Value& v) {
         if (v.kind() == Value::Kind::custom) {
             write_custom(v);
             return;
@@ -137,14 +137,14 @@ private:
     /// A value after its separator. The commonest kinds are written inline in the caller: a
     /// call into one function for every kind cost each value its register saves.
     void write_value(const Value& v);
-    /// A time value, out of line: inline, its call needs registers saved in every caller.
-    [[gnu::noinline]] void write_time(Timestamp t);
+    /// A time value.
+    void write_time(Timestamp t);
     /// Every other kind: containers, errors, durations, floats, bytes, null, booleans.
-    [[gnu::noinline]] void write_other_value(const Value& v);
+    void write_other_value(const Value& v);
     void write_custom(const Value& v);
-    /// Open and close a container; inline, every object and array pays them.
-    [[gnu::always_inline]] bool open(char bracket, bool is_array);
-    [[gnu::always_inline]] void close();
+    /// Open and close a container.
+    bool open(char bracket, bool is_array);
+    void close();
     void end_container();
     using AppendTime = char* (*)(char*, Timestamp, const TimestampFormat&) noexcept;
     /// Writes a time (quoted unless numeric) at `o`, which has room for it, through `Append`

@@ -393,7 +393,7 @@ void KeyValueEncoder::write_scalar(const Value& v) {
     }
 }
 
-[[gnu::always_inline]] inline void LogfmtEncoder::record(const Record& r, const EncodedContexts& context) {
+inline void LogfmtEncoder::record(const Record& r, const EncodedContexts& context) {
     out_.append("ts=");
     write_timestamp(r.time);
     out_.append(" level=");

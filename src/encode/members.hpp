@@ -184,8 +184,8 @@ private:
                          std::uint64_t full_tag);
     /// The run copied as one block, its members noted to become entries only when a later key
     /// needs them; false, with nothing written, when a key of it may repeat one written before.
-    [[gnu::always_inline]] bool append_whole(const SegmentMember* members, std::size_t count, std::uint8_t key_offset,
-                                             std::string_view bytes, std::uint64_t mask) {
+    bool append_whole(const SegmentMember* members, std::size_t count, std::uint8_t key_offset,
+                      std::string_view bytes, std::uint64_t mask) {
         if (depth_ != 0 || count_ != 0 || segment_count_ >= 2 || (levels_[0].mask & mask) != 0) return false;
         const auto members_count = static_cast<std::uint32_t>(count);
         segments_.refs[segment_count_++] = SegmentRef{members, out_.size(), members_count, key_offset};

@@ -94,7 +94,7 @@ std::string_view member_bytes(const EncodedContext& scope, std::size_t i) noexce
 
 }  // namespace
 
-[[gnu::always_inline]] inline void OtelEncoder::record(const Record& r, const EncodedContexts& context) {
+inline void OtelEncoder::record(const Record& r, const EncodedContexts& context) {
     // `{"timestamp":"<ns>","observed_timestamp":"<ns>` : the record's time is both, as the data
     // model says of records made at their source.
     char* o = out_.reserve(2 * max_rfc3339_size + 40);

@@ -81,7 +81,7 @@ struct UnsafeBytes32 {
 
 /// Copies the 32 bytes at p + at to o + at; returns their JSON-unsafe bytes as a bit mask (as
 /// unsafe_mask: a signed compare catches the control bytes and every byte from 0x80 on).
-[[gnu::target("avx2"), gnu::always_inline]] inline std::uint32_t copy_32_unsafe_mask(
+[[gnu::target("avx2")]] inline std::uint32_t copy_32_unsafe_mask(
     const UnsafeBytes32& unsafe, char* o, const unsigned char* p, std::size_t at) noexcept {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + at), v);
@@ -182,8 +182,8 @@ int utf8_sequence(const unsigned char* p, std::size_t n) noexcept {
 namespace {
 
 /// The general case of append_json_escaped: safe runs copied whole, the rest escaped or
-/// replaced byte by byte. Out of line so that the fast paths need no stack frame.
-[[gnu::noinline]] void append_escaped_loop(Buffer& out, std::string_view s) {
+/// replaced byte by byte.
+void append_escaped_loop(Buffer& out, std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     const std::size_t n = s.size();
     std::size_t i = 0;

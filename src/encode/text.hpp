@@ -95,7 +95,7 @@ void append_int_general(Buffer& out, std::int64_t v);
 void append_uint_general(Buffer& out, std::uint64_t v);
 
 /// Writes u < 10,000 at `o` (room for 4 bytes) from the digit-pair table; returns the end.
-[[gnu::always_inline]] inline char* write_small_uint(char* o, std::uint32_t u) noexcept {
+inline char* write_small_uint(char* o, std::uint32_t u) noexcept {
     if (u < 10) {
         *o = static_cast<char>('0' + u);
         return o + 1;
@@ -116,17 +116,17 @@ void append_uint_general(Buffer& out, std::uint64_t v);
     return o + 4;
 }
 
-/// Appends a signed/unsigned integer or a shortest-round-trip double. Inline: the common
-/// small non-negative integers (counts, statuses, ids below 10,000) are written in the caller
-/// with no call; the rest go to fmt.
-[[gnu::always_inline]] inline void append_int(Buffer& out, std::int64_t v) {
+/// Appends a signed/unsigned integer or a shortest-round-trip double: the common small
+/// non-negative integers (counts, statuses, ids below 10,000) from the digit-pair table, the
+/// rest through fmt.
+inline void append_int(Buffer& out, std::int64_t v) {
     if (static_cast<std::uint64_t>(v) < 10000) {
         out.commit(write_small_uint(out.reserve(4), static_cast<std::uint32_t>(v)));
         return;
     }
     append_int_general(out, v);
 }
-[[gnu::always_inline]] inline void append_uint(Buffer& out, std::uint64_t v) {
+inline void append_uint(Buffer& out, std::uint64_t v) {
     if (v < 10000) {
         out.commit(write_small_uint(out.reserve(4), static_cast<std::uint32_t>(v)));
         return;

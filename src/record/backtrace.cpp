@@ -156,9 +156,8 @@ ScopeLayer* keeper_of(ContextHome& home, Level level) noexcept {
     return nullptr;
 }
 
-/// `logger`'s backtrace, locked, when it keeps records at `level`; else null. Out of line: a
-/// scope's backtrace keeps without it.
-[[gnu::noinline]] LoggerBacktrace* lock_logger_backtrace(const LoggerCore& logger, Level level) noexcept {
+/// `logger`'s backtrace, locked, when it keeps records at `level`; else null.
+LoggerBacktrace* lock_logger_backtrace(const LoggerCore& logger, Level level) noexcept {
     LoggerBacktrace* const store = logger.backtrace.load(std::memory_order_acquire);
     if (store == nullptr || !logger.backtrace_on.load(std::memory_order_relaxed)) return nullptr;
     store->mutex.lock();

@@ -56,8 +56,8 @@ std::int64_t monotonic_nanos() noexcept {
 
 /// The decision of `logger`'s sampler on this record: false when it keeps the record back;
 /// else `fields` may gain the count of records kept back before it.
-[[gnu::noinline]] bool sample(ThreadContext& context, Sampler& sampler, const LoggerCore& logger, Level level,
-                              const Message& message, std::span<const Field>& fields) noexcept {
+bool sample(ThreadContext& context, Sampler& sampler, const LoggerCore& logger, Level level,
+            const Message& message, std::span<const Field>& fields) noexcept {
     const std::vector<Field>& counted = context.counted_fields;
     const std::uint64_t carried = !counted.empty() && fields.data() == counted.data() ? context.counted_suppressed : 0;
     const Sampler::Decision decision = sampler.decide(logger, level, message.text(), monotonic_nanos(), carried);
@@ -66,7 +66,7 @@ std::int64_t monotonic_nanos() noexcept {
 }
 
 /// The record's time: the configuration's clock, else this thread's.
-[[gnu::always_inline]] inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) noexcept {
+inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) noexcept {
     return pipeline.clock != nullptr ? pipeline.clock() : context.clock.now();
 }
 
@@ -86,8 +86,8 @@ void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel
 
 /// Encodes `record` once per channel that takes it and dispatches each line (a typed channel
 /// gets the record's typed form).
-[[gnu::always_inline]] inline void write_record(ThreadContext& context, const Pipeline& pipeline, const Record& record,
-                                                LoggerMask admitted) noexcept {
+inline void write_record(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                         LoggerMask admitted) noexcept {
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
     Buffer& buffer = context.record;
     bool oversized = false;
@@ -118,16 +118,16 @@ void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel
 
 /// Async mode: the record's owned copy to the writer's rings; one too large for them is
 /// written here, once the writer has written this thread's earlier records.
-[[gnu::noinline]] void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const Record& record,
-                                      LoggerMask admitted) noexcept {
+void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                    LoggerMask admitted) noexcept {
     if (queue_record(context, pipeline, record, admitted)) return;
     pipeline.writer->drain();
     write_record(context, pipeline, record, admitted);
 }
 
 /// The record path past the gates: queued in async mode, else written here.
-[[gnu::always_inline]] inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
-                                                  const Record& record, LoggerMask admitted) noexcept {
+inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
+                           const Record& record, LoggerMask admitted) noexcept {
     if (pipeline.writer) {
         queue_or_write(context, pipeline, record, admitted);
         return;
@@ -161,9 +161,9 @@ void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel
 
 /// Writes the records a backtrace kept, each as it was logged (its time, context and call
 /// site; the sinks' levels and the loggers' filters apply, not the sampler), then gives them
-/// back. Cold: only a record at a backtrace's trigger level comes here.
-[[gnu::noinline, gnu::cold]] void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
-                                                     KeptRecords& kept) noexcept {
+/// back.
+void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
+                        KeptRecords& kept) noexcept {
     for (const KeptRecord* kept_record = kept.first; kept_record != nullptr && pipeline != nullptr;
          kept_record = kept_record->next) {
         const OwnedRecord& r = kept_record->record;
@@ -190,10 +190,9 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 
 /// A record below its logger's level that the gate let through for a backtrace open
 /// somewhere: kept when this thread has one that keeps its level, or its logger has, else
-/// dropped. Out of line, apart from the writing path so that its own stays short; not marked
-/// cold, as a request with a backtrace comes here for every record it keeps.
-[[gnu::noinline]] void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
-                                          Level level, const Message& message, std::span<const Field> fields) noexcept {
+/// dropped.
+void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
+                        Level level, const Message& message, std::span<const Field> fields) noexcept {
     if ((context.home->backtraces == 0 && !logger.backtrace_on.load(std::memory_order_relaxed)) ||
         logger.threshold.load(std::memory_order_relaxed) == Level::off)
         return;
@@ -208,11 +207,10 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 }
 
 /// A record at or above its logger's level while this thread has a backtrace open, or its
-/// logger keeps one: written after what the backtraces it triggers kept. Cold: off the path
-/// of every record outside a backtrace.
-[[gnu::noinline, gnu::cold]] void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
-                                                        ContextNode* bound, Level level, const Message& message,
-                                                        std::span<const Field> fields) noexcept {
+/// logger keeps one: written after what the backtraces it triggers kept.
+void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
+                           ContextNode* bound, Level level, const Message& message,
+                           std::span<const Field> fields) noexcept {
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
     write_backtraces(context, pipeline, logger, level);
@@ -225,9 +223,9 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
 
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
 /// main thread after main returned, a thread's own thread_local destructors) or could not be
-/// made: one shared context, one record at a time. Cold; never on a thread with a context.
-[[gnu::noinline, gnu::cold]] void emit_without_context(const LoggerCore& logger, ContextNode* bound, Level level,
-                                                      const Message& message, std::span<const Field> fields) noexcept {
+/// made: one shared context, one record at a time; never on a thread with a context.
+void emit_without_context(const LoggerCore& logger, ContextNode* bound, Level level,
+                         const Message& message, std::span<const Field> fields) noexcept {
     if (level < logger.threshold.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.

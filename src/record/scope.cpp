@@ -38,10 +38,9 @@ bool chain_holds(const ContextNode* node, const ContextNode* top) noexcept {
     return false;
 }
 
-/// MUST: the layers have room for one more (push_back cannot throw). Inline: every Scope
-/// opens through it.
-[[gnu::always_inline]] inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain,
-                                              const Backtrace& backtrace) noexcept {
+/// MUST: the layers have room for one more (push_back cannot throw).
+inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain,
+                       const Backtrace& backtrace) noexcept {
     KeptRecords* const kept = backtrace.records != 0 ? open_kept_records(home, backtrace) : nullptr;
     home.layers.push_back(ScopeLayer{own, chain, kept});
     if (kept != nullptr) ++home.backtraces;
@@ -76,12 +75,12 @@ ThreadCounters* counters_of_this_thread() noexcept {
 }
 
 /// close_layer() for a layer that is not the innermost, or was re-opened from a capture.
-[[gnu::noinline]] void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept;
+void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept;
 
 /// Removes the innermost layer opened for `own` and drops `own`'s reference (the closing
 /// Scope's); the layers above it are remade on the one below, each with the fields its own
-/// chain added. Inline: a scope closing innermost, the usual case, only pops.
-[[gnu::always_inline]] inline void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
+/// chain added. A scope closing innermost, the usual case, only pops.
+inline void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
     std::vector<ScopeLayer>& layers = home.layers;
     if (!layers.empty() && layers.back().own == own && layers.back().chain == own) [[likely]] {  // the innermost: pop
         close_backtrace(home, layers.back());

@@ -189,7 +189,7 @@ struct IdGenerator {
 };
 thread_local IdGenerator t_ids;
 
-[[gnu::noinline]] void seed(IdGenerator& ids) noexcept {
+void seed(IdGenerator& ids) noexcept {
     static std::once_flag fork_hook;
     std::call_once(fork_hook, [] {
         detail::add_fork_participant([] {}, [] {}, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
