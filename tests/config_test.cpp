@@ -511,9 +511,9 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"sinks = \"stdout\"", "app.toml:1: sinks: expected [[sinks]] tables, got \"stdout\""},
         {"sinks = [1]", "app.toml:1: sinks[0]: expected a table ([[sinks]]), got 1"},
         {"[[sinks]]\nformat = \"json\"",
-         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp, journald, syslog or null)"},
+         "app.toml:1: sinks[0]: missing key \"type\" (stdout, stderr, file, udp, journald, syslog, null or otlp)"},
         {"[[sinks]]\ntype = \"kafka\"",
-         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog or null, got \"kafka\""},
+         "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog, null or otlp, got \"kafka\""},
         {"[[sinks]]\ntype = \"stdout\"\npath = \"x.log\"",
          "app.toml:3: sinks[0].path: unknown key for a stdout sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude)"},
         {"[[sinks]]\ntype = \"null\"\nlevel = \"loud\"",
@@ -668,7 +668,7 @@ TEST_CASE("load() reads a file and names it in errors", "[config]") {
 
     write_file(path, "level = \"error\"\n\n[[sinks]]\ntype = \"nul\"\n");
     CHECK(error_of([&] { (void)Config::load(path); }) ==
-          path + ":4: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog or null, got \"nul\"");
+          path + ":4: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog, null or otlp, got \"nul\"");
     CHECK(error_of([&] { (void)Config::load(dir.file("missing.toml")); }) ==
           dir.file("missing.toml") + ": cannot read the configuration file: No such file or directory");
 }

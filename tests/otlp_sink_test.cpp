@@ -143,7 +143,7 @@ TEST_CASE("OTLP options: the resource comes from OTEL_SERVICE_NAME and OTEL_RESO
     CHECK(given.apply_env().resource.size() == 1);
 }
 
-TEST_CASE("OTLP sink type: a TOML file names it; a typo'd key is refused with a hint", "[otlp]") {
+TEST_CASE("OTLP sink type: a TOML file names it, and a typo in a key is refused with a hint", "[otlp]") {
     const CleanOtlpEnv clean;
     const fieldlog::Config config = fieldlog::Config::parse(R"([[sinks]]
 type = "otlp"

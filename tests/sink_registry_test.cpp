@@ -117,7 +117,7 @@ TEST_CASE("a registered sink type's values of the wrong type are refused like a 
     CHECK(parse_error("[[sinks]]\ntype = \"recording\"\nprefix = 5\n") ==
           "app.toml:3: sinks[0].prefix: expected a prefix like \"> \", got 5");
     CHECK(parse_error("[[sinks]]\ntype = \"kafka\"\n").starts_with(
-        "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog, null, "));
+        "app.toml:2: sinks[0].type: expected stdout, stderr, file, udp, journald, syslog, null, otlp, "));
 }
 
 TEST_CASE("a sink type's factory may make the sink itself", "[sink_registry][config]") {

@@ -152,8 +152,10 @@ def check(root):
                 violations.append(f"{relpath}:{number}: {source} includes {name} ({target}): against the flow")
     for cycle in layer_cycles(edges):
         sites = [f"{a} -> {b} at {edges[a][b]}" for a in cycle for b in cycle if b in edges.get(a, {})]
-        # Reported at the first include of the cycle that goes against the flow.
-        back = next(edges[a][b] for a in cycle for b in cycle if b in edges.get(a, {}) and not allowed(a, b))
+        # Reported at the first include of the cycle that goes against the flow, else (two layers
+        # the rules let include each other) at its first include.
+        within = [(a, b) for a in cycle for b in cycle if b in edges.get(a, {})]
+        back = next((edges[a][b] for a, b in within if not allowed(a, b)), edges[within[0][0]][within[0][1]])
         violations.append(f"{back}: include cycle between layers {', '.join(cycle)}: {'; '.join(sites)}")
     return violations, files, includes
 

@@ -19,8 +19,8 @@ struct SinkTypes {
 
 SinkTypes& sink_types() {
     static SinkTypes registry{.mutex = {},
-                              .types = {stdout_sink_type(), stderr_sink_type(), file_sink_type(), udp_sink_type(), otlp_sink_type(),
-                                        journald_sink_type(), syslog_sink_type(), null_sink_type()}};
+                              .types = {stdout_sink_type(), stderr_sink_type(), file_sink_type(), udp_sink_type(),
+                                        journald_sink_type(), syslog_sink_type(), null_sink_type(), otlp_sink_type()}};
     return registry;
 }
 
