@@ -43,9 +43,12 @@ PARTS = ("instructions", "time", "latency", "compile_cost")
 # Workloads measured for both systems, in the order the tables show them.
 PAIRED_INSTRUCTIONS = ["static_msg/null", "fields_10/null", "ctx_10/null", "request_8/null",
                        "fields_10/async", "request_8/async"]
-# fieldlog alone: one request (3 context fields, 3 records) with its context attached four ways.
+# fieldlog alone: one request (3 context fields, 3 records) with its context attached four ways,
+# then features that have no spdlog counterpart.
 CONTEXT_INSTRUCTIONS = ["request_ctx_inline/null", "request_ctx_with/null", "request_ctx_scope/null",
-                        "request_ctx_capture/null", "scope_10/null", "with_3/null"]
+                        "request_ctx_capture/null"]
+FEATURE_INSTRUCTIONS = ["scope_10/null", "with_3/null", "static_msg/null_otel", "fields_10/null_otel",
+                        "request_8_redact3/null", "debug_8/null", "backtrace_8/null"]
 # Calling thread's CPU time per call.
 SYNC_TIME = ["static_msg/null", "fields_10/null", "ctx_10/null", "scope_10/null", "request_8/null",
              "disabled/null", "fields_10/null/threads:2", "static_msg/file", "fields_10/file", "ctx_10/file",
@@ -93,7 +96,7 @@ def exact(names):
 
 def measure_instructions(bench, quick):
     names = [f"{s}/{w}" for w in PAIRED_INSTRUCTIONS for s in ("fieldlog", "spdlog")]
-    names += [f"fieldlog/{w}" for w in CONTEXT_INSTRUCTIONS]
+    names += [f"fieldlog/{w}" for w in CONTEXT_INSTRUCTIONS + FEATURE_INSTRUCTIONS]
     listed = instructions.list_benchmarks(bench, exact(names))
     low, high = (200, 400) if quick else (2000, 4000)
     return instructions.measure(bench, listed, low, high, lambda name, n: log(f"instructions {name} {n}"))
@@ -203,13 +206,15 @@ def instruction_tables(data):
         label = caller_label(w)
         out.append(f"| {label} | {thousands(ours)} | {thousands(theirs)} | {ratio(theirs, ours)} |")
     inline = figures.get("fieldlog/request_ctx_inline/null")
-    out += ["", "fieldlog alone: one request (3 context fields, then 3 records), its context attached four "
-            "ways, and two context workloads.", "",
-            "| benchmark | instructions | against inline |", "|---|---:|---:|"]
+    out += ["", "fieldlog alone, one request (3 context fields, then 3 records) with its context attached "
+            "four ways:", "", "| benchmark | instructions | against inline |", "|---|---:|---:|"]
     for w in CONTEXT_INSTRUCTIONS:
         n = figures.get(f"fieldlog/{w}")
-        against = f"{n / inline:.2f}x" if n and inline and w.startswith("request_ctx") else ""
-        out.append(f"| {w} | {thousands(n)} | {against} |")
+        out.append(f"| {w} | {thousands(n)} | {f'{n / inline:.2f}x' if n and inline else '-'} |")
+    out += ["", "fieldlog alone, features spdlog has no counterpart for:", "",
+            "| benchmark | instructions |", "|---|---:|"]
+    for w in FEATURE_INSTRUCTIONS:
+        out.append(f"| {w} | {thousands(figures.get(f'fieldlog/{w}'))} |")
     return "\n".join(out)
 
 
