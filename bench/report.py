@@ -367,16 +367,34 @@ def readme_block(data):
     return "\n".join(out)
 
 
+def block_pattern(name):
+    begin, end = f"<!-- report.py: begin {name} -->", f"<!-- report.py: end {name} -->"
+    return begin, end, re.compile(re.escape(begin) + r"\n(.*?)\n?" + re.escape(end), re.S)
+
+
 def replace_block(path, name, body):
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    begin, end = f"<!-- report.py: begin {name} -->", f"<!-- report.py: end {name} -->"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    begin, end, pattern = block_pattern(name)
     if not pattern.search(text):
         sys.exit(f"report: {path} has no block `{begin}` … `{end}`")
     text = pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def block_differs(path, name, body):
+    """Whether the block in `path` is other than `body`: edited by hand, or data.json changed."""
+    with open(path, encoding="utf-8") as f:
+        found = block_pattern(name)[2].search(f.read())
+    return found is None or found.group(1) != body
+
+
+def blocks(data):
+    """(document, block name, text) for every generated block."""
+    return [("bench/README.md", "results", bench_readme_block(data)),
+            ("README.md", "comparison", readme_block(data)),
+            ("docs/compile-cost.md", "table", compile_block(data, "../bench/results/compile_cost.png"))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,7 +510,20 @@ def main():
                         help="tiny counts, to check the script; writes into --out, not the repository")
     parser.add_argument("--out", default=ROOT,
                         help="the tree whose README.md, bench/ and docs/ are written (default: this repository)")
+    parser.add_argument("--check", action="store_true",
+                        help="measure and write nothing: fail if a generated block is not what data.json gives")
     args = parser.parse_args()
+    if args.check:
+        with open(os.path.join(HERE, "results", "data.json"), encoding="utf-8") as f:
+            data = json.load(f)
+        stale = [f"{doc} ({name})" for doc, name, body in blocks(data)
+                 if block_differs(os.path.join(ROOT, doc), name, body)]
+        if stale:
+            print("report: these blocks are not what bench/results/data.json gives; run "
+                  "`python3 bench/report.py --from-data`: " + ", ".join(stale), file=sys.stderr)
+            return 1
+        print("report: every generated block matches bench/results/data.json")
+        return 0
     if args.quick and os.path.realpath(args.out) == os.path.realpath(ROOT):
         parser.error("--quick needs --out DIR: its figures are not for the repository")
     pyplot()  # fail before measuring, not after
@@ -537,10 +568,8 @@ def main():
         sys.exit(f"report: {data_path} lacks {', '.join(missing)}: run without --only/--from-data first")
 
     plots(data, results)
-    replace_block(os.path.join(out, "bench/README.md"), "results", bench_readme_block(data))
-    replace_block(os.path.join(out, "README.md"), "comparison", readme_block(data))
-    replace_block(os.path.join(out, "docs/compile-cost.md"), "table",
-                  compile_block(data, "../bench/results/compile_cost.png"))
+    for doc, name, body in blocks(data):
+        replace_block(os.path.join(out, doc), name, body)
     log(f"wrote {', '.join(documents)} and {os.path.relpath(results, out)}/")
     return 0
 
