@@ -81,6 +81,9 @@ def build(build_dir):
                         "-DFIELDLOG_BUILD_EXAMPLES=OFF"], check=True, stdout=subprocess.DEVNULL)
     with open(cache, encoding="utf-8") as f:
         text = f.read()
+    if not re.search(r"^FIELDLOG_BUILD_BENCH:BOOL=(ON|TRUE|1)$", text, re.M):
+        subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-DFIELDLOG_BUILD_BENCH=ON"], check=True,
+                       stdout=subprocess.DEVNULL)
     build_type = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", text, re.M)
     if not build_type or build_type.group(1) != "Release":
         sys.exit(f"report: {build_dir} is not a Release build")
