@@ -156,7 +156,21 @@ def measure_compile_cost(quick, statements, quill_include):
             command += ["--quill-include", quill_include]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         with open(out, encoding="utf-8") as f:
-            return json.load(f)
+            report = json.load(f)
+    if quill_include:
+        report["quill_version"] = quill_version(quill_include)
+    return report
+
+
+def quill_version(include):
+    """quill's version from its Backend.h (VersionMajor, VersionMinor, VersionPatch)."""
+    try:
+        with open(os.path.join(include, "quill", "Backend.h"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    parts = [re.search(rf"Version{part}\{{(\d+)\}}", text) for part in ("Major", "Minor", "Patch")]
+    return ".".join(p.group(1) for p in parts) if all(parts) else None
 
 
 def package_version(name):
@@ -305,8 +319,11 @@ def compile_targets(report):
 def compile_block(data, plot_path):
     report = data["compile_cost"]
     versions = "; ".join(report["compilers"].values())
-    quill = "" if "quill" in report["headers"] else (" quill is left out: the run was not given "
-                                                     "`--quill-include`.")
+    if "quill" in report["headers"]:
+        version = f" {report['quill_version']}" if report.get("quill_version") else ""
+        quill = f" quill{version} from its own headers, with its bundled fmt."
+    else:
+        quill = " quill is left out: the run was not given `--quill-include`."
     return "\n".join([
         f"![Compile time per statement]({plot_path})", "",
         compile_cost.markdown(report).rstrip(), "",
