@@ -450,7 +450,7 @@ def paired_bars(plt, path, title, unit, labels, series):
     ax.set_xscale("log")
     ax.set_xlabel(f"{unit} (log scale; lower is better)")
     ax.set_title(title)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper right")
     right = max(v for values in series.values() for v in values if v)
     ax.set_xlim(right=right * 4)
     fig.tight_layout()
