@@ -321,7 +321,7 @@ def compile_block(data, plot_path):
     versions = "; ".join(report["compilers"].values())
     if "quill" in report["headers"]:
         version = f" {report['quill_version']}" if report.get("quill_version") else ""
-        quill = f" quill{version} from its own headers, with its bundled fmt."
+        quill = f" quill{version}."
     else:
         quill = " quill is left out: the run was not given `--quill-include`."
     return "\n".join([
