@@ -78,6 +78,20 @@ def threads_of(name):
     return int(match.group(1)) if match else 1
 
 
+def measure(bench, names, low=2000, high=4000, report=None):
+    """{name: instructions per call} for each benchmark in `names`; `report(name, figure)` is
+    called as each one is done (bench/report.py reuses this)."""
+    results = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in names:
+            difference = (caller_instructions(bench, name, high, workdir) -
+                          caller_instructions(bench, name, low, workdir))
+            results[name] = round(difference / ((high - low) * threads_of(name)))
+            if report:
+                report(name, results[name])
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", required=True, help="the fieldlog_bench binary")
@@ -94,14 +108,8 @@ def main():
     if not names:
         print(f"no benchmark matches {args.filter!r}", file=sys.stderr)
         return 1
-    results = {}
-    with tempfile.TemporaryDirectory() as workdir:
-        for name in names:
-            difference = (caller_instructions(args.bench, name, high, workdir) -
-                          caller_instructions(args.bench, name, low, workdir))
-            per_call = round(difference / ((high - low) * threads_of(name)))
-            results[name] = per_call
-            print(f"{name} {per_call}", flush=True)
+    results = measure(args.bench, names, low, high,
+                      lambda name, per_call: print(f"{name} {per_call}", flush=True))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

@@ -51,7 +51,7 @@ inline void fieldlog_encode(fieldlog::ValueEncoder& enc, const User& user) {
     enc.value(fieldlog::Object{{"name", user.name}, {"email", user.email}, {"createdAt", user.created_at}});
 }
 
-/// zap's benchmark field values (bench/README.md lists the line they make).
+/// zap's benchmark field values (bench/README.md lists the fields).
 struct Fields10 {
     std::array<int, 10> ints{1, 2, 3, 4, 5, 6, 7, 8, 9, 0};
     std::array<std::string_view, 10> strings{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Records per second through the network sinks, to real receivers, and through the file sink,
-in one run (by hand, not in CTest; bench/README.md, "Sinks to real receivers").
+in one run (by hand, not in CTest; docs/performance.md, "Sinks to real receivers").
 
 Starts, on loopback: rsyslogd with imtcp, imrelp and imrelp over TLS (tls="on", a client
 certificate required, certvalid), a second rsyslogd with imtcp over TLS (rsyslog-gnutls: one
