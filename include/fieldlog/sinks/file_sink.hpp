@@ -25,9 +25,9 @@ enum class FileCompression : std::uint8_t { none, gzip };
 
 struct FIELDLOG_API FileSinkOptions {
     std::string path;
-    /// Userspace buffer; 0 writes each record through. 256 KiB (zap's default too): on ext4 a
-    /// busy log spent ~30% less kernel time per record than with 64 KiB (bench/README.md); the
-    /// flush interval still bounds how long a record waits.
+    /// Userspace buffer; 0 writes each record through. The default is zap's too: fewer, larger
+    /// writes cost a busy log less kernel time (docs/performance-notes.md); the flush interval
+    /// still bounds how long a record waits.
     std::size_t buffer_size = 256 * 1024;
     std::chrono::milliseconds flush_interval{1000};  ///< buffered bytes wait at most about this long; 0: no wait
     bool fsync_on_flush = false;                   ///< fsync(2) after each flush (durable, slow)
