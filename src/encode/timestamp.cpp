@@ -5,7 +5,7 @@
 // writes from a per-thread cache (two: the record's clock and field values) of the current
 // minute's `YYYY-MM-DDTHH:MM:` and offset, recomputing a new minute with Hinnant's
 // civil-from-days integer arithmetic. The only file that includes date/tz.h; a build without it
-// (FIELDLOG_WITH_TZ=OFF) writes UTC and refuses named and local zones.
+// (FIELDLOG_WITH_TZ=OFF) refuses named zones and reads the local one from its TZif file (tzif.cpp).
 #include "fieldlog/timestamp.hpp"
 
 #include "encode/text.hpp"
@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -474,7 +475,6 @@ char* append_in(char* out, Timestamp t, const TimestampFormat& f) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Zones (cold)
 
-#if FIELDLOG_WITH_TZ
 /// "+hh:mm" for an offset in whole minutes ("+00:00" for zero).
 std::string offset_suffix(std::int32_t offset) {
     const std::uint32_t minutes = static_cast<std::uint32_t>(offset < 0 ? -offset : offset) / 60;
@@ -496,6 +496,27 @@ ZoneRule rule_of(std::int32_t offset) {
     return rule;
 }
 
+/// Adds the footer rule of the zone's TZif file `file` for what follows its last listed
+/// transition, when it has daylight saving time.
+void add_footer(ZoneData& zone, const std::optional<std::string>& file) {
+    auto footer = detail::zone_footer(zone.name, file, [&](std::int64_t s) { return (next_listed(zone, s) - 1)->offset; });
+    if (footer && footer->rule.has_dst()) {
+        zone.footer_from = footer->rule_from;
+        zone.footer_std = rule_of(footer->rule.std_offset);
+        zone.footer_dst = rule_of(footer->rule.dst_offset);
+        zone.footer = std::move(footer->rule);
+    }
+}
+
+/// Appends a rule of `offset` from `from`, unless it writes as the last one does.
+void add_rule(ZoneData& zone, std::int64_t from, std::int32_t offset) {
+    const ZoneRule rule = rule_of(offset);
+    if (!zone.rules.empty() && zone.rules.back().offset == rule.offset) return;
+    zone.rules.push_back(rule);
+    zone.rules.back().begin = zone.rules.size() == 1 ? std::numeric_limits<std::int64_t>::min() : from;
+}
+
+#if FIELDLOG_WITH_TZ
 /// Reads every offset `tz` had from year −1 to 10001 (wall times of years 0000–9999 at any
 /// offset), merging neighbours that write the same after truncation to minutes, and the footer
 /// rule of its TZif file for what follows the last listed transition (date extends that one).
@@ -506,23 +527,11 @@ std::unique_ptr<ZoneData> load_zone(const date::time_zone& tz) {
     date::sys_seconds at = date::sys_days{date::year{-1} / 1 / 1};
     for (;;) {
         const date::sys_info info = tz.get_info(at);
-        const ZoneRule rule = rule_of(static_cast<std::int32_t>(info.offset.count()));
-        if (zone->rules.empty() || zone->rules.back().offset != rule.offset) {
-            zone->rules.push_back(rule);
-            zone->rules.back().begin =
-                zone->rules.size() == 1 ? std::numeric_limits<std::int64_t>::min() : info.begin.time_since_epoch().count();
-        }
+        add_rule(*zone, info.begin.time_since_epoch().count(), static_cast<std::int32_t>(info.offset.count()));
         if (info.end >= stop) break;
         at = info.end;
     }
-    auto footer = detail::zone_footer(zone->name, detail::read_zone_file(zone->name),
-                                      [&](std::int64_t s) { return (next_listed(*zone, s) - 1)->offset; });
-    if (footer && footer->rule.has_dst()) {
-        zone->footer_from = footer->rule_from;
-        zone->footer_std = rule_of(footer->rule.std_offset);
-        zone->footer_dst = rule_of(footer->rule.dst_offset);
-        zone->footer = std::move(footer->rule);
-    }
+    add_footer(*zone, detail::read_zone_file(zone->name));
     return zone;
 }
 
@@ -575,14 +584,34 @@ TimeZone TimeZone::local() {
 }
 
 #else
-// No tz database without date: a zone other than UTC would be a guess.
+// Without date, named zones are refused; the local zone is read from its TZif file as the C
+// library reads it (TZ, else /etc/localtime).
 TimeZone TimeZone::named(std::string_view name) {
     throw std::invalid_argument("fieldlog: time zone \"" + std::string(name) +
-                                "\": this build of fieldlog has no time zones but UTC: rebuild with "
-                                "-DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)");
+                                "\": this build of fieldlog has no named time zones, only UTC and local: rebuild "
+                                "with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)");
 }
 
-TimeZone TimeZone::local() { return named("local"); }
+TimeZone TimeZone::local() {
+    static std::mutex mutex;
+    static auto* zones = new std::map<std::string, std::unique_ptr<ZoneData>, std::less<>>;  // never freed
+    std::string name;
+    const std::optional<std::string> file = detail::read_local_zone_file(name);
+    if (!file) return utc();  // no /etc/localtime (minimal containers): UTC is what libc assumes too
+    const std::lock_guard lock(mutex);
+    if (const auto it = zones->find(name); it != zones->end()) return TimeZone{it->second.get()};
+    std::string error;
+    const auto listed = detail::read_tzif_offsets(*file, error);
+    if (!listed) {
+        std::fprintf(stderr, "fieldlog: the local time zone %s: %s; writing UTC\n", name.c_str(), error.c_str());
+        return utc();
+    }
+    auto zone = std::make_unique<ZoneData>();
+    zone->name = name;
+    for (const detail::ListedOffset& l : *listed) add_rule(*zone, l.from, l.offset);
+    add_footer(*zone, file);
+    return TimeZone{zones->emplace(name, std::move(zone)).first->second.get()};
+}
 #endif
 
 TimeZone TimeZone::parse(std::string_view name) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Reading a TZif file's footer (tzif.hpp): the two headers (RFC 8536 section 3.1) give the sizes
-// of the v1 and v2+ data blocks, skipped but for the last 64-bit transition time, and the footer
-// follows as `\n<rule>\n` at the end of the file. Cold: once per zone, under the zone registry's
-// lock.
+// Reading a TZif file (tzif.hpp): the two headers (RFC 8536 section 3.1) give the sizes of the
+// v1 and v2+ data blocks; the footer follows as `\n<rule>\n` at the end of the file. A build
+// without date-tz also reads the listed offsets, for the local zone. Cold: once per zone, under
+// the zone registry's lock.
 #include "encode/tzif.hpp"
 
 #include <algorithm>
@@ -10,6 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 namespace fieldlog::detail {
 
@@ -57,6 +60,19 @@ std::string zoneinfo_dir() {
     struct stat sb {};
     if (::stat("/usr/share/zoneinfo/uclibc", &sb) == 0 && S_ISDIR(sb.st_mode)) return "/usr/share/zoneinfo/uclibc";
     return "/usr/share/zoneinfo";
+}
+
+/// The bytes of the file at `path`; nullopt when it cannot be read or is too large to be a zone.
+std::optional<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 0 || static_cast<std::uint64_t>(size) > max_file_size) return std::nullopt;
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    in.seekg(0);
+    if (!in.read(bytes.data(), size)) return std::nullopt;
+    return bytes;
 }
 
 }  // namespace
@@ -133,16 +149,61 @@ std::optional<ZoneFooter> zone_footer(std::string_view name, const std::optional
     return footer;
 }
 
-std::optional<std::string> read_zone_file(std::string_view name) {
-    std::ifstream in(zoneinfo_dir() + "/" + std::string(name), std::ios::binary);
-    if (!in) return std::nullopt;
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size < 0 || static_cast<std::uint64_t>(size) > max_file_size) return std::nullopt;
-    std::string bytes(static_cast<std::size_t>(size), '\0');
-    in.seekg(0);
-    if (!in.read(bytes.data(), size)) return std::nullopt;
-    return bytes;
+std::optional<std::vector<ListedOffset>> read_tzif_offsets(std::string_view file, std::string& error) {
+    const auto v1 = header_at(file, 0, error);
+    if (!v1) return std::nullopt;
+    std::size_t data_at = header_size;
+    std::uint64_t time_size = 4;
+    Counts counts = *v1;
+    if (file[4] != '\0') {  // version 2 or later: the 64-bit block after the v1 one
+        const std::uint64_t v2_at = header_size + v1->data_size(4);
+        const auto v2 = v2_at <= file.size() ? header_at(file, static_cast<std::size_t>(v2_at), error) : std::nullopt;
+        if (!v2) {
+            if (error.empty()) error = "the TZif file is cut short";
+            return std::nullopt;
+        }
+        data_at = static_cast<std::size_t>(v2_at + header_size);
+        time_size = 8;
+        counts = *v2;
+    }
+    if (counts.type == 0 || data_at + counts.data_size(time_size) > file.size()) {
+        error = "the TZif file is cut short or lists no local time type";
+        return std::nullopt;
+    }
+    const std::size_t indices_at = data_at + static_cast<std::size_t>(counts.time * time_size);
+    const std::size_t types_at = indices_at + static_cast<std::size_t>(counts.time);
+    const auto offset_of = [&](std::size_t type) { return static_cast<std::int32_t>(be32(file, types_at + 6 * type)); };
+    std::vector<ListedOffset> listed{{std::numeric_limits<std::int64_t>::min(), offset_of(0)}};
+    for (std::size_t i = 0; i < counts.time; ++i) {
+        const auto type = static_cast<unsigned char>(file[indices_at + i]);
+        if (type >= counts.type) {
+            error = "a TZif transition names a local time type the file does not have";
+            return std::nullopt;
+        }
+        const std::size_t at = data_at + i * static_cast<std::size_t>(time_size);
+        const std::int64_t from = time_size == 8 ? be64(file, at) : static_cast<std::int32_t>(be32(file, at));
+        listed.push_back({from, offset_of(type)});
+    }
+    return listed;
 }
+
+std::optional<std::string> read_local_zone_file(std::string& name) {
+    std::string path = "/etc/localtime";
+    if (const char* tz = std::getenv("TZ"); tz != nullptr && *tz != '\0') {
+        std::string_view value = tz;
+        if (value.front() == ':') value.remove_prefix(1);
+        path = value.starts_with('/') ? std::string(value) : zoneinfo_dir() + "/" + std::string(value);
+    }
+    std::string target = path;
+    char link[4096];
+    if (const ssize_t n = ::readlink(path.c_str(), link, sizeof link); n > 0 && static_cast<std::size_t>(n) < sizeof link) {
+        target.assign(link, static_cast<std::size_t>(n));
+    }
+    const std::size_t tail = target.rfind("zoneinfo/");
+    name = tail != std::string::npos ? target.substr(tail + 9) : path;
+    return read_file(path);
+}
+
+std::optional<std::string> read_zone_file(std::string_view name) { return read_file(zoneinfo_dir() + "/" + std::string(name)); }
 
 }  // namespace fieldlog::detail

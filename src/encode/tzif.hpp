@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fieldlog::detail {
 
@@ -36,6 +37,22 @@ std::optional<ZoneFooter> zone_footer(std::string_view name, const std::optional
 /// The bytes of zone `name`'s TZif file in the directory date reads (its rule, which ignores
 /// TZDIR); nullopt when it cannot be read.
 std::optional<std::string> read_zone_file(std::string_view name);
+
+/// One offset a TZif file lists: in force from `from` (a UTC second) to the next one's.
+struct ListedOffset {
+    std::int64_t from;
+    std::int32_t offset;  ///< seconds east of UTC
+};
+
+/// Every offset a TZif file lists (RFC 8536: the v2+ data block, or v1's for a v1 file), the
+/// first from the minimum (the type in force before the first transition); on a malformed
+/// file, says why in `error` and returns nullopt. For builds without date-tz.
+std::optional<std::vector<ListedOffset>> read_tzif_offsets(std::string_view file, std::string& error);
+
+/// The TZif file of the local zone, as the C library finds it: TZ (`:Name`, `Name` or an
+/// absolute path) when set, else /etc/localtime; its name in `name` (the part after
+/// `zoneinfo/` when there is one, else the path). nullopt when it cannot be read.
+std::optional<std::string> read_local_zone_file(std::string& name);
 
 /// Whole minutes of an offset in seconds, toward zero: how fieldlog writes offsets with seconds.
 constexpr std::int32_t whole_minutes(std::int32_t offset) noexcept { return offset / 60 * 60; }

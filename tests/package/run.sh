@@ -179,7 +179,8 @@ minimal_links_fmt_alone() {
   ! has "$(pkg_config minimal --static --libs fieldlog)" 'gnutls\|-lz\|toml\|date'
 }
 
-# What the minimal variant lacks is refused with the option to rebuild with; UTC still works.
+# What the minimal variant lacks is refused with the option to rebuild with; UTC and the local
+# zone still work.
 minimal_refusals() {
   # shellcheck disable=SC2046
   "$cxx" -std=c++20 tests/package/consumer/refusals.cpp $(pkg_config minimal --cflags --libs fieldlog) \
@@ -189,7 +190,7 @@ minimal_refusals() {
   expect_lines "$out" \
     "app.toml: this build of fieldlog reads no TOML files: rebuild with -DFIELDLOG_WITH_TOML=ON (needs toml++: libtomlplusplus-dev)" \
     "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
-    "rebuild with -DFIELDLOG_WITH_TZ=ON (needs date-tz: libhowardhinnant-date-dev)" \
+    "local: Asia/Kolkata 2026-01-01T05:30:00.000000000+05:30" \
     "this build of fieldlog has no TLS: rebuild with -DFIELDLOG_WITH_TLS=ON (needs GnuTLS: libgnutls28-dev)" \
     "compress = gzip: this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)" \
     "utc: accepted"

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Against the minimal variant (every FIELDLOG_WITH_* off): what asks for a feature left out
 // fails with an error that names the option to rebuild with. Prints one line per refusal, the
-// error's text; run.sh checks them.
+// error's text; run.sh checks them. UTC and the local zone work without date-tz.
 #include <fieldlog/fieldlog.hpp>
 #include <fieldlog/sinks/file_sink.hpp>
 #include <fieldlog/sinks/syslog_sink.hpp>
+
+#include <stdlib.h>
 
 #include <cstdio>
 #include <exception>
@@ -26,7 +28,12 @@ void refusal(const char* what, const std::function<void()>& ask) {
 int main() {
     refusal("toml", [] { (void)fieldlog::Config::parse("level = \"info\"\n", "app.toml"); });
     refusal("zone", [] { (void)fieldlog::TimeZone::named("Europe/Berlin"); });
-    refusal("local", [] { (void)fieldlog::TimeZone::local(); });
+    ::setenv("TZ", "Asia/Kolkata", 1);  // read from its TZif file, as the C library reads it
+    const fieldlog::TimeZone local = fieldlog::TimeZone::local();
+    char text[fieldlog::max_rfc3339_size];
+    const char* end = fieldlog::append_rfc3339(text, fieldlog::Timestamp(1767225600, 0), {.zone = local});
+    std::printf("local: %.*s %.*s\n", static_cast<int>(local.name().size()), local.name().data(),
+                static_cast<int>(end - text), text);
     refusal("tls", [] {
         fieldlog::configure(fieldlog::Config{
             .sinks = {{.target = fieldlog::SyslogSinkOptions{.address = "127.0.0.1:6514",
