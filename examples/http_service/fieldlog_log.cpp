@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <fieldlog/fieldlog.hpp>
+#include <fieldlog/sinks/otlp_sink.hpp>
 
 #include "alloc_counter.hpp"
 #include "service_log.hpp"
@@ -167,8 +168,18 @@ private:
 
 }  // namespace
 
-std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context) {
-    fieldlog::configure(fieldlog::Config::load(config_path));  // before the loggers exist: no default set-up
+std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context,
+                                              const std::string& otlp_endpoint) {
+    fieldlog::Config config = fieldlog::Config::load(config_path);
+    if (!otlp_endpoint.empty()) {
+        if (config.sinks.empty()) config.sinks.push_back({});  // the default stdout sink stays
+        fieldlog::OtlpSinkOptions otlp{.endpoint = otlp_endpoint};
+        otlp.resource = config.resource;
+        otlp.duration = config.duration;
+        otlp.apply_env();
+        config.sinks.push_back({.target = otlp});
+    }
+    fieldlog::configure(config);  // before the loggers exist: no default set-up
     return std::make_unique<FieldlogLog>(context);
 }
 

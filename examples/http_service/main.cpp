@@ -5,6 +5,7 @@
 //   fieldlog_http_service [--logger=fieldlog|spdlog] [--config=examples/fieldlog.toml]
 //                         [--log-file=logs/spdlog.log] [--host=127.0.0.1] [--port=8080]
 //                         [--port-file=PATH] [--threads=16] [--work-threads=2]
+//                         [--otlp=http://localhost:4318/v1/logs]
 #include <signal.h>
 
 #include <atomic>
@@ -36,13 +37,14 @@ struct Options {
     std::string config;  ///< fieldlog: --config, else FIELDLOG_CONFIG, else examples/fieldlog.toml
     std::string log_file = "logs/spdlog.log";
     std::string port_file;
+    std::string otlp;  ///< fieldlog: an OTLP endpoint to export to as well
     ServiceOptions service;
 };
 
 constexpr const char* kUsage =
     "usage: fieldlog_http_service [--logger=fieldlog|spdlog] [--context=scope|with] [--config=FILE]\n"
     "                             [--log-file=FILE] [--host=ADDR] [--port=N] [--port-file=FILE] [--threads=N]\n"
-    "                             [--work-threads=N]\n"
+    "                             [--work-threads=N] [--otlp=URL]\n"
     "  --logger        fieldlog (default; configured by --config) or spdlog (async, JSON lines to --log-file)\n"
     "  --context       fieldlog's request context: a Scope per request (default) or with() children\n"
     "  --config        fieldlog's TOML file (default: $FIELDLOG_CONFIG, else examples/fieldlog.toml)\n"
@@ -50,7 +52,9 @@ constexpr const char* kUsage =
     "  --host, --port  where to listen (default 127.0.0.1:8080; port 0 takes any free port)\n"
     "  --port-file     write the port there once listening (for scripts and tests)\n"
     "  --threads       connection threads (default 16; a keep-alive connection holds one)\n"
-    "  --work-threads  settlement worker threads (default 2)\n";
+    "  --work-threads  settlement worker threads (default 2)\n"
+    "  --otlp          fieldlog: also export every record to this OTLP/HTTP endpoint\n"
+    "                  (like http://localhost:4318/v1/logs; a SIGHUP reload keeps only the file's sinks)\n";
 
 bool parse_count(std::string_view text, std::size_t& out, std::size_t min) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -89,6 +93,9 @@ bool parse_options(int argc, char** argv, Options& o) {
         } else if (key == "--threads") {
             ok = ok && parse_count(value, n, 1);
             o.service.connection_threads = n;
+        } else if (key == "--otlp") {
+            ok = ok && !value.empty();
+            o.otlp = value;
         } else if (key == "--work-threads") {
             ok = ok && parse_count(value, n, 1);
             o.service.work_threads = n;
@@ -144,7 +151,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<ServiceLog> log;
     try {
         if (use_fieldlog) {
-            log = make_fieldlog_log(options.config, options.context);
+            log = make_fieldlog_log(options.config, options.context, options.otlp);
             fieldlog::install_signal_handlers();
         } else {
             std::filesystem::path dir = std::filesystem::path(options.log_file).parent_path();

@@ -107,7 +107,9 @@ private:
 
 /// Configures fieldlog from the TOML file `config_path` (FIELDLOG_* overrides apply; SIGHUP
 /// reloads it once fieldlog::install_signal_handlers() ran). Throws fieldlog::ConfigError.
-std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context);
+/// `otlp_endpoint`, when not empty, adds an OTLP sink sending there (OTEL_* variables apply).
+std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, RequestContext context,
+                                              const std::string& otlp_endpoint);
 
 /// spdlog's async logger (default thread pool: one worker, queue of 8192, blocking when full)
 /// writing JSON lines to `file`, at level info.
