@@ -30,30 +30,6 @@ namespace {
 
 // ---- text --------------------------------------------------------------------------------
 
-/// `s` with each ill-formed UTF-8 sequence replaced by U+FFFD (as the other encoders do):
-/// calls on_run(bytes) for each piece, in order.
-template <typename OnRun>
-void for_each_repaired_run(std::string_view s, OnRun&& on_run) {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    std::size_t run_start = 0;
-    std::size_t i = 0;
-    while (i < s.size()) {
-        if (p[i] < 0x80) {
-            ++i;
-            continue;
-        }
-        const int length = utf8_sequence(p + i, s.size() - i);
-        if (length > 0) {
-            i += static_cast<std::size_t>(length);
-            continue;
-        }
-        if (i > run_start) on_run(s.substr(run_start, i - run_start));
-        on_run(kReplacement);
-        i += static_cast<std::size_t>(-length);
-        run_start = i;
-    }
-    if (run_start < s.size()) on_run(s.substr(run_start));
-}
 
 std::size_t repaired_size(std::string_view s) {
     std::size_t size = 0;

@@ -229,24 +229,7 @@ void append_escaped_loop(Buffer& out, std::string_view s) {
 }  // namespace
 
 void append_utf8_repaired(Buffer& out, std::string_view s) {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    std::size_t run = 0;  // start of the bytes not yet copied
-    for (std::size_t i = 0; i < s.size();) {
-        if (p[i] < 0x80) {
-            ++i;
-            continue;
-        }
-        const int length = utf8_sequence(p + i, s.size() - i);
-        if (length > 0) {
-            i += static_cast<std::size_t>(length);
-            continue;
-        }
-        out.append(s.data() + run, i - run);
-        out.append(kReplacement);
-        i += static_cast<std::size_t>(-length);
-        run = i;
-    }
-    out.append(s.data() + run, s.size() - run);
+    for_each_repaired_run(s, [&](std::string_view run) { out.append(run); });
 }
 
 void append_json_escaped(Buffer& out, std::string_view s) {

@@ -25,6 +25,31 @@ inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 /// the length of the maximal subpart to replace by one U+FFFD (at least 1).
 int utf8_sequence(const unsigned char* p, std::size_t n) noexcept;
 
+/// `s` with each ill-formed UTF-8 sequence replaced by U+FFFD (as every encoder does):
+/// calls on_run(bytes) for each piece, in order.
+template <typename OnRun>
+void for_each_repaired_run(std::string_view s, OnRun&& on_run) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    std::size_t run_start = 0;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        if (p[i] < 0x80) {
+            ++i;
+            continue;
+        }
+        const int length = utf8_sequence(p + i, s.size() - i);
+        if (length > 0) {
+            i += static_cast<std::size_t>(length);
+            continue;
+        }
+        if (i > run_start) on_run(s.substr(run_start, i - run_start));
+        on_run(kReplacement);
+        i += static_cast<std::size_t>(-length);
+        run_start = i;
+    }
+    if (run_start < s.size()) on_run(s.substr(run_start));
+}
+
 /// Appends `s` escaped for the inside of a JSON string (RFC 8259), invalid UTF-8 replaced.
 void append_json_escaped(Buffer& out, std::string_view s);
 /// Appends `s` as it is but for invalid UTF-8, replaced as append_json_escaped() does: the
