@@ -82,7 +82,7 @@ build_shared() {
 
 build_minimal() {
   cmake -S . -B "$minimal_build" -DFIELDLOG_WITH_TLS=OFF -DFIELDLOG_WITH_GZIP=OFF -DFIELDLOG_WITH_TOML=OFF \
-    -DFIELDLOG_WITH_TZ=OFF -DFIELDLOG_BUILD_TESTS=OFF -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF >/dev/null
+    -DFIELDLOG_WITH_TZ=OFF -DFIELDLOG_WITH_OTLP=OFF -DFIELDLOG_BUILD_TESTS=OFF -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build "$minimal_build" --target fieldlog -j"$jobs" >/dev/null
   cmake --install "$minimal_build" --prefix "$work/minimal" >/dev/null
 }
@@ -163,8 +163,8 @@ pkgconfig_static_consumer() {
   expect_lines "$out" "$consumer_line"
 }
 
-# The minimal variant's program that logs to stdout links fmt, and none of GnuTLS, zlib, toml++
-# or date-tz: not as a library it needs, nor as code of theirs pulled into it.
+# The minimal variant's program that logs to stdout links fmt, and none of GnuTLS, zlib, toml++,
+# date-tz or libcurl: not as a library it needs, nor as code of theirs pulled into it.
 minimal_links_fmt_alone() {
   local program="$work/minimal-pc-consumer" dynamic resolved symbols
   pkgconfig_consumer minimal
@@ -172,11 +172,11 @@ minimal_links_fmt_alone() {
   resolved=$(ldd "$program")
   symbols=$(nm -C "$program")
   has "$dynamic" 'NEEDED.*\[libfmt\.so' || { echo "$dynamic"; return 1; }
-  ! has "$dynamic" 'NEEDED.*\[lib\(gnutls\|z\|tomlplusplus\|date-tz\)\.so' || { echo "$dynamic"; return 1; }
-  ! has "$resolved" 'libgnutls\|libz\.so\|libtomlplusplus\|libdate-tz' || { echo "$resolved"; return 1; }
-  ! has "$symbols" 'gnutls_\|deflate\|toml::\|date::' || { grep 'gnutls_\|deflate\|toml::\|date::' <<<"$symbols" | head; return 1; }
+  ! has "$dynamic" 'NEEDED.*\[lib\(gnutls\|z\|tomlplusplus\|date-tz\|curl[-a-z]*\)\.so' || { echo "$dynamic"; return 1; }
+  ! has "$resolved" 'libgnutls\|libz\.so\|libtomlplusplus\|libdate-tz\|libcurl' || { echo "$resolved"; return 1; }
+  ! has "$symbols" 'gnutls_\|deflate\|toml::\|date::\|curl_' || { grep 'gnutls_\|deflate\|toml::\|date::\|curl_' <<<"$symbols" | head; return 1; }
   has "$(pkg_config minimal --static --libs fieldlog)" -lfmt
-  ! has "$(pkg_config minimal --static --libs fieldlog)" 'gnutls\|-lz\|toml\|date'
+  ! has "$(pkg_config minimal --static --libs fieldlog)" 'gnutls\|-lz\|toml\|date\|curl'
 }
 
 # What the minimal variant lacks is refused with the option to rebuild with; UTC and the local
@@ -193,6 +193,7 @@ minimal_refusals() {
     "local: Asia/Kolkata 2026-01-01T05:30:00.000000000+05:30" \
     "this build of fieldlog has no TLS: rebuild with -DFIELDLOG_WITH_TLS=ON (needs GnuTLS: libgnutls28-dev)" \
     "compress = gzip: this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)" \
+    "this build of fieldlog has no OTLP: rebuild with -DFIELDLOG_WITH_OTLP=ON (needs libcurl: libcurl4-gnutls-dev)" \
     "utc: accepted"
 }
 

@@ -4,6 +4,7 @@
 // error's text; run.sh checks them. UTC and the local zone work without date-tz.
 #include <fieldlog/fieldlog.hpp>
 #include <fieldlog/sinks/file_sink.hpp>
+#include <fieldlog/sinks/otlp_sink.hpp>
 #include <fieldlog/sinks/syslog_sink.hpp>
 
 #include <stdlib.h>
@@ -44,5 +45,6 @@ int main() {
             .sinks = {{.target = fieldlog::FileSinkOptions{.path = "/tmp/fieldlog-refusals.log",
                                                             .compress = fieldlog::FileCompression::gzip}}}});
     });
+    refusal("otlp", [] { (void)fieldlog::make_otlp_sink({}); });
     refusal("utc", [] { (void)fieldlog::TimeZone::parse("UTC"); });
 }
