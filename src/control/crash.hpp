@@ -23,7 +23,7 @@ namespace fieldlog::detail {
 void write_final_records(FinalNote& note, bool fatal_record) noexcept;
 
 /// Makes the room the crash path encodes queued records in (an async pipeline's rings hold
-/// them in their typed form), once; cold: configure() calls it for an async configuration. A
+/// them as owned copies), once; cold: configure() calls it for an async configuration. A
 /// record whose line may exceed that room is not written by the crash path.
 void reserve_final_storage() noexcept;
 

@@ -2,7 +2,7 @@
 // A bounded single-producer single-consumer ring of variable-size entries: one logging thread
 // writes, the async writer thread reads (async_writer.hpp). The ring knows nothing of records:
 // an entry is an 8-aligned run of bytes the producer fills in place, so what an entry holds
-// (today a record header and the record's typed form) can change without touching the ring.
+// (today a record header and the record's owned copy) can change without touching the ring.
 //
 // Positions count bytes ever written and never wrap; an entry never straddles the ring's end
 // (the producer pads to the end and starts again at 0). The producer publishes with one release

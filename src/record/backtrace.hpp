@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Backtraces (fieldlog::Backtrace, backtrace.hpp). A scope's: the records its thread logs
-// below its logger's level while the scope is open, kept in their typed form (fields and
+// below its logger's level while the scope is open, kept as owned copies (fields and
 // strings copied in) in chunks of the thread's context pool, until a record at the trigger
 // level writes them or the scope's close discards them; all on the owning thread, the only
 // shared state the per-level count the level gate reads. A logger's: the same records of that
