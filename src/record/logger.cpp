@@ -78,10 +78,11 @@ void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel
         const Channel& channel;
         LoggerMask admitted;
     } const target{pipeline, channel, admitted};
-    with_typed_view(record, channel.options, pipeline.redact, context.typed_views, [](const TypedRecordView& view, const void* argument) {
+    const auto to_channel = [](const TypedRecordView& view, const void* argument) {
         const auto& t = *static_cast<const Target*>(argument);
         t.pipeline.dispatch(t.channel, view, t.admitted);
-    }, &target);
+    };
+    with_typed_view(record, channel.options, pipeline.redact, context.typed_views, to_channel, &target);
 }
 
 /// Encodes `record` once per channel that takes it and dispatches each line (a typed channel
