@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "base/error_reporter.hpp"
-#include "encode/otlp_encoding.hpp"
+#include "otlp_encoding.hpp"
 #include "otlp_http.hpp"
 #include "sink_io.hpp"
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "fieldlog/sinks/otlp_sink.hpp"
-#include "encode/otlp_encoding.hpp"
+#include "sinks/otlp_encoding.hpp"
 
 namespace fieldlog::detail {
 

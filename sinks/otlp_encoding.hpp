@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // What the OTLP sink needs of an encoder: a record's LogRecord, and the request around a batch
-// of them. The encode layer implements it (src/encode/otlp_encoder.hpp); the sink sees only this.
+// of them. The sink declares it; the encode layer implements it (src/encode/otlp_encoder.hpp).
 #pragma once
 
 #include <cstdint>
