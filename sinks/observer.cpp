@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The test observer (see fieldlog/testing/observer.hpp): the typed copy of a record, built
-// through the ValueEncoder calls an encoder gets, and the observer's queries.
+// The test observer (see fieldlog/testing/observer.hpp): it keeps each record's owned copy
+// (TypedRecordCopy) and makes the ObservedRecords a test reads from it, through the ValueEncoder
+// calls an encoder gets; and the observer's queries.
 #include "fieldlog/testing/observer.hpp"
 
 #include <algorithm>
@@ -174,6 +175,32 @@ ObservedRecords keep_if(const std::vector<ObservedRecord>& records, const std::f
     return ObservedRecords(std::move(kept));
 }
 
+/// The record a test reads, made from a kept copy's view.
+ObservedRecord observed(const TypedRecordView& record) {
+    const SourceLocation where = record.message.where();
+    ObservedRecord made{
+        .level = record.level,
+        .time = record.time,
+        .logger = std::string(record.logger),
+        .message = std::string(record.message.text()),  // a copy's message is formatted already
+        .caller = {.file = where.file_name() != nullptr ? where.file_name() : "",
+                   .line = where.line(),
+                   .function = where.function_name() != nullptr ? where.function_name() : ""},
+        .fields = {},
+    };
+    for (const std::span<const Field> list : {record.bound, record.scope, record.fields}) {
+        for (const Field& f : list) set_member(made.fields, std::string(f.key), ObservedValue::of(f.value));
+    }
+    return made;
+}
+
+std::vector<ObservedRecord> observed(const std::vector<TypedRecordCopy>& copies) {
+    std::vector<ObservedRecord> made;
+    made.reserve(copies.size());
+    for (const TypedRecordCopy& copy : copies) made.push_back(observed(copy.view()));
+    return made;
+}
+
 }  // namespace
 
 ObservedValue::ObservedValue() noexcept = default;
@@ -253,33 +280,14 @@ ObservedRecords ObservedRecords::filter(const std::function<bool(const ObservedR
     return keep_if(records_, keep);
 }
 
-void Observer::write_typed(const TypedRecordView& record) {
-    const Message& message = record.message;
-    const SourceLocation where = message.where();
-    ObservedRecord observed{
-        .level = record.level,
-        .time = record.time,
-        .logger = std::string(record.logger),
-        .message = message.formatted() ? fmt::vformat(fmt::string_view(message.text().data(), message.text().size()),
-                                                      message.args())
-                                       : std::string(message.text()),
-        .caller = {.file = where.file_name() != nullptr ? where.file_name() : "",
-                   .line = where.line(),
-                   .function = where.function_name() != nullptr ? where.function_name() : ""},
-        .fields = {},
-    };
-    for (const std::span<const Field> list : {record.bound, record.scope, record.fields}) {
-        for (const Field& f : list) set_member(observed.fields, std::string(f.key), ObservedValue::of(f.value));
-    }
-    records_.push_back(std::move(observed));
-}
+void Observer::write_typed(const TypedRecordView& record) { records_.emplace_back(record); }
 
 ObservedRecords Observer::records() const { return ObservedRecords(all()); }
 
 std::vector<ObservedRecord> Observer::all() const {
     fieldlog::flush();
     const std::lock_guard lock(mutex());
-    return records_;
+    return observed(records_);
 }
 
 std::size_t Observer::size() const {
@@ -298,7 +306,7 @@ ObservedRecords Observer::filter_field(std::string_view key, const ObservedValue
 std::vector<ObservedRecord> Observer::take_all() {
     fieldlog::flush();
     const std::lock_guard lock(mutex());
-    return std::exchange(records_, {});
+    return observed(std::exchange(records_, {}));
 }
 
 void Observer::clear() {
