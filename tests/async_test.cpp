@@ -500,7 +500,7 @@ TEST_CASE("Rings of exited threads are kept as spares up to the bound, and new t
     fieldlog::flush();
     fieldlog::AsyncMetrics m = wait_for_async_metrics([](const fieldlog::AsyncMetrics& a) { return a.rings.empty(); });
     CHECK(m.rings.empty());
-    CHECK(m.spare_rings == 4);  // AsyncWriter::kSpareRings; the other 8 were freed
+    CHECK(m.spare_rings == 4);  // RingSet::kSpareRings; the other 8 were freed
 
     std::mutex mutex;
     std::condition_variable changed;

@@ -11,7 +11,7 @@ namespace fieldlog::detail {
 using namespace async_entry;
 
 bool AsyncWriter::holds_unwritten() const noexcept {
-    for (const Ring* ring : rings_) {
+    for (const AsyncRing* ring : rings_.in_use()) {
         if (ring->queue.released() != ring->queue.published()) return true;
     }
     return false;
@@ -23,13 +23,13 @@ void AsyncWriter::seal() noexcept {
 }
 
 void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept {
-    for (const Ring* ring : rings_) {
+    for (const AsyncRing* ring : rings_.in_use()) {
         ring->crash_read = std::max(ring->queue.released(), ring->handed_upto[sink].load(std::memory_order_acquire));
     }
     for (;;) {  // the earliest next record of all rings, until none is left
-        const Ring* first = nullptr;
+        const AsyncRing* first = nullptr;
         std::int64_t first_key = 0;
-        for (const Ring* ring : rings_) {
+        for (const AsyncRing* ring : rings_.in_use()) {
             if (ring->crash_read >= ring->queue.published()) continue;
             const std::int64_t key = order_key_of(ring->queue.entry_at(ring->crash_read).data);
             if (first == nullptr || key < first_key) {

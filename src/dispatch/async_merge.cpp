@@ -11,13 +11,8 @@
 #include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
-namespace {
 
 using namespace async_entry;
-
-constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wait for the next
-
-}  // namespace
 
 bool AsyncWriter::sweep() noexcept {
     const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
@@ -36,47 +31,20 @@ bool AsyncWriter::sweep() noexcept {
 }
 
 void AsyncWriter::look_at_rings() noexcept {
-    // Rings whose thread let go and that are drained leave the list: spare, or freed.
-    Ring* freed[kFreedAtOnce];
-    std::size_t to_free = 0;
-    bool recycle = false;
-    for (const Ring* ring : sweep_rings_) {
-        recycle = recycle || (ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read);
-    }
-    if (recycle || rings_changed_.load(std::memory_order_acquire) != rings_seen_) {
-        const std::lock_guard lock(rings_mutex_);
-        std::erase_if(rings_, [&](Ring* ring) {
-            const bool drained =
-                ring->owners.load(std::memory_order_acquire) == 1 && ring->queue.published() == ring->read;
-            if (!drained || to_free == std::size(freed)) return false;
-            if (spares_.size() < kSpareRings) {
-                spares_.push_back(ring);  // reserved below: never allocates
-            } else {
-                freed[to_free++] = ring;
-            }
-            return true;
-        });
-        rings_seen_ = rings_changed_.load(std::memory_order_acquire);
-        try {
-            sweep_rings_.assign(rings_.begin(), rings_.end());  // grows only with the thread count
-        } catch (...) {  // no memory: keep the rings the writer knew; the rest wait for the next sweep
-            rings_seen_ = 0;
-        }
-    }
-    for (std::size_t i = 0; i < to_free; ++i) let_go(freed[i]);
-    for (Ring* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
+    rings_.look(sweep_rings_);
+    for (AsyncRing* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
 }
 
 std::size_t AsyncWriter::collect() noexcept {
     std::size_t count = 0;
     runs_.clear();
-    const std::uint64_t limit = capacity_ / 4;
+    const std::uint64_t limit = rings_.capacity() / 4;
     // Every ring with records gets a share of the batch, so the hold-back in write_batch (which
     // looks at the rings that have a run in it) always lets something through.
     std::size_t pending = 0;
-    for (const Ring* ring : sweep_rings_) pending += ring->read < ring->sweep_end ? 1 : 0;
+    for (const AsyncRing* ring : sweep_rings_) pending += ring->read < ring->sweep_end ? 1 : 0;
     const std::size_t share = std::max<std::size_t>(1, kMaxBatch / std::max<std::size_t>(1, pending));
-    for (Ring* ring : sweep_rings_) {
+    for (AsyncRing* ring : sweep_rings_) {
         std::uint64_t position = ring->read;
         const std::size_t begin = count;
         while (position < ring->sweep_end && count < kMaxBatch && count - begin < share && position - ring->read < limit) {
@@ -98,7 +66,7 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     // waited for).
     std::int64_t limit = INT64_MAX;
     for (const Run& run : runs_) {
-        const Ring& ring = *run.ring;
+        const AsyncRing& ring = *run.ring;
         if (ring.batch_end < ring.sweep_end) {
             limit = std::min(limit, order_key_of(ring.queue.entry_at(ring.batch_end).data));
         }

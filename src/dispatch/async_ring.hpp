@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// What the async writer's files share (not included by anything else): one thread's ring and
-// what the writer and the crash path keep beside it, the ring entry's header, and the futex
-// calls the callers and the writer wait and wake with.
+// What the async writer's files share (not included by anything else): the ring entry's
+// header, and the futex calls the callers and the writer wait and wake with.
 //
-//   async_rings.cpp (the callers' side and the ring set) ─► async_merge.cpp (the writer's
-//   sweeps and batches) on the thread of async_writer.cpp; async_crash_walk.cpp (a fatal signal)
+//   async_callers.cpp (reserve, commit) ─► a ring of ring_set.cpp ─► async_merge.cpp (the
+//   writer's sweeps and batches) on the thread of async_writer.cpp; async_crash_walk.cpp (a
+//   fatal signal)
 #pragma once
 
 #include <linux/futex.h>
@@ -17,34 +17,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 
 #include "dispatch/async_writer.hpp"
 
 namespace fieldlog::detail {
-
-/// One thread's ring and what the writer and the crash path keep beside it.
-struct AsyncWriter::Ring {
-    Ring(std::size_t capacity, std::size_t sinks)
-        : queue(capacity), handed_upto(std::make_unique<std::atomic<std::uint64_t>[]>(sinks)) {}
-
-    SpscRing queue;
-    /// Per sink: the position up to which the writer has handed it this ring's records. Written
-    /// under the sink's mutex, so the crash path, holding it, reads where to go on from.
-    std::unique_ptr<std::atomic<std::uint64_t>[]> handed_upto;
-    /// 2 while a thread writes the ring, 1 once only the writer holds it (a spare, or its
-    /// thread let go), 0: freed by whichever let go last.
-    std::atomic<int> owners{1};
-    std::atomic<int> thread_id{0};
-    std::atomic<std::uint64_t> high_water{0};
-    std::atomic<std::uint64_t> blocked_nanos{0};
-    // The writer's (its thread only).
-    std::uint64_t read = 0;       // everything below is handed out and released
-    std::uint64_t sweep_end = 0;  // published end at the sweep's look
-    std::uint64_t batch_end = 0;  // how far the current batch took
-    // The crash path's walk (one final path ever runs).
-    mutable std::uint64_t crash_read = 0;
-};
 
 namespace async_entry {
 
@@ -99,11 +75,6 @@ inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
 
 inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
     ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
-
-/// Lets go of a ring; the last of its owners frees it.
-inline void let_go(AsyncWriter::Ring* ring) noexcept {
-    if (ring->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) delete ring;
 }
 
 }  // namespace fieldlog::detail

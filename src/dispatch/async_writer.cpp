@@ -19,7 +19,6 @@ void AsyncWriter::set_needs_thread() noexcept {
     attention_.fetch_or(kNeedsThread, std::memory_order_seq_cst);
 }
 
-
 void AsyncWriter::wake_writer() noexcept {
     if (writer_sleeping_.load(std::memory_order_seq_cst)) {
         wake_.fetch_add(1, std::memory_order_release);
@@ -63,7 +62,7 @@ void* AsyncWriter::thread_main(void* self) noexcept {
 
 void AsyncWriter::drain() noexcept {
     {
-        const std::lock_guard lock(rings_mutex_);
+        const std::lock_guard lock(rings_.mutex());
         if (!holds_unwritten()) return;
     }
     // A sweep that begins after this point looks at every ring after this thread's records (and
@@ -90,7 +89,7 @@ void AsyncWriter::stop() noexcept {
     if (state != ThreadState::running) {
         bool unwritten = false;
         {
-            const std::lock_guard lock(rings_mutex_);
+            const std::lock_guard lock(rings_.mutex());
             unwritten = holds_unwritten();
         }
         if (!unwritten) {
@@ -124,9 +123,8 @@ void AsyncWriter::run() noexcept {
 void AsyncWriter::idle_wait() noexcept {
     const std::uint32_t seen = wake_.load(std::memory_order_acquire);
     writer_sleeping_.store(true, std::memory_order_seq_cst);
-    bool pending = stopping_.load(std::memory_order_seq_cst) ||
-                   rings_changed_.load(std::memory_order_acquire) != rings_seen_;
-    for (const Ring* ring : sweep_rings_) pending = pending || ring->queue.published() != ring->read;
+    bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look();
+    for (const AsyncRing* ring : sweep_rings_) pending = pending || ring->queue.published() != ring->read;
     if (!pending) futex_wait(wake_, seen, kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
 }

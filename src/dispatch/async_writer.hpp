@@ -16,11 +16,8 @@
 // in timestamp order; a record published after the look goes out in a later sweep even when its
 // timestamp is earlier.
 //
-// Rings: a thread's ring is allocated on its first async record (queue_bytes, per ring) and
-// kept while the thread lives. When the thread exits (or moves to a newer writer) the writer
-// drains the ring and keeps it as a spare for the next new thread, at most kSpareRings of them;
-// beyond that it frees it. Registering a ring takes rings_mutex_, which the writer only holds
-// to look at the list, never while writing to sinks.
+// Rings: a thread's ring comes from the writer's RingSet (ring_set.hpp) with its first async
+// record (queue_bytes, per ring) and goes back when the thread exits.
 #pragma once
 
 #include <pthread.h>
@@ -33,8 +30,8 @@
 #include <vector>
 
 #include "base/buffer.hpp"
+#include "dispatch/ring_set.hpp"
 #include "dispatch/routing.hpp"
-#include "dispatch/spsc_ring.hpp"
 #include "fieldlog/config.hpp"
 #include "fieldlog/metrics.hpp"
 #include "fieldlog/sink.hpp"
@@ -91,8 +88,6 @@ public:
     AsyncWriter& operator=(const AsyncWriter&) = delete;
 
     static constexpr std::size_t kMinCapacity = 4096;
-    /// Drained rings of exited threads kept for new threads; a ring beyond these is freed.
-    static constexpr std::size_t kSpareRings = 4;
     static constexpr std::size_t kMaxBatch = 1024;
 
     /// Where a record's payload goes, or why it does not (`payload` null).
@@ -124,15 +119,15 @@ public:
     /// The writer's counters, and one entry per ring in use.
     [[nodiscard]] AsyncMetrics metrics() const;
     /// Of each ring.
-    [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+    [[nodiscard]] std::size_t capacity() const noexcept { return rings_.capacity(); }
 
     // fork(): the parent's queued records belong to the parent. In the child they are
     // discarded, the rings of the threads that did not survive are recycled, and the writer
     // thread restarts with the child's first record, flush or shutdown.
 
     /// Called by the atfork prepare handler: no ring is registered across the fork.
-    void lock_for_fork() noexcept { rings_mutex_.lock(); }
-    void after_fork_in_parent() noexcept { rings_mutex_.unlock(); }
+    void lock_for_fork() noexcept { rings_.mutex().lock(); }
+    void after_fork_in_parent() noexcept { rings_.mutex().unlock(); }
     /// Called by the atfork child handler, on the forking thread.
     void after_fork_in_child() noexcept;
 
@@ -144,7 +139,7 @@ public:
     void seal() noexcept;
     /// Guards the list of rings: the crash path takes it (try_lock) around holds_unwritten()
     /// and visit_unwritten().
-    [[nodiscard]] SinkMutex& rings_mutex() const noexcept { return rings_mutex_; }
+    [[nodiscard]] SinkMutex& rings_mutex() const noexcept { return rings_.mutex(); }
     /// Whether some ring holds records the writer has not handed to every sink.
     [[nodiscard]] bool holds_unwritten() const noexcept;
     /// Kernel thread id of the writer thread; 0 when none runs.
@@ -157,8 +152,6 @@ public:
     /// What makes the lines of queued records.
     [[nodiscard]] const QueuedCodec& codec() const noexcept { return codec_; }
 
-    struct Ring;
-
 private:
     struct Pending {
         const char* record;  // the ring entry
@@ -166,7 +159,7 @@ private:
         std::uint64_t position;  // of the entry in its ring
     };
     struct Run {  // one ring's records in a batch: batch_[begin, end), already in order
-        Ring* ring;
+        AsyncRing* ring;
         std::size_t begin;
         std::size_t end;
     };
@@ -188,10 +181,10 @@ private:
     void run() noexcept;
     bool start_thread() noexcept;
     void ensure_running() noexcept;
-    Ring* attach() noexcept;
+    AsyncRing* attach() noexcept;
     Enqueued attend() noexcept;
     void set_needs_thread() noexcept;
-    char* wait_for_space(Ring& ring, std::size_t size) noexcept;
+    char* wait_for_space(AsyncRing& ring, std::size_t size) noexcept;
     void wake_writer() noexcept;
     void idle_wait() noexcept;
     bool sweep() noexcept;
@@ -204,11 +197,10 @@ private:
     /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
     bool encode_lines(const QueuedView& record) noexcept;
     void note_progress() noexcept;
-    void raise_high_water(Ring& ring, std::uint64_t used) noexcept;
+    void raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept;
 
     const Pipeline& pipeline_;
     const QueuedCodec codec_;
-    const std::size_t capacity_;  // of each ring, a power of two
     const OverflowPolicy overflow_;
     const std::uint64_t serial_;  // tells this writer from any other, even at the same address
 
@@ -229,17 +221,12 @@ private:
     std::atomic<std::uint64_t> blocked_nanos_{0};
     std::atomic<std::uint64_t> high_water_{0};
 
-    // The rings: in use (a live thread's, or an exited one's not yet drained) and spare.
-    mutable SinkMutex rings_mutex_;
-    std::vector<Ring*> rings_;
-    std::vector<Ring*> spares_;
-    std::atomic<std::uint32_t> rings_changed_{0};  // bumped when a ring joins rings_
+    RingSet rings_;
 
     // Writer side (its thread only, except the counters, which metrics() reads).
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};
-    std::vector<Ring*> sweep_rings_;  // rings_ as of the sweep's look
-    std::uint32_t rings_seen_ = 0;    // rings_changed_ at that look
+    std::vector<AsyncRing*> sweep_rings_;  // rings_ as of the sweep's look
     std::vector<Pending> batch_;
     std::vector<Run> runs_;
     std::vector<QueuedView> taken_;  // the batch's records in the order they go out

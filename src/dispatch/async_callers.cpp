@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The callers' side of the async writer and its set of rings: a thread's first record takes a
-// ring (a spare, or a new one), each record is reserved, copied and committed with one release
-// store; a full ring blocks or drops; rings come back when their threads exit; fork keeps them
-// consistent; metrics read them.
+// The callers' side of the async writer: a thread's first record takes a ring from the set
+// (ring_set.hpp), each record is reserved, copied and committed with one release store; a full
+// ring blocks or drops; a ring goes back when its thread exits; fork and metrics.
 #include <algorithm>
 #include <bit>
-#include <mutex>
 
-#include "base/thread_id.hpp"
 #include "dispatch/async_ring.hpp"
 #include "dispatch/pipeline.hpp"
 
@@ -51,7 +48,7 @@ std::atomic<std::uint64_t> g_writer_serials{0};
 /// This thread's ring: trivially destructible, so the record path reads it with no guard.
 struct ThreadRing {
     std::uint64_t writer = 0;  // the serial of the writer it belongs to
-    AsyncWriter::Ring* ring = nullptr;
+    AsyncRing* ring = nullptr;
     bool exiting = false;  // the thread's ring was given back at its exit
 };
 thread_local ThreadRing t_ring;
@@ -74,32 +71,27 @@ thread_local RingReturn t_ring_return;
 AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec)
     : pipeline_(pipeline),
       codec_(codec),
-      capacity_(ring_capacity(config.queue_bytes)),
       overflow_(config.overflow),
       serial_(g_writer_serials.fetch_add(1, std::memory_order_relaxed) + 1),
+      rings_(ring_capacity(config.queue_bytes), pipeline.routing.sinks.size()),
       batch_(kMaxBatch),
       views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
     runs_.reserve(kMaxBatch);  // a run has at least one record
     taken_.reserve(kMaxBatch);
     line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
     lines_.reserve(kLineBytes);
-    spares_.reserve(kSpareRings);
 }
 
-AsyncWriter::~AsyncWriter() {
-    stop();
-    for (Ring* ring : rings_) let_go(ring);
-    for (Ring* ring : spares_) let_go(ring);
-}
+AsyncWriter::~AsyncWriter() { stop(); }
 
 AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
     const std::size_t entry_size = kHeaderSize + size;
-    if (SpscRing::footprint(entry_size) > capacity_ / 2) {
+    if (SpscRing::footprint(entry_size) > rings_.capacity() / 2) {
         if (overflow_ == OverflowPolicy::block) return {nullptr, Enqueued::too_large};
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return {nullptr, Enqueued::dropped};
     }
-    Ring* ring = t_ring.ring;
+    AsyncRing* ring = t_ring.ring;
     if (t_ring.writer != serial_) [[unlikely]] {
         ring = attach();
         if (ring == nullptr) return {nullptr, t_ring.exiting ? Enqueued::too_large : Enqueued::dropped};
@@ -114,7 +106,7 @@ AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
 }
 
 AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, LoggerMask admitted) noexcept {
-    Ring* ring = t_ring.ring;
+    AsyncRing* ring = t_ring.ring;
     char* p = payload - kHeaderSize;
     put(p + kOrderKeyAt, order_key(time));
     put(p + kAdmittedAt, admitted);
@@ -127,35 +119,17 @@ AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, LoggerM
 
     const std::uint64_t used = ring->queue.used();
     if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
-    if (used > capacity_ / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
+    if (used > rings_.capacity() / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
     return Enqueued::queued;
 }
 
-AsyncWriter::Ring* AsyncWriter::attach() noexcept {
+AsyncRing* AsyncWriter::attach() noexcept {
     if (t_ring.exiting) return nullptr;  // its thread_locals are being destroyed: no new ring
     if (t_ring.ring != nullptr) let_go(t_ring.ring);  // an earlier writer's: that writer drains it
     t_ring = ThreadRing{};
     t_ring_return.armed = true;
-    Ring* ring = nullptr;
-    {
-        const std::lock_guard lock(rings_mutex_);
-        if (!spares_.empty()) {
-            ring = spares_.back();
-            spares_.pop_back();
-        }
-    }
-    try {
-        if (ring == nullptr) ring = new Ring(capacity_, pipeline_.routing.sinks.size());
-        ring->queue.hand_over();
-        ring->owners.store(2, std::memory_order_relaxed);
-        ring->thread_id.store(kernel_thread_id(), std::memory_order_relaxed);
-        ring->high_water.store(0, std::memory_order_relaxed);
-        ring->blocked_nanos.store(0, std::memory_order_relaxed);
-        const std::lock_guard lock(rings_mutex_);
-        rings_.push_back(ring);
-        rings_changed_.fetch_add(1, std::memory_order_release);
-    } catch (...) {  // no memory for a ring: this record is dropped, the next one tries again
-        if (ring != nullptr) let_go(ring);
+    AsyncRing* const ring = rings_.take();
+    if (ring == nullptr) {  // no memory for a ring: this record is dropped, the next one tries again
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return nullptr;
     }
@@ -175,14 +149,14 @@ AsyncWriter::Enqueued AsyncWriter::attend() noexcept {
     return Enqueued::queued;
 }
 
-void AsyncWriter::raise_high_water(Ring& ring, std::uint64_t used) noexcept {
+void AsyncWriter::raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept {
     ring.high_water.store(used, std::memory_order_relaxed);
     std::uint64_t seen = high_water_.load(std::memory_order_relaxed);
     while (used > seen && !high_water_.compare_exchange_weak(seen, used, std::memory_order_relaxed)) {
     }
 }
 
-char* AsyncWriter::wait_for_space(Ring& ring, std::size_t size) noexcept {
+char* AsyncWriter::wait_for_space(AsyncRing& ring, std::size_t size) noexcept {
     if (overflow_ == OverflowPolicy::drop) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return nullptr;
@@ -210,42 +184,24 @@ AsyncMetrics AsyncWriter::metrics() const {
                    .accepted_bytes = accepted_bytes_.load(std::memory_order_relaxed),
                    .dropped_records = dropped_.load(std::memory_order_relaxed),
                    .queue_high_water = high_water_.load(std::memory_order_relaxed),
-                   .queue_capacity = capacity_,
+                   .queue_capacity = rings_.capacity(),
                    .blocked_nanos = blocked_nanos_.load(std::memory_order_relaxed)};
-    const std::lock_guard lock(rings_mutex_);
-    m.rings.reserve(rings_.size());
-    for (const Ring* ring : rings_) {
-        m.rings.push_back(AsyncRingMetrics{.thread_id = static_cast<std::uint64_t>(ring->thread_id.load(std::memory_order_relaxed)),
-                                           .high_water = ring->high_water.load(std::memory_order_relaxed),
-                                           .blocked_nanos = ring->blocked_nanos.load(std::memory_order_relaxed)});
-    }
-    m.spare_rings = spares_.size();
+    rings_.add_metrics(m);
     return m;
 }
 
 void AsyncWriter::after_fork_in_child() noexcept {
-    // Only the forking thread exists here, and lock_for_fork() holds the list. The parent's
-    // records are the parent's to write: every ring is emptied. Their payloads' references are
-    // not given back: the parent's writer may have been giving some back at the fork, and one
-    // given back twice would free a node in use; what they hold stays until the child exits.
-    // The rings of the threads that did not survive are let go on their behalf, so the writer
-    // recycles them.
-    for (Ring* ring : rings_) {
-        const std::uint64_t end = ring->queue.published();
-        ring->read = ring->sweep_end = ring->batch_end = end;
-        ring->queue.release(end);
-        const bool forking_thread = t_ring.writer == serial_ && t_ring.ring == ring;
-        if (!forking_thread && ring->owners.load(std::memory_order_relaxed) == 2) {
-            ring->owners.store(1, std::memory_order_relaxed);
-        }
-    }
-    if (t_ring.writer == serial_) t_ring.ring->queue.hand_over();
+    // Only the forking thread exists here, and lock_for_fork() holds the list. The rings of the
+    // threads that did not survive are let go on their behalf, so the writer recycles them.
+    const bool forking_thread_has_ring = t_ring.writer == serial_;
+    rings_.empty_in_child(forking_thread_has_ring ? t_ring.ring : nullptr);
+    if (forking_thread_has_ring) t_ring.ring->queue.hand_over();
     sweeps_done_.store(sweeps_begun_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     waiters_.store(0, std::memory_order_relaxed);
     writer_sleeping_.store(false, std::memory_order_relaxed);
     writer_tid_.store(0, std::memory_order_relaxed);
     if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) set_needs_thread();
-    rings_mutex_.unlock();
+    rings_.mutex().unlock();
 }
 
 }  // namespace fieldlog::detail
