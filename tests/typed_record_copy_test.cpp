@@ -51,7 +51,8 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
         const fieldlog::Message message(fmt::string_view("took {} ms"), args);
         const std::vector<Field> bound{{"service", "api"}};
         const std::vector<Field> scope{{"request_id", *id}};
-        const std::vector<Field> fields{{*key, Counted{&encodes, 3}}, {"rows", 12}};
+        const Counted counted{&encodes, 3};  // a Field refers to a user type's value, as a call does
+        const std::vector<Field> fields{{*key, counted}, {"rows", 12}};
         const TypedRecordView view{.level = fieldlog::Level::warn,
                                    .time = fieldlog::Timestamp{1700000000, 123456789},
                                    .logger = *logger,
@@ -109,7 +110,8 @@ TEST_CASE("a typed record's copy of no fields and an empty message", "[typed_rec
 
 TEST_CASE("a user type that throws while a typed record is copied: the copy throws it", "[typed_record_copy]") {
     const fieldlog::Message message("boom");
-    const std::vector<Field> fields{{"bad", Throwing{}}};
+    const Throwing throwing;
+    const std::vector<Field> fields{{"bad", throwing}};
     CHECK_THROWS_WITH(TypedRecordCopy(TypedRecordView{.logger = "x", .message = message, .fields = fields}),
                       "no encoding");
 }

@@ -127,17 +127,17 @@ inline constexpr std::size_t kShortJsonText = 16;
     return o + n;
 }
 
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
 #define FIELDLOG_NO_BLOCK_OVERREAD
 #endif
 #endif
 #ifndef FIELDLOG_NO_BLOCK_OVERREAD
 /// Text of at most 16 bytes is read and checked as one 16-byte block when that block does not
 /// cross into the next page (the bytes after the text are loaded but masked off, so no fault
-/// and no effect on the answer). Off under AddressSanitizer, which cannot tell such a load
-/// from an overflow.
+/// and no effect on the answer). Off under the sanitizers, which cannot tell such a load from
+/// an overflow, or from a read of the freed block next to the text.
 #define FIELDLOG_BLOCK_OVERREAD 1
 #endif
 #undef FIELDLOG_NO_BLOCK_OVERREAD
