@@ -156,7 +156,7 @@ inline bool JsonEncoder::write_plain_key(std::string_view k) {
     const std::size_t separator = has_items_[depth_] ? 1 : 0;
     char* const begin = out_.reserve(2 + kShortJsonText + 2);
     char* o = begin + separator;
-    char* const end = copy_short_json_block(o + 1, k);
+    char* const end = copy_short_json_safe(o + 1, k);
     if (end == nullptr) [[unlikely]] return false;
     *begin = ',';
     *o = '"';

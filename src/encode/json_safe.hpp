@@ -127,50 +127,11 @@ inline constexpr std::size_t kShortJsonText = 16;
     return o + n;
 }
 
-#if defined(__SSE2__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define FIELDLOG_NO_BLOCK_OVERREAD
-#endif
-#endif
-#ifndef FIELDLOG_NO_BLOCK_OVERREAD
-/// Text of at most 16 bytes is read and checked as one 16-byte block when that block does not
-/// cross into the next page (the bytes after the text are loaded but masked off, so no fault
-/// and no effect on the answer). Off under the sanitizers, which cannot tell such a load from
-/// an overflow, or from a read of the freed block next to the text.
-#define FIELDLOG_BLOCK_OVERREAD 1
-#endif
-#undef FIELDLOG_NO_BLOCK_OVERREAD
-#endif
-
-/// Copies `s` to `o` (room for 16 bytes: all of them may be written) when it has at most
-/// kShortJsonText bytes, all JSON-safe; returns the end, or nullptr (bytes written there do not
-/// count). One 16-byte load, compare and store where the block stays within its page.
-[[gnu::always_inline]] inline char* copy_short_json_block(char* o, std::string_view s) noexcept {
-    const std::size_t n = s.size();
-    if (n > kShortJsonText) return nullptr;
-#if defined(FIELDLOG_BLOCK_OVERREAD)
-    // The block starts 1 to kPage - 16 bytes into a page: it ends in that page, and an empty
-    // string's null (or one-past-the-end, page-aligned) pointer is not read.
-    constexpr std::uintptr_t kPage = 4096;
-    if (((reinterpret_cast<std::uintptr_t>(s.data()) - 1) & (kPage - 1)) < kPage - 16) [[likely]] {
-        const char* p = s.data();
-        asm("" : "+r"(p));  // the compiler's bounds warnings cannot see the page check
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        if ((unsafe_mask(v) & ((1U << n) - 1)) != 0) return nullptr;
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
-        return o + n;
-    }
-#endif
-    if (!copy_short_safe(o, reinterpret_cast<const unsigned char*>(s.data()), n)) return nullptr;
-    return o + n;
-}
-
 /// Writes `s` quoted at `o` (room for kShortJsonText + 2 bytes) when it has at most
 /// kShortJsonText bytes, all JSON-safe; returns the end, or nullptr having written nothing
-/// that counts. One 16-byte load, compare and store where the block stays within its page.
+/// that counts.
 [[gnu::always_inline]] inline char* copy_short_json_string(char* o, std::string_view s) noexcept {
-    if (copy_short_json_block(o + 1, s) == nullptr) return nullptr;
+    if (copy_short_json_safe(o + 1, s) == nullptr) return nullptr;
     o[0] = '"';
     o[s.size() + 1] = '"';
     return o + s.size() + 2;
