@@ -27,8 +27,8 @@ for run in $(seq "$runs"); do
     echo "(full output: $log)"
     exit 1
   fi
-  tests=$(grep -oE '[0-9]+ tests passed' "$log" | head -1 || true)
-  printf 'run %d of %d passed (%s)\n' "$run" "$runs" "${tests:-?}"
+  tests=$(grep -oE 'out of [0-9]+' "$log" | head -1 | cut -d' ' -f3 || true)
+  printf 'run %d of %d passed (%s tests)\n' "$run" "$runs" "${tests:-?}"
 done
 rm -f "$log"
 echo "$runs passed, 0 failed"
