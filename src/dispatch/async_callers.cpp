@@ -69,18 +69,11 @@ thread_local RingReturn t_ring_return;
 }  // namespace
 
 AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec)
-    : pipeline_(pipeline),
-      codec_(codec),
+    : codec_(codec),
       overflow_(config.overflow),
       serial_(g_writer_serials.fetch_add(1, std::memory_order_relaxed) + 1),
       rings_(ring_capacity(config.queue_bytes), pipeline.routing.sinks.size()),
-      batch_(kMaxBatch),
-      views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
-    runs_.reserve(kMaxBatch);  // a run has at least one record
-    taken_.reserve(kMaxBatch);
-    line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
-    lines_.reserve(kLineBytes);
-}
+      merge_(pipeline, codec, rings_.capacity()) {}
 
 AsyncWriter::~AsyncWriter() { stop(); }
 
@@ -180,8 +173,8 @@ char* AsyncWriter::wait_for_space(AsyncRing& ring, std::size_t size) noexcept {
 }
 
 AsyncMetrics AsyncWriter::metrics() const {
-    AsyncMetrics m{.accepted_records = accepted_records_.load(std::memory_order_relaxed),
-                   .accepted_bytes = accepted_bytes_.load(std::memory_order_relaxed),
+    AsyncMetrics m{.accepted_records = merge_.accepted_records(),
+                   .accepted_bytes = merge_.accepted_bytes(),
                    .dropped_records = dropped_.load(std::memory_order_relaxed),
                    .queue_high_water = high_water_.load(std::memory_order_relaxed),
                    .queue_capacity = rings_.capacity(),

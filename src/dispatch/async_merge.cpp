@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The writer's work: at each sweep, one look at every ring; batches of what that look saw,
-// merged by time with hold-back (async_writer.hpp); each record encoded once per channel that
-// takes it, each sink handed its share (Route::takes), typed sinks the typed form; then each
-// record's payload released and each ring's part freed.
+// The async writer thread's sweeps and batches (async_merge.hpp).
+#include "dispatch/async_merge.hpp"
+
 #include <algorithm>
 #include <mutex>
 
@@ -14,31 +13,39 @@ namespace fieldlog::detail {
 
 using namespace async_entry;
 
-bool AsyncWriter::sweep() noexcept {
-    const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    look_at_rings();
-    bool wrote = false;
-    for (;;) {
-        const std::size_t count = collect();
-        if (count == 0) break;
-        write_batch(count);
-        wrote = true;
-    }
-    sweeps_done_.store(number, std::memory_order_release);
-    note_progress();
-    return wrote;
+AsyncMerge::AsyncMerge(const Pipeline& pipeline, const QueuedCodec& codec, std::size_t ring_capacity)
+    : pipeline_(pipeline),
+      codec_(codec),
+      ring_share_(ring_capacity / 4),
+      batch_(kMaxBatch),
+      views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
+    runs_.reserve(kMaxBatch);  // a run has at least one record
+    taken_.reserve(kMaxBatch);
+    line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
+    lines_.reserve(kLineBytes);
 }
 
-void AsyncWriter::look_at_rings() noexcept {
-    rings_.look(sweep_rings_);
+void AsyncMerge::look(RingSet& rings) noexcept {
+    rings.look(sweep_rings_);
     for (AsyncRing* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
 }
 
-std::size_t AsyncWriter::collect() noexcept {
+bool AsyncMerge::write_next_batch() noexcept {
+    const std::size_t count = collect();
+    if (count == 0) return false;
+    write_batch(count);
+    return true;
+}
+
+bool AsyncMerge::holds_unread() const noexcept {
+    return std::any_of(sweep_rings_.begin(), sweep_rings_.end(),
+                       [](const AsyncRing* ring) { return ring->queue.published() != ring->read; });
+}
+
+std::size_t AsyncMerge::collect() noexcept {
     std::size_t count = 0;
     runs_.clear();
-    const std::uint64_t limit = rings_.capacity() / 4;
+    const std::uint64_t limit = ring_share_;
     // Every ring with records gets a share of the batch, so the hold-back in write_batch (which
     // looks at the rings that have a run in it) always lets something through.
     std::size_t pending = 0;
@@ -58,7 +65,7 @@ std::size_t AsyncWriter::collect() noexcept {
     return count;
 }
 
-void AsyncWriter::write_batch(std::size_t collected) noexcept {
+void AsyncMerge::write_batch(std::size_t collected) noexcept {
     // Hold-back: a ring this batch did not take to its sweep end may still hold a record older
     // than what others offer, so nothing later than its first record left out goes in this
     // batch. Records a thread logged after another's (a join, a lock) keep that order too
@@ -131,10 +138,9 @@ void AsyncWriter::write_batch(std::size_t collected) noexcept {
     }
     accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + taken_.size(), std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
-    note_progress();
 }
 
-void AsyncWriter::write_typed_share(std::size_t s, Sink& sink) noexcept {
+void AsyncMerge::write_typed_share(std::size_t s, Sink& sink) noexcept {
     const std::vector<Channel>& channels = pipeline_.routing.channels;
     for (std::size_t c = 0; c < channels.size(); ++c) {
         const Route* route = pipeline_.routing.route(s, c);
@@ -145,7 +151,7 @@ void AsyncWriter::write_typed_share(std::size_t s, Sink& sink) noexcept {
     }
 }
 
-bool AsyncWriter::encode_lines(const QueuedView& record) noexcept {
+bool AsyncMerge::encode_lines(const QueuedView& record) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
     const std::vector<Channel>& channels = pipeline_.routing.channels;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The async writer's thread: started with the pipeline (or again after a fork, or when a thread
 // could not be made), woken when a ring fills past half or a caller waits, asleep otherwise;
-// drain() and stop() wait for it.
+// each sweep is the merge's (async_merge.hpp); drain() and stop() wait for it.
 #include <pthread.h>
 
 #include <csignal>
@@ -120,11 +120,24 @@ void AsyncWriter::run() noexcept {
     writer_tid_.store(0, std::memory_order_release);
 }
 
+bool AsyncWriter::sweep() noexcept {
+    const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    merge_.look(rings_);
+    bool wrote = false;
+    while (merge_.write_next_batch()) {
+        wrote = true;
+        note_progress();
+    }
+    sweeps_done_.store(number, std::memory_order_release);
+    note_progress();
+    return wrote;
+}
+
 void AsyncWriter::idle_wait() noexcept {
     const std::uint32_t seen = wake_.load(std::memory_order_acquire);
     writer_sleeping_.store(true, std::memory_order_seq_cst);
-    bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look();
-    for (const AsyncRing* ring : sweep_rings_) pending = pending || ring->queue.published() != ring->read;
+    const bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look() || merge_.holds_unread();
     if (!pending) futex_wait(wake_, seen, kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
 }

@@ -10,14 +10,17 @@
 //
 // Order: a thread's records keep their order. Across threads the writer works in sweeps: a
 // sweep begins with one look at every ring's published end, and its batches take only what was
-// there at that look (at most kMaxBatch records, a quarter of a ring each), merged by timestamp.
+// there at that look (at most AsyncMerge::kMaxBatch records, a quarter of a ring each), merged
+// by timestamp.
 // Hold-back: when a batch cannot take all a ring showed at the look, it takes from the other
 // rings nothing later than that ring's first record left out. So within a sweep records go out
 // in timestamp order; a record published after the look goes out in a later sweep even when its
 // timestamp is earlier.
 //
-// Rings: a thread's ring comes from the writer's RingSet (ring_set.hpp) with its first async
-// record (queue_bytes, per ring) and goes back when the thread exits.
+// The parts: the callers' side (async_callers.cpp), the set of rings (RingSet, ring_set.hpp),
+// the writer thread (async_writer.cpp), its sweeps and batches (AsyncMerge, async_merge.hpp) and
+// the crash path's walk (async_crash_walk.cpp). A thread's ring comes from the set with its
+// first async record (queue_bytes, per ring) and goes back when the thread exits.
 #pragma once
 
 #include <pthread.h>
@@ -25,11 +28,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <string_view>
-#include <vector>
 
-#include "base/buffer.hpp"
+#include "dispatch/async_merge.hpp"
+#include "dispatch/queued_codec.hpp"
 #include "dispatch/ring_set.hpp"
 #include "dispatch/routing.hpp"
 #include "fieldlog/config.hpp"
@@ -39,36 +40,6 @@
 namespace fieldlog::detail {
 
 struct Pipeline;
-
-/// A queued record as the writer sees it: the payload the record layer wrote
-/// (record/queued_record.hpp), opaque here, with the facts the writer routes it by.
-struct QueuedView {
-    const char* payload;  ///< 8-aligned; stays where it is until the writer releases it
-    std::size_t size;
-    Level level;
-    Timestamp time;
-    LoggerMask admitted;  ///< the logger's mask, for the filtered sinks (routing.hpp)
-};
-
-/// How the writer makes lines and typed views of payloads, and lets go of them: the record
-/// layer's, which writes them (record/queued_record.hpp).
-struct QueuedCodec {
-    /// The level and time of the record in `payload`.
-    void (*facts)(const char* payload, Level& level, Timestamp& time) noexcept;
-    /// Appends the line of `record` in `channel`'s format to `out`; false when it could not be
-    /// made (memory ran out): that channel's sinks miss the record.
-    bool (*encode)(const QueuedView& record, const Channel& channel, Buffer& out, Buffer& scratch) noexcept;
-    /// The most bytes encode() appends for `record` in `channel`'s format (the crash path, which
-    /// may not grow a buffer, asks first).
-    std::size_t (*line_bound)(const QueuedView& record, const Channel& channel) noexcept;
-    /// Gives back what the payload holds (its context references) once every sink has its lines.
-    void (*release)(const QueuedView& record) noexcept;
-    /// The name of `record`'s logger (RecordView::logger).
-    std::string_view (*logger_name)(const QueuedView& record) noexcept;
-    /// Hands `record`'s typed form to the typed sink `sink` of typed channel `channel` (the
-    /// caller holds its mutex).
-    void (*write_typed)(const QueuedView& record, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept;
-};
 
 class AsyncWriter {
 public:
@@ -88,7 +59,6 @@ public:
     AsyncWriter& operator=(const AsyncWriter&) = delete;
 
     static constexpr std::size_t kMinCapacity = 4096;
-    static constexpr std::size_t kMaxBatch = 1024;
 
     /// Where a record's payload goes, or why it does not (`payload` null).
     struct Slot {
@@ -153,26 +123,6 @@ public:
     [[nodiscard]] const QueuedCodec& codec() const noexcept { return codec_; }
 
 private:
-    struct Pending {
-        const char* record;  // the ring entry
-        std::int64_t order_key;
-        std::uint64_t position;  // of the entry in its ring
-    };
-    struct Run {  // one ring's records in a batch: batch_[begin, end), already in order
-        AsyncRing* ring;
-        std::size_t begin;
-        std::size_t end;
-    };
-    struct Line {  // one record's line for one channel, in lines_
-        std::size_t offset;
-        std::size_t size;
-        Level level;
-        Timestamp time;
-        std::uint32_t channel;
-        LoggerMask admitted;
-        std::string_view logger;
-    };
-
     // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
     // the next caller that needs it starts it.
     enum class ThreadState : std::uint8_t { not_started, running, needs_thread, stopped };
@@ -188,18 +138,9 @@ private:
     void wake_writer() noexcept;
     void idle_wait() noexcept;
     bool sweep() noexcept;
-    void look_at_rings() noexcept;
-    std::size_t collect() noexcept;
-    void write_batch(std::size_t collected) noexcept;
-    /// Hands typed sink `sink` (index `s`) the batch's records it takes; the caller holds its mutex.
-    void write_typed_share(std::size_t s, Sink& sink) noexcept;
-    /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
-    /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
-    bool encode_lines(const QueuedView& record) noexcept;
     void note_progress() noexcept;
     void raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept;
 
-    const Pipeline& pipeline_;
     const QueuedCodec codec_;
     const OverflowPolicy overflow_;
     const std::uint64_t serial_;  // tells this writer from any other, even at the same address
@@ -222,19 +163,7 @@ private:
     std::atomic<std::uint64_t> high_water_{0};
 
     RingSet rings_;
-
-    // Writer side (its thread only, except the counters, which metrics() reads).
-    alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
-    std::atomic<std::uint64_t> accepted_bytes_{0};
-    std::vector<AsyncRing*> sweep_rings_;  // rings_ as of the sweep's look
-    std::vector<Pending> batch_;
-    std::vector<Run> runs_;
-    std::vector<QueuedView> taken_;  // the batch's records in the order they go out
-    Buffer line_;                    // one line being encoded
-    Buffer scratch_;                 // the encoders' scratch
-    std::vector<char> lines_;        // the batch's lines, back to back (capacity kept)
-    std::vector<Line> line_facts_;   // where each is, and for whom
-    std::vector<RecordView> views_;
+    AsyncMerge merge_;  // the writer thread's
     pthread_t thread_{};
     std::atomic<int> writer_tid_{0};  // kernel thread id of the writer thread; 0 when none
 };

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// The async writer thread's work, sweep by sweep (the order it keeps: async_writer.hpp): one
+// look at every ring of the set; batches of what that look saw, merged by time with hold-back;
+// each record encoded once per channel that takes it, each sink handed its share
+// (Route::takes), typed sinks the typed form; then each record's payload released and each
+// ring's part freed. Used by the writer thread alone; metrics() reads its counters.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "base/buffer.hpp"
+#include "dispatch/queued_codec.hpp"
+#include "dispatch/ring_set.hpp"
+#include "fieldlog/sink.hpp"
+
+namespace fieldlog::detail {
+
+struct Pipeline;
+
+class AsyncMerge {
+public:
+    /// The most records one batch takes.
+    static constexpr std::size_t kMaxBatch = 1024;
+
+    /// Reserves every batch array and the room for a batch's lines: nothing allocates after
+    /// this unless a single record's lines are larger than that room. `pipeline` MUST outlive it.
+    AsyncMerge(const Pipeline& pipeline, const QueuedCodec& codec, std::size_t ring_capacity);
+
+    /// The sweep's look: what each ring of `rings` has published now is what its batches take.
+    void look(RingSet& rings) noexcept;
+    /// Hands the sinks the next batch of what the look saw; false when nothing of it is left.
+    bool write_next_batch() noexcept;
+    /// Whether a ring the last look saw has published records not yet written.
+    [[nodiscard]] bool holds_unread() const noexcept;
+
+    [[nodiscard]] std::uint64_t accepted_records() const noexcept {
+        return accepted_records_.load(std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t accepted_bytes() const noexcept { return accepted_bytes_.load(std::memory_order_relaxed); }
+
+private:
+    struct Pending {
+        const char* record;  // the ring entry
+        std::int64_t order_key;
+        std::uint64_t position;  // of the entry in its ring
+    };
+    struct Run {  // one ring's records in a batch: batch_[begin, end), already in order
+        AsyncRing* ring;
+        std::size_t begin;
+        std::size_t end;
+    };
+    struct Line {  // one record's line for one channel, in lines_
+        std::size_t offset;
+        std::size_t size;
+        Level level;
+        Timestamp time;
+        std::uint32_t channel;
+        LoggerMask admitted;
+        std::string_view logger;
+    };
+
+    /// Takes each ring's share of the next batch into batch_ and runs_; returns how many.
+    std::size_t collect() noexcept;
+    void write_batch(std::size_t collected) noexcept;
+    /// Hands typed sink `sink` (index `s`) the batch's records it takes; the caller holds its mutex.
+    void write_typed_share(std::size_t s, Sink& sink) noexcept;
+    /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
+    /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
+    bool encode_lines(const QueuedView& record) noexcept;
+
+    alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
+    std::atomic<std::uint64_t> accepted_bytes_{0};
+    const Pipeline& pipeline_;
+    const QueuedCodec codec_;
+    const std::uint64_t ring_share_;  // the most of one ring a batch takes: a quarter
+    std::vector<AsyncRing*> sweep_rings_;  // the set as of the sweep's look
+    std::vector<Pending> batch_;
+    std::vector<Run> runs_;
+    std::vector<QueuedView> taken_;  // the batch's records in the order they go out
+    Buffer line_;                    // one line being encoded
+    Buffer scratch_;                 // the encoders' scratch
+    std::vector<char> lines_;        // the batch's lines, back to back (capacity kept)
+    std::vector<Line> line_facts_;   // where each is, and for whom
+    std::vector<RecordView> views_;
+};
+
+}  // namespace fieldlog::detail
