@@ -23,8 +23,9 @@ public:
     /// Throws std::bad_alloc, or what a user type's encoding or a message's formatting throws.
     explicit TypedRecordCopy(const TypedRecordView& record);
     TypedRecordCopy(TypedRecordCopy&&) noexcept = default;
-    TypedRecordCopy& operator=(TypedRecordCopy&&) noexcept = default;
-    ~TypedRecordCopy() = default;
+    // Out of line: they free the block, which only the library knows.
+    TypedRecordCopy& operator=(TypedRecordCopy&&) noexcept;
+    ~TypedRecordCopy();
 
     /// Refers into this copy: valid while it lives, and is not moved from.
     [[nodiscard]] TypedRecordView view() const noexcept;

@@ -86,6 +86,9 @@ TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
     });
 }
 
+TypedRecordCopy& TypedRecordCopy::operator=(TypedRecordCopy&&) noexcept = default;
+TypedRecordCopy::~TypedRecordCopy() = default;
+
 TypedRecordView TypedRecordCopy::view() const noexcept {
     return TypedRecordView{.level = block_->level,
                            .time = block_->time,
