@@ -349,7 +349,7 @@ bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept 
 }
 
 /// The stated policy for wall times outside years 0000–9999: the nearest bound, same offset.
-[[gnu::cold]] char* write_clamped(const ThreadCache& cache, char* out, Timestamp t,
+char* write_clamped(const ThreadCache& cache, char* out, Timestamp t,
                                                  TimestampPrecision precision) noexcept {
     const bool high = t.seconds > 0;
     std::memcpy(out, high ? "9999-12-31T23:59:59." : "0000-01-01T00:00:00.", 20);
