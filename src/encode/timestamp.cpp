@@ -363,7 +363,7 @@ char* append_cached(const ThreadCache& cache, char* out, Timestamp t, TimestampP
     return write_tail(out, t.nanos, precision, cache.suffix, cache.suffix_len);
 }
 
-[[gnu::noinline]] char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
+char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (!refresh(cache, t.seconds, f.zone.data())) return write_clamped(cache, out, t, f.precision);
     return append_cached(cache, out, t, f.precision);
 }
