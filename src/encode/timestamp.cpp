@@ -377,7 +377,7 @@ bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noex
 
 /// A field time the recent field cache missed: the other one holds it, or is refilled (it is
 /// the least recently used); either way it becomes the recent one.
-[[gnu::noinline]] char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
+char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
                                            const TimestampFormat& f) noexcept {
     field_caches.recent ^= 1U;
     ThreadCache& cache = field_caches.entries[field_caches.recent];
