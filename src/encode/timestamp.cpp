@@ -386,8 +386,7 @@ char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
 }
 
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
-/// Out of line: its digit loop would otherwise widen the stack frame of the cached path.
-[[gnu::noinline]] char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
+char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
     // Magnitude as (whole, frac): −1.5 s is seconds −2 + 0.5e9 ns, magnitude 1 s + 0.5e9 ns.
     std::uint64_t whole = static_cast<std::uint64_t>(t.seconds);
     std::uint32_t frac = t.nanos;
