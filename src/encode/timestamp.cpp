@@ -432,7 +432,7 @@ template <Slot S>
 
 /// A Timestamp with nanos ≥ 1e9: carried into the seconds (saturating) and written.
 template <Slot S>
-[[gnu::cold]] char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     const std::int64_t carry = t.nanos / nanos_per_second;
     t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
                                                                               : t.seconds + carry;
