@@ -443,7 +443,7 @@ char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept 
 /// A thread's first timestamp makes its caches; a thread whose caches are gone (it is exiting)
 /// or that cannot get memory writes through a cache of its own stack.
 template <Slot S>
-[[gnu::noinline, gnu::cold]] char* append_without_caches(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+[[gnu::noinline]] char* append_without_caches(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (!t_caches_gone) {
         CachesOwner& owner = t_owned_caches;
         owner.caches = new (std::nothrow) ThreadCaches;
