@@ -122,7 +122,7 @@ inline bool repeats_earlier_key(std::span<const Field> fields, std::size_t i,
 
 }  // namespace
 
-[[gnu::always_inline]] inline void JsonEncoder::write_key(std::string_view k) {
+inline void JsonEncoder::write_key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
     const std::size_t start = out_.size();
