@@ -256,7 +256,7 @@ void JsonEncoder::write_guarded_fields(std::span<const Field> fields) {
     }
 }
 
-[[gnu::always_inline]] inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
+inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
     if (after_key_ || pending.count == PendingMembers::kMax || k.size() > kShortJsonText || is_reserved_key(k))
         [[unlikely]]
         return false;
