@@ -349,8 +349,7 @@ bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept 
 }
 
 /// The stated policy for wall times outside years 0000–9999: the nearest bound, same offset.
-char* write_clamped(const ThreadCache& cache, char* out, Timestamp t,
-                                                 TimestampPrecision precision) noexcept {
+char* write_clamped(const ThreadCache& cache, char* out, Timestamp t, TimestampPrecision precision) noexcept {
     const bool high = t.seconds > 0;
     std::memcpy(out, high ? "9999-12-31T23:59:59." : "0000-01-01T00:00:00.", 20);
     return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
@@ -377,8 +376,7 @@ bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noex
 
 /// A field time the recent field cache missed: the other one holds it, or is refilled (it is
 /// the least recently used); either way it becomes the recent one.
-char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
-                                           const TimestampFormat& f) noexcept {
+char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t, const TimestampFormat& f) noexcept {
     field_caches.recent ^= 1U;
     ThreadCache& cache = field_caches.entries[field_caches.recent];
     if (holds(cache, t, f)) return append_cached(cache, out, t, f.precision);
