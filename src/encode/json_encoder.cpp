@@ -122,7 +122,7 @@ inline bool repeats_earlier_key(std::span<const Field> fields, std::size_t i,
 
 }  // namespace
 
-[[gnu::always_inline]] inline void JsonEncoder::write_key(std::string_view k) {
+inline void JsonEncoder::write_key(std::string_view k) {
     if (ignored_ > 0 || is_array_[depth_]) return;
     if (after_key_) out_.append("null");  // the previous key got no value
     const std::size_t start = out_.size();
@@ -256,7 +256,7 @@ void JsonEncoder::write_guarded_fields(std::span<const Field> fields) {
     }
 }
 
-[[gnu::always_inline]] inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
+inline bool JsonEncoder::write_pending_key(std::string_view k, PendingMembers& pending) {
     if (after_key_ || pending.count == PendingMembers::kMax || k.size() > kShortJsonText || is_reserved_key(k))
         [[unlikely]]
         return false;

@@ -100,8 +100,7 @@ private:
     bool write_pending_key(std::string_view k, PendingMembers& pending);
     /// Makes the entries of the pending members.
     void index_pending(PendingMembers& pending);
-    /// key(), inlined into the encoder's own member loops: the call and its register saves were
-    /// a large part of a key's cost.
+    /// key()'s body, called directly by the encoder's own member loops (no virtual call).
     void write_key(std::string_view k);
     /// A key known short and not repeated (see write_object()), in a nested object: written
     /// with its separator when it is JSON-safe; false, writing nothing that counts, otherwise.

@@ -11,9 +11,9 @@ namespace fieldlog::detail {
 
 inline constexpr std::string_view kReservedKeyPrefix = "fields.";
 
-/// Inline, by length and then first letter: every top-level key of every record is asked, and
+/// By length and then first letter: every top-level key of every record is asked, and
 /// most leave after those two compares.
-[[gnu::always_inline]] constexpr bool is_reserved_key(std::string_view key) noexcept {
+constexpr bool is_reserved_key(std::string_view key) noexcept {
     switch (key.size()) {
         case 2: return key == "ts";
         case 3: return (key[0] == 'm' && key == "msg") || (key[0] == 't' && key == "tid");

@@ -349,8 +349,7 @@ bool refresh(ThreadCache& cache, std::int64_t s, const ZoneData* zone) noexcept 
 }
 
 /// The stated policy for wall times outside years 0000–9999: the nearest bound, same offset.
-[[gnu::noinline, gnu::cold]] char* write_clamped(const ThreadCache& cache, char* out, Timestamp t,
-                                                 TimestampPrecision precision) noexcept {
+char* write_clamped(const ThreadCache& cache, char* out, Timestamp t, TimestampPrecision precision) noexcept {
     const bool high = t.seconds > 0;
     std::memcpy(out, high ? "9999-12-31T23:59:59." : "0000-01-01T00:00:00.", 20);
     return write_tail(out, high ? nanos_per_second - 1 : 0, precision, cache.suffix, cache.suffix_len);
@@ -363,7 +362,7 @@ char* append_cached(const ThreadCache& cache, char* out, Timestamp t, TimestampP
     return write_tail(out, t.nanos, precision, cache.suffix, cache.suffix_len);
 }
 
-[[gnu::noinline]] char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
+char* append_uncached(ThreadCache& cache, char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (!refresh(cache, t.seconds, f.zone.data())) return write_clamped(cache, out, t, f.precision);
     return append_cached(cache, out, t, f.precision);
 }
@@ -377,8 +376,7 @@ bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noex
 
 /// A field time the recent field cache missed: the other one holds it, or is refilled (it is
 /// the least recently used); either way it becomes the recent one.
-[[gnu::noinline]] char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t,
-                                           const TimestampFormat& f) noexcept {
+char* append_other_field(FieldCaches& field_caches, char* out, Timestamp t, const TimestampFormat& f) noexcept {
     field_caches.recent ^= 1U;
     ThreadCache& cache = field_caches.entries[field_caches.recent];
     if (holds(cache, t, f)) return append_cached(cache, out, t, f.precision);
@@ -386,8 +384,7 @@ bool holds(const ThreadCache& cache, Timestamp t, const TimestampFormat& f) noex
 }
 
 /// unix_nanos and unix_seconds_float: sign, whole seconds, 9 fraction digits, exact for any t.
-/// Out of line: its digit loop would otherwise widen the stack frame of the cached path.
-[[gnu::noinline]] char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
+char* write_unix(char* out, Timestamp t, bool with_point) noexcept {
     // Magnitude as (whole, frac): −1.5 s is seconds −2 + 0.5e9 ns, magnitude 1 s + 0.5e9 ns.
     std::uint64_t whole = static_cast<std::uint64_t>(t.seconds);
     std::uint32_t frac = t.nanos;
@@ -433,7 +430,7 @@ template <Slot S>
 
 /// A Timestamp with nanos ≥ 1e9: carried into the seconds (saturating) and written.
 template <Slot S>
-[[gnu::noinline, gnu::cold]] char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+char* append_carried(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     const std::int64_t carry = t.nanos / nanos_per_second;
     t.seconds = t.seconds > std::numeric_limits<std::int64_t>::max() - carry ? std::numeric_limits<std::int64_t>::max()
                                                                               : t.seconds + carry;
@@ -444,7 +441,7 @@ template <Slot S>
 /// A thread's first timestamp makes its caches; a thread whose caches are gone (it is exiting)
 /// or that cannot get memory writes through a cache of its own stack.
 template <Slot S>
-[[gnu::noinline, gnu::cold]] char* append_without_caches(char* out, Timestamp t, const TimestampFormat& f) noexcept {
+[[gnu::noinline]] char* append_without_caches(char* out, Timestamp t, const TimestampFormat& f) noexcept {
     if (!t_caches_gone) {
         CachesOwner& owner = t_owned_caches;
         owner.caches = new (std::nothrow) ThreadCaches;
