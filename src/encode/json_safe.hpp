@@ -121,7 +121,7 @@ inline constexpr std::size_t kShortJsonText = 16;
 /// Copies `s` to `o` when it has at most kShortJsonText bytes and all of them go into a JSON
 /// string unchanged; returns the end, or nullptr having written nothing. `o` has room for
 /// kShortJsonText bytes.
-inline char* copy_short_json_safe(char* o, std::string_view s) noexcept {
+[[gnu::always_inline]] inline char* copy_short_json_safe(char* o, std::string_view s) noexcept {
     const std::size_t n = s.size();
     if (n > kShortJsonText || !copy_short_safe(o, reinterpret_cast<const unsigned char*>(s.data()), n)) return nullptr;
     return o + n;
