@@ -4,7 +4,6 @@
 // holds the rest.
 #include "fieldlog/typed_record_copy.hpp"
 
-#include <cstring>
 #include <iterator>
 #include <new>
 #include <vector>
@@ -32,18 +31,6 @@ void TypedRecordCopy::Release::operator()(Block* block) const noexcept {
     ::operator delete(block, std::align_val_t{detail::kCopyAlign});
 }
 
-namespace {
-
-/// Copies `text` to `at` and returns the copy.
-std::string_view copy_to(char*& at, std::string_view text) noexcept {
-    if (!text.empty()) std::memcpy(at, text.data(), text.size());
-    const std::string_view copy(at, text.size());
-    at += text.size();
-    return copy;
-}
-
-}  // namespace
-
 TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
     // One list of the three, so that one measure and one copy keep the recordings in order.
     std::vector<Field> all;
@@ -70,9 +57,10 @@ TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
         ::operator delete(raw, std::align_val_t{detail::kCopyAlign});
         throw;
     }
-    char* text = raw + head + room.structs + room.chars;
-    const std::string_view message_copy = copy_to(text, message.view());
-    const std::string_view logger_copy = copy_to(text, record.logger);
+    std::string_view message_copy;
+    std::string_view logger_copy;
+    char* const text = detail::copy_text(raw + head + room.structs + room.chars, message.view(), message_copy);
+    detail::copy_text(text, record.logger, logger_copy);
     const std::span<const Field> copied(fields, all.size());
     block_.reset(new (raw) Block{
         .message = Message(message_copy, record.message.where()),
