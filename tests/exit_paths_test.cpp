@@ -9,7 +9,6 @@
 // and the exit status of the original signal.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,8 +26,6 @@
 #include <vector>
 
 #include "support/test_support.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -99,24 +96,6 @@ private:
     int fd_ = -1;
     std::uint64_t* counts_ = nullptr;
 };
-
-/// Starts the child; with `stdout_to`, its standard output goes to that file.
-pid_t spawn_child(const std::vector<std::string>& args, const std::string& stdout_to) {
-    std::vector<char*> argv;
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    REQUIRE(::posix_spawn_file_actions_init(&actions) == 0);
-    if (!stdout_to.empty()) {
-        REQUIRE(::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_to.c_str(),
-                                                   O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0);
-    }
-    pid_t pid = 0;
-    const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    ::posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(error == 0);
-    return pid;
-}
 
 /// Waits for the child; kills it (and fails) if it hangs.
 int wait_for(pid_t pid) {
@@ -206,7 +185,7 @@ TEST_CASE("A child that logs and then dies leaves every accepted record on disk"
                 const std::string log_path = dir.file("child.log");
                 const Progress progress(dir.file("progress"));
                 const bool to_stdout = std::string_view(c.sink) == "stdout";
-                const pid_t pid = spawn_child({FIELDLOG_EXIT_CHILD, c.how, log_path, dir.file("progress"),
+                const pid_t pid = fieldlog_test::spawn_process({FIELDLOG_EXIT_CHILD, c.how, log_path, dir.file("progress"),
                                                std::to_string(kThreads), std::to_string(kill_at), c.mode, c.handlers,
                                                c.sink},
                                               to_stdout ? log_path : std::string());

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,10 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+
+#include <catch2/catch.hpp>
+
+extern char** environ;
 
 namespace fieldlog_test {
 
@@ -115,6 +120,24 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return true;
+}
+
+int spawn_process(const std::vector<std::string>& args, const std::string& stdout_to, const std::string& stderr_to) {
+    std::vector<char*> argv;
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    REQUIRE(::posix_spawn_file_actions_init(&actions) == 0);
+    const std::pair<int, const std::string*> redirections[] = {{STDOUT_FILENO, &stdout_to}, {STDERR_FILENO, &stderr_to}};
+    for (const auto& [fd, path] : redirections) {
+        if (path->empty()) continue;
+        REQUIRE(::posix_spawn_file_actions_addopen(&actions, fd, path->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600) == 0);
+    }
+    pid_t pid = 0;
+    const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(error == 0);
+    return pid;
 }
 
 fieldlog::Timestamp fixed_clock() noexcept { return fieldlog::Timestamp(1796027891, 123456789); }

@@ -134,6 +134,10 @@ private:
 /// waiting for another thread or process without a timed assertion.
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(10));
 
+/// Starts `args` (the program first) with its standard output, and with `stderr_to` its
+/// standard error, sent to those files; returns its pid. Fails the test when it cannot start.
+int spawn_process(const std::vector<std::string>& args, const std::string& stdout_to, const std::string& stderr_to = {});
+
 /// 2026-11-30T08:38:11.123456789Z, the clock of every golden line.
 fieldlog::Timestamp fixed_clock() noexcept;
 
