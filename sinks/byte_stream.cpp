@@ -113,6 +113,11 @@ void ByteStream::close() noexcept {
     fd_ = -1;
 }
 
+void ByteStream::discard_unsent() noexcept {
+    const linger reset{.l_onoff = 1, .l_linger = 0};
+    if (fd_ >= 0) ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+}
+
 void ByteStream::back_off() noexcept { backoff_ = std::min(backoff_ * 2, std::max(reconnect_max_, kFirstBackoff)); }
 
 void ByteStream::reset_backoff() noexcept { backoff_ = kFirstBackoff; }

@@ -46,6 +46,9 @@ public:
     /// when that failed. `await_server_verdict`: see TlsStream::handshake.
     bool open(SocketWaiter& waiter, Clock::time_point give_up, bool await_server_verdict) noexcept;
     void close() noexcept;
+    /// Makes the next close() reset the connection (SO_LINGER 0): the kernel then sends none of
+    /// what the sink still holds unacknowledged, which it counts as dropped.
+    void discard_unsent() noexcept;
     [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
     [[nodiscard]] int fd() const noexcept { return fd_; }
     [[nodiscard]] bool tls() const noexcept { return credentials_ != nullptr; }

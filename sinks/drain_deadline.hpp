@@ -17,17 +17,22 @@ public:
 
     explicit DrainDeadline(std::chrono::milliseconds timeout) noexcept : timeout_(timeout) {}
 
-    /// The closing thread: the deadline counts from now. Wake the sink thread afterwards.
+    /// The closing thread: the deadline counts from now, unless it began before. Wake the sink
+    /// thread afterwards.
     void begin() noexcept {
+        if (begun_.exchange(true, std::memory_order_relaxed)) return;
         since_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
         closing_.store(true, std::memory_order_seq_cst);
     }
+    /// Any thread, once closing began: when the deadline passes.
+    [[nodiscard]] Clock::time_point due() const noexcept {
+        return Clock::time_point(Clock::duration(since_.load(std::memory_order_relaxed))) + timeout_;
+    }
+    [[nodiscard]] bool began() const noexcept { return closing_.load(std::memory_order_acquire); }
 
     /// The sink thread: sets the deadline once closing began. What follows is that thread's alone.
     void notice() noexcept {
-        if (closing_.load(std::memory_order_acquire) && !is_set()) {
-            at_ = Clock::time_point(Clock::duration(since_.load(std::memory_order_relaxed))) + timeout_;
-        }
+        if (closing_.load(std::memory_order_acquire) && !is_set()) at_ = due();
     }
 
     [[nodiscard]] bool is_set() const noexcept { return at_ != Clock::time_point::max(); }
@@ -42,6 +47,7 @@ public:
 
 private:
     const std::chrono::milliseconds timeout_;
+    std::atomic<bool> begun_{false};
     std::atomic<bool> closing_{false};
     std::atomic<Clock::rep> since_{0};
     Clock::time_point at_ = Clock::time_point::max();

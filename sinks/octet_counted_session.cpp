@@ -26,7 +26,7 @@ bool OctetCountedSession::step() noexcept {
     const std::uint64_t until = ring_.head();
     if (sent_ < until && !chunks_.full()) return stream_.tls() ? send_tls(until) : send_tcp(until);
     if (ring_.released(std::memory_order_relaxed) != sent_ || chunks_.full()) return wait(kAckPollMs);
-    if (deadline_.is_set()) return true;  // all acknowledged: the sink's thread ends
+    if (deadline_.is_set()) return true;  // all acknowledged while closing: the sink's thread decides
     return sleep(-1, true);
 }
 

@@ -6,7 +6,10 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <ctime>
 #include <mutex>
 #include <stdexcept>
@@ -18,6 +21,8 @@
 
 namespace fieldlog::detail {
 namespace {
+
+constexpr long long kLongestPollMs = 1000;  // a transfer's timers are libcurl's; this only bounds one wait
 
 /// curl_global_init is not thread-safe: once per process, before the first handle.
 void init_curl_once() {
@@ -50,6 +55,7 @@ long long retry_after_ms(std::string_view line) {
 }  // namespace
 
 struct OtlpHttpClient::State {
+    CURLM* multi = nullptr;  ///< runs the one transfer, so that another thread can wake it
     CURL* curl = nullptr;
     curl_slist* headers = nullptr;
     std::string response;
@@ -57,10 +63,47 @@ struct OtlpHttpClient::State {
     bool gzip = false;
     std::string compressed;
     char error[CURL_ERROR_SIZE]{};
+    std::atomic<std::chrono::steady_clock::rep> give_up_at{std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 
     ~State() {
         if (headers != nullptr) curl_slist_free_all(headers);
         if (curl != nullptr) curl_easy_cleanup(curl);
+        if (multi != nullptr) curl_multi_cleanup(multi);
+    }
+
+    [[nodiscard]] std::chrono::steady_clock::time_point given_up_at() const noexcept {
+        return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(give_up_at.load()));
+    }
+
+    /// Runs the transfer on `multi` until it ends or given_up_at() passes.
+    CURLcode perform() {
+        using Clock = std::chrono::steady_clock;
+        if (curl_multi_add_handle(multi, curl) != CURLM_OK) return CURLE_FAILED_INIT;
+        CURLcode code = CURLE_OK;
+        for (;;) {
+            int running = 0;
+            if (curl_multi_perform(multi, &running) != CURLM_OK) {
+                code = CURLE_FAILED_INIT;
+                break;
+            }
+            if (running == 0) {
+                int left = 0;
+                const CURLMsg* done = curl_multi_info_read(multi, &left);
+                code = done != nullptr && done->msg == CURLMSG_DONE ? done->data.result : CURLE_FAILED_INIT;
+                break;
+            }
+            const Clock::time_point give_up = given_up_at();
+            if (Clock::now() >= give_up) {
+                std::snprintf(error, sizeof error, "given up: the sink closed (shutdown_timeout)");
+                code = CURLE_ABORTED_BY_CALLBACK;
+                break;
+            }
+            const auto wait = std::clamp<long long>(
+                std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now()).count(), 0, kLongestPollMs);
+            curl_multi_poll(multi, nullptr, 0, static_cast<int>(wait), nullptr);
+        }
+        curl_multi_remove_handle(multi, curl);
+        return code;
     }
 
     static size_t on_body(char* data, size_t size, size_t count, void* self) {
@@ -110,7 +153,8 @@ OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view 
     State& s = *state_;
     s.gzip = options.gzip;
     s.curl = curl_easy_init();
-    if (s.curl == nullptr) throw std::runtime_error("otlp: curl_easy_init failed");
+    s.multi = curl_multi_init();
+    if (s.curl == nullptr || s.multi == nullptr) throw std::runtime_error("otlp: curl_easy_init failed");
     const auto header = [&](const std::string& line) {
         curl_slist* grown = curl_slist_append(s.headers, line.c_str());
         if (grown == nullptr) throw std::bad_alloc();
@@ -153,7 +197,7 @@ HttpResult OtlpHttpClient::post(std::string_view body, std::chrono::milliseconds
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, ms);
     HttpResult result;
-    const CURLcode code = curl_easy_perform(c);
+    const CURLcode code = s.perform();
     if (code != CURLE_OK) {
         result.error = s.error[0] != '\0' ? std::string_view(s.error) : std::string_view(curl_easy_strerror(code));
         return result;
@@ -164,6 +208,11 @@ HttpResult OtlpHttpClient::post(std::string_view body, std::chrono::milliseconds
     result.retry_after = std::chrono::milliseconds(s.retry_after);
     result.body = s.response;
     return result;
+}
+
+void OtlpHttpClient::give_up_at(std::chrono::steady_clock::time_point when) noexcept {
+    state_->give_up_at.store(when.time_since_epoch().count());
+    curl_multi_wakeup(state_->multi);
 }
 
 }  // namespace fieldlog::detail

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The OTLP sink's HTTP client: one libcurl handle, kept alive between requests (HTTP/1.1), on
-// the sink's thread only. Built without libcurl (FIELDLOG_WITH_OTLP=OFF), making one throws.
+// the sink's thread only; another thread may cut a request short. Built without libcurl
+// (FIELDLOG_WITH_OTLP=OFF), making one throws.
 #pragma once
 
 #include <chrono>
@@ -29,8 +30,11 @@ public:
     OtlpHttpClient(const OtlpHttpClient&) = delete;
     OtlpHttpClient& operator=(const OtlpHttpClient&) = delete;
 
-    /// POSTs `body` (gzipped first when the options say so), waiting at most `timeout`.
+    /// POSTs `body` (gzipped first when the options say so), waiting at most `timeout`, and
+    /// not past a give_up_at() time.
     HttpResult post(std::string_view body, std::chrono::milliseconds timeout);
+    /// Any thread: a post() running now or later gives up at `when` (the sink's close deadline).
+    void give_up_at(std::chrono::steady_clock::time_point when) noexcept;
 
 private:
     struct State;

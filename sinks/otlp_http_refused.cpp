@@ -18,4 +18,6 @@ OtlpHttpClient::~OtlpHttpClient() = default;
 
 HttpResult OtlpHttpClient::post(std::string_view, std::chrono::milliseconds) { return {}; }
 
+void OtlpHttpClient::give_up_at(std::chrono::steady_clock::time_point) noexcept {}
+
 }  // namespace fieldlog::detail

@@ -31,6 +31,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// How long a flush after the close deadline waits for the sink's thread to count what it
+/// dropped (the request in flight is cut at the deadline).
+constexpr auto kCountingGrace = std::chrono::seconds(1);
+
 /// A queued record: its logger's name and its LogRecord's sizes, then their bytes.
 struct EntryHeader {
     std::uint32_t logger_size;
@@ -69,8 +73,9 @@ public:
         const std::size_t size = sizeof(EntryHeader) + logger.size() + record.size();
         std::unique_lock lock(mutex_);
         // In a forked child the sink's thread stayed in the parent: nothing would send.
-        if (closing_ || size > options_.queue_bytes || fork_generation() != fork_at_start_) return overflow();
+        if (past_close() || size > options_.queue_bytes || fork_generation() != fork_at_start_) return overflow();
         while (incoming_.size() + sending_bytes_ + size > options_.queue_bytes) {
+            // Closing: no waiting for room, the bound is running.
             if (options_.overflow == OtlpOverflow::drop || closing_) return overflow();
             room_.wait(lock);
         }
@@ -89,26 +94,41 @@ public:
         return true;
     }
 
-    /// Waits until every record accepted so far is delivered or dropped, or flush_timeout passed.
+    /// Waits until every record accepted so far is delivered or dropped, or flush_timeout passed;
+    /// once closing, until the close deadline passed and the thread counted what it dropped.
     void flush() {
         std::unique_lock lock(mutex_);
         const std::uint64_t target = accepted_;
         flush_through_ = std::max(flush_through_, target);
         wake_.notify_one();
-        done_changed_.wait_for(lock, options_.flush_timeout, [&] { return finished_ >= target || stopped_; });
+        const Clock::time_point until = closing_ ? deadline_ + kCountingGrace : Clock::now() + options_.flush_timeout;
+        done_changed_.wait_until(lock, until, [&] { return finished_ >= target || stopped_; });
     }
 
-    /// Sends what is queued, at most shutdown_timeout, then drops and counts the rest; joins.
-    void close() {
+    /// The close deadline begins (once): from now on every record is sent within
+    /// shutdown_timeout or dropped and counted then. The thread goes on sending later records.
+    std::chrono::milliseconds begin_close() {
         {
             const std::lock_guard lock(mutex_);
             if (!closing_) {
                 closing_ = true;
                 deadline_ = Clock::now() + options_.shutdown_timeout;
+                http_.give_up_at(deadline_);
             }
         }
         wake_.notify_all();
         room_.notify_all();
+        return options_.shutdown_timeout;
+    }
+
+    /// Sends what is queued, at most shutdown_timeout, then drops and counts the rest; joins.
+    void close() {
+        begin_close();
+        {
+            const std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
         std::call_once(joined_, [this] {
             if (fork_generation() == fork_at_start_) {
                 thread_.join();
@@ -124,10 +144,13 @@ public:
     }
 
 private:
+    /// The sink takes no more records: close() was called or its deadline passed (mutex_ held).
+    [[nodiscard]] bool past_close() const { return stopping_ || (closing_ && Clock::now() >= deadline_); }
+
     bool overflow() {
         ++stats_.overflowed;
         sink_.count_dropped();
-        reporter_.report("otlp", options_.endpoint, "queue", closing_ ? "closed: record dropped" : "full: record dropped");
+        reporter_.report("otlp", options_.endpoint, "queue", past_close() ? "closed: record dropped" : "full: record dropped");
         return false;
     }
 
@@ -142,7 +165,7 @@ private:
         std::unique_lock lock(mutex_);
         for (;;) {
             while (!due(Clock::now())) {
-                if (closing_ && incoming_records_ == 0) {
+                if (stopping_ && incoming_records_ == 0) {
                     stopped_ = true;
                     done_changed_.notify_all();
                     return;
@@ -195,7 +218,7 @@ private:
                 sending_bytes_ = 0;
                 done_changed_.notify_all();
                 reporter_.report_final("otlp", options_.endpoint, "close",
-                                       std::to_string(left) + " records dropped: shutdown_timeout passed");
+                                       std::to_string(left) + " records not delivered within shutdown_timeout, counted dropped");
                 return;
             }
             sending_bytes_ -= offset - start;
@@ -298,7 +321,8 @@ private:
     std::uint64_t taken_ = 0;     ///< of those, records moved to sending_
     std::uint64_t finished_ = 0;  ///< of those, records delivered or dropped
     std::uint64_t flush_through_ = 0;
-    bool closing_ = false;
+    bool closing_ = false;   ///< the close deadline runs
+    bool stopping_ = false;  ///< close(): the thread ends once nothing is queued
     bool stopped_ = false;
     Clock::time_point deadline_{};
     OtlpSinkStats stats_{};
@@ -332,6 +356,8 @@ void OtlpSink::flush() { delivery_->flush(); }
 SinkInfo OtlpSink::info() const { return SinkInfo{.kind = "otlp", .target = target_, .typed = true}; }
 
 void OtlpSink::close() { delivery_->close(); }
+
+std::chrono::milliseconds OtlpSink::begin_close() { return delivery_->begin_close(); }
 
 OtlpSinkStats OtlpSink::stats() const { return delivery_->stats(); }
 

@@ -35,6 +35,7 @@ bool SyslogSession::sleep(int timeout_ms, bool room_to_send) noexcept {
 void SyslogSession::release(std::uint64_t position) noexcept {
     if (position == ring_.released(std::memory_order_relaxed)) return;
     ring_.release(position);
+    events_.released();
     stream_.reset_backoff();  // the receiver takes records: a later break starts over quickly
 }
 

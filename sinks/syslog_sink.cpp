@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -39,6 +41,9 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kOpenTimeout{5000};  // for opening a connection: connect(), TLS handshake, RELP open
 constexpr std::size_t kSmallestBuffer = 4096;
+/// How long a flush after the drain deadline waits for the sink's thread to count what it
+/// dropped (every wait of that thread ends at the deadline).
+constexpr milliseconds kCountingGrace{1000};
 
 bool over_tls(SyslogTransport transport) { return transport == SyslogTransport::tls || transport == SyslogTransport::relp_tls; }
 
@@ -103,11 +108,19 @@ struct SyslogSink::State final : detail::SyslogEvents {
     std::atomic<std::uint64_t> connects{0};
     std::atomic<std::uint64_t> resent{0};
     std::atomic<std::uint64_t> refused{0};
+    std::atomic<bool> stopping{false};  ///< the destructor: the thread ends once all is acknowledged
+    std::atomic<bool> finished{false};  ///< the thread ended: nothing sends any more
+    std::mutex progress_mutex;          ///< with `progress`: a closing flush() waits for the thread
+    std::condition_variable progress;
     std::thread thread;  // last: started when everything above is ready
 
     void write(const RecordView& record) noexcept;
+    milliseconds begin_close() noexcept;
+    void flush() noexcept;
 
     void run() noexcept;
+    void tell_progress() noexcept;
+    void sleep_until_deadline() noexcept;
     bool connect_once() noexcept;
     void wait_before_reconnect() noexcept;
     void disconnect() noexcept;
@@ -115,6 +128,9 @@ struct SyslogSink::State final : detail::SyslogEvents {
 
     void count_error() noexcept override { owner.count_error(); }
     void count_refused() noexcept override;
+    void released() noexcept override {
+        if (deadline.began()) tell_progress();
+    }
     using SyslogEvents::report;
     void report(std::string_view operation, std::string_view reason) noexcept override {
         errors.report("syslog", options.address, operation, reason);
@@ -143,9 +159,33 @@ std::unique_ptr<detail::SyslogSession> SyslogSink::State::make_session() {
 }
 
 SyslogSink::State::~State() {
-    deadline.begin();
+    begin_close();
+    stopping.store(true, std::memory_order_seq_cst);
     wakeup.wake_for_close();
     thread.join();
+    drop_undelivered();  // records written after the thread ended
+}
+
+milliseconds SyslogSink::State::begin_close() noexcept {
+    deadline.begin();
+    wakeup.wake_for_close();
+    return options.drain_timeout;
+}
+
+/// Before the close: wakes the thread. Once closing: waits until the receiver acknowledged
+/// everything written before the call, or the deadline passed and the thread counted the rest.
+void SyslogSink::State::flush() noexcept {
+    wakeup.wake();
+    if (!deadline.began()) return;
+    const std::uint64_t target = ring.head();
+    {
+        std::unique_lock lock(progress_mutex);
+        progress.wait_until(lock, deadline.due() + kCountingGrace, [&] {
+            return ring.released() >= target || finished.load(std::memory_order_acquire);
+        });
+    }
+    // Written after the thread ended (the caller holds mutex(): no write runs meanwhile).
+    if (finished.load(std::memory_order_acquire)) drop_undelivered();
 }
 
 void SyslogSink::State::count_refused() noexcept {
@@ -166,7 +206,7 @@ void SyslogSink::State::write(const RecordView& record) noexcept {
     char syslog_head[detail::kSyslogHeadCapacity];
     const char* const head_end = detail::append_syslog_head(syslog_head, options.facility, record.level, record.time);
     const std::string_view head(syslog_head, static_cast<std::size_t>(head_end - syslog_head));
-    if (!ring.append_frame({head, tail.last(), line})) {
+    if (finished.load(std::memory_order_acquire) || !ring.append_frame({head, tail.last(), line})) {
         owner.count_dropped();
         return;
     }
@@ -178,7 +218,12 @@ void SyslogSink::State::write(const RecordView& record) noexcept {
 void SyslogSink::State::run() noexcept {
     for (;;) {
         deadline.notice();
-        if (ring.released(std::memory_order_relaxed) == ring.head() && deadline.is_set()) break;
+        if (deadline.is_set() && ring.released(std::memory_order_relaxed) == ring.head()) {
+            tell_progress();
+            if (stopping.load(std::memory_order_acquire) || deadline.passed()) break;
+            sleep_until_deadline();  // all acknowledged: until a record comes or the deadline
+            continue;
+        }
         if (deadline.passed()) break;
         if (!stream.is_open()) {
             if (!connect_once()) wait_before_reconnect();
@@ -188,9 +233,24 @@ void SyslogSink::State::run() noexcept {
     }
     if (stream.is_open()) {
         session->finish();
+        if (ring.released(std::memory_order_relaxed) != ring.head()) stream.discard_unsent();
         disconnect();
     }
     drop_undelivered();
+    finished.store(true, std::memory_order_release);
+    tell_progress();
+}
+
+void SyslogSink::State::tell_progress() noexcept {
+    { const std::lock_guard lock(progress_mutex); }  // a flush() between its check and its wait hears it
+    progress.notify_all();
+}
+
+/// Closing, everything acknowledged: sleeps until a record comes, the destructor, or the deadline.
+void SyslogSink::State::sleep_until_deadline() noexcept {
+    wakeup.announce_sleep();
+    if (ring.head(std::memory_order_seq_cst) == ring.released(std::memory_order_relaxed)) wakeup.wait(-1, deadline.ms_left());
+    wakeup.end_sleep();
 }
 
 bool SyslogSink::State::connect_once() noexcept {
@@ -240,7 +300,9 @@ SyslogSink::~SyslogSink() = default;
 
 void SyslogSink::write(const RecordView& record) { state_->write(record); }
 
-void SyslogSink::flush() { state_->wakeup.wake(); }
+void SyslogSink::flush() { state_->flush(); }
+
+std::chrono::milliseconds SyslogSink::begin_close() { return state_->begin_close(); }
 
 SinkInfo SyslogSink::info() const { return {.kind = "syslog", .target = state_->options.address}; }
 

@@ -164,6 +164,14 @@ public:
     virtual void write_typed_on_crash(const TypedRecordView& record) noexcept { static_cast<void>(record); }
     /// What the dispatcher needs to know about this sink; asked once when it joins a configuration.
     [[nodiscard]] virtual SinkInfo info() const { return {}; }
+    /// The sink's end begins: the program ends (main returns, exit(), SIGTERM through fieldlog's
+    /// handler), shutdown(), or a configuration leaves out a sink configure() made. Returns at
+    /// once with the sink's close bound. From now on flush() waits at most that long after this
+    /// call; what the sink still holds when the bound has passed is dropped, counted and said on
+    /// one stderr line. A record written later still goes out within the bound, or is dropped
+    /// and counted once it passed. A later call keeps the first deadline. Default: 0, for a
+    /// sink whose flush() leaves nothing behind.
+    virtual std::chrono::milliseconds begin_close() { return {}; }
 
     /// A snapshot of this sink's counters.
     [[nodiscard]] SinkCounters counters() const noexcept;

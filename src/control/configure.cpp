@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <set>
+#include <vector>
 
 #include "control/crash.hpp"
 #include "control/fork.hpp"
@@ -222,10 +223,12 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     return pipeline;
 }
 
-/// Retires `old`: once its last reader left and its writer wrote everything queued, every sink
-/// of it is flushed; then it is freed, and with it each sink `next` does not keep (a sink's
-/// destructor closes it; a sink the program made lives on while the program holds it).
-void retire(std::unique_ptr<Pipeline> old) {
+/// Retires `old`: once its last reader left and its writer wrote everything queued, its sinks
+/// end or get a last flush, and then it is freed. At the end of logging (`every_sink_ends`:
+/// shutdown(), exit) every sink ends; else the sinks configure() made that `next` does not
+/// keep end (freed with `old`, their destructors find nothing left), and the others, kept or
+/// the program's own (it may configure them again), are flushed.
+void retire(std::unique_ptr<Pipeline> old, const Pipeline* next, bool every_sink_ends) {
     if (!old) return;
     wait_for_readers(old.get());
     if (old->writer) {  // everything it queued reaches the sinks first
@@ -234,10 +237,15 @@ void retire(std::unique_ptr<Pipeline> old) {
         const std::lock_guard lock(r.mutex);
         accumulate(r.retired.async, old->writer->metrics());
     }
+    std::vector<Sink*> ending;
+    std::vector<Sink*> flushed;
     for (const auto& handle : old->routing.sinks) {
-        const std::lock_guard lock(handle->sink->mutex());
-        flush_sink(*handle->sink);
+        const bool kept = next != nullptr && std::find(next->routing.sinks.begin(), next->routing.sinks.end(), handle) !=
+                                                 next->routing.sinks.end();
+        const bool made_here = handle->origin.sink() == nullptr;
+        (every_sink_ends || (made_here && !kept) ? ending : flushed).push_back(handle->sink.get());
     }
+    close_and_flush(ending, flushed);
 }
 
 /// A logger whose backtrace a configuration changes, and its new one.
@@ -288,10 +296,11 @@ void apply_backtraces(const std::vector<BacktraceChange>& changes) noexcept {
 void finish_at_exit();
 
 /// Publishes `config` (caller holds configure_mutex). Throws ConfigError, changing nothing.
-void apply(State& s, const Config& config, bool flush_each_record = false) {
+/// `at_exit`: the pipeline after normal exit (finish_at_exit).
+void apply(State& s, const Config& config, bool at_exit = false) {
     const std::vector<BacktraceChange> backtraces = backtrace_changes(s, config);  // before any sink opens
     std::unique_ptr<Pipeline> next =
-        build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire), flush_each_record);
+        build_pipeline(config, g_current_pipeline.load(std::memory_order_acquire), at_exit);
     // Everything that can throw happens before the first visible change.
     Config in_force = config;
     std::string path = config.source.empty() ? s.config_path : config.source;
@@ -308,7 +317,7 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
         std::atexit(finish_at_exit);
         register_fork_handlers();
     }
-    retire(std::move(old));
+    retire(std::move(old), next_raw, at_exit);
     if (config.crash_handlers) install_crash_handlers();
     report_unapplied_environment(config);
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.
@@ -316,10 +325,12 @@ void apply(State& s, const Config& config, bool flush_each_record = false) {
     next_raw->set_open(true);
 }
 
-/// Normal exit (atexit): everything queued is written and every sink flushed, and then the same
-/// sinks stay open behind a synchronous pipeline that flushes after each record. A record logged
-/// later — from a static destructor, a later atexit handler, a thread still running — is on its
-/// way out before the call returns; the kernel closes the files when the process ends.
+/// Normal exit (atexit): everything queued is written and every sink ends (Sink::begin_close):
+/// each delivers what it holds within its bound, and drops, counts and reports the rest. The
+/// same sinks then stay behind a synchronous pipeline that flushes after each record. A record
+/// logged later — from a static destructor, a later atexit handler, a thread still running — is
+/// on its way out before the call returns, within what is left of its sink's bound; the kernel
+/// closes the files when the process ends.
 void finish_at_exit() {
     State& s = state();
     const std::lock_guard lock(s.configure_mutex);
@@ -328,8 +339,12 @@ void finish_at_exit() {
     last.async.enabled = false;
     try {
         apply(s, last, true);
-    } catch (...) {  // a sink could not be kept (it cannot be: apply reuses them): flush what runs
-        if (const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire)) pipeline->flush();
+    } catch (...) {  // a sink could not be kept (it cannot be: apply reuses them): end what runs
+        if (const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire)) {
+            std::vector<Sink*> ending;
+            for (const auto& handle : pipeline->routing.sinks) ending.push_back(handle->sink.get());
+            close_and_flush(ending, {});
+        }
     }
 }
 
@@ -405,7 +420,7 @@ void shutdown() {
     const std::lock_guard lock(s.configure_mutex);
     if (s.shut_down.exchange(true)) return;
     detail::Pipeline* const last = detail::g_current_pipeline.exchange(nullptr, std::memory_order_seq_cst);
-    detail::retire(std::unique_ptr<detail::Pipeline>(last));
+    detail::retire(std::unique_ptr<detail::Pipeline>(last), nullptr, true);
 }
 
 }  // namespace fieldlog

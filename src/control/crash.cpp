@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -177,7 +178,7 @@ void reserve_final_storage() noexcept {
     }
 }
 
-void flush_and_hold() noexcept {
+void flush_and_hold(unsigned alarm_seconds) noexcept {
     state().configure_mutex.lock();  // kept: no configure() swaps the pipeline from under us
     const Pipeline* pipeline = g_current_pipeline.load(std::memory_order_acquire);
     if (pipeline == nullptr) return;
@@ -185,8 +186,14 @@ void flush_and_hold() noexcept {
         pipeline->writer->seal();
         pipeline->writer->drain();
     }
+    std::chrono::milliseconds longest{0};
     for (const auto& handle : pipeline->routing.sinks) {
         handle->sink->mutex().lock();  // kept
+        longest = std::max(longest, begin_close_sink(*handle->sink));
+    }
+    // Each sink gets its own bound; the alarm still ends a sink that hangs.
+    ::alarm(alarm_seconds + static_cast<unsigned>(std::chrono::ceil<std::chrono::seconds>(longest).count()));
+    for (const auto& handle : pipeline->routing.sinks) {
         flush_sink(*handle->sink);
         // The process ends next, as after a crash: a sink's last steps (a file sink puts back a
         // rotated file it was compressing) are the crash hook's, with nothing left to write.

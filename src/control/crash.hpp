@@ -28,8 +28,10 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept;
 void reserve_final_storage() noexcept;
 
 /// Before the process ends by SIGTERM/SIGINT's default action, on a normal thread: seals the
-/// async queue, waits until the writer handed out everything accepted, then flushes every sink,
-/// keeps its mutex and calls its crash hook with no records (its last steps before the end).
-void flush_and_hold() noexcept;
+/// async queue, waits until the writer handed out everything accepted, then takes every sink's
+/// mutex for good and ends every sink (Sink::begin_close), all at once; sets the alarm(2) the
+/// caller armed to `alarm_seconds` past the longest of their bounds; then flushes each sink and
+/// calls its crash hook with no records (its last steps before the end).
+void flush_and_hold(unsigned alarm_seconds) noexcept;
 
 }  // namespace fieldlog::detail

@@ -3,7 +3,7 @@
 // given; configure() takes the crash group, and the terminate signals still at their default
 // action, unless Config::crash_handlers is off (install_crash_handlers below).
 //   reload:    SIGHUP                     → reload() (reopen_files() without a config file)
-//   terminate: SIGTERM, SIGINT            → flush(), then the signal again with its default action
+//   terminate: SIGTERM, SIGINT            → every sink ends, then the signal again with its default action
 //   crash:     SIGSEGV, SIGABRT, SIGBUS,  → the crash path: write what was accepted and one
 //              SIGFPE, SIGILL               `fatal` record, then the signal again
 // Chaining: each signal keeps the action it had before ours, and that action gets the signal
@@ -237,7 +237,7 @@ void on_hangup(int signo, siginfo_t* info, void* context) {
 void terminate_on(int signo) noexcept {
     if (claim_final() != Claim::mine) detail::park_until_exit();  // a crash path runs: it ends us
     arm_final_alarm(signo);
-    detail::flush_and_hold();
+    detail::flush_and_hold(kFinalBoundSeconds);
     die_by(signo);
 }
 

@@ -4,6 +4,7 @@
 #include "dispatch/sink_calls.hpp"
 
 #include <exception>
+#include <mutex>
 #include <string>
 
 #include "base/error_reporter.hpp"
@@ -65,6 +66,28 @@ void flush_sink(Sink& sink) noexcept {
         sink.flush();
     } catch (...) {
         lost_to_exception(sink, 0, "flush");
+    }
+}
+
+std::chrono::milliseconds begin_close_sink(Sink& sink) noexcept {
+    try {
+        return sink.begin_close();
+    } catch (...) {
+        lost_to_exception(sink, 0, "begin_close");
+        return {};
+    }
+}
+
+void close_and_flush(std::span<Sink* const> ending, std::span<Sink* const> flushed) noexcept {
+    for (Sink* sink : ending) {
+        const std::lock_guard lock(sink->mutex());
+        begin_close_sink(*sink);
+    }
+    for (const std::span<Sink* const> sinks : {ending, flushed}) {
+        for (Sink* sink : sinks) {
+            const std::lock_guard lock(sink->mutex());
+            flush_sink(*sink);
+        }
     }
 }
 

@@ -58,6 +58,12 @@ inline void deliver_typed(Sink& sink, const TypedRecordView& record) noexcept {
 void deliver_batch(Sink& sink, std::span<const RecordView> records) noexcept;
 /// sink.flush(), tick() and reopen() under the policy (caller holds sink.mutex()).
 void flush_sink(Sink& sink) noexcept;
+/// sink.begin_close() under the policy (caller holds sink.mutex()): its bound, 0 when it threw.
+std::chrono::milliseconds begin_close_sink(Sink& sink) noexcept;
+/// The end of `ending` and a last flush of `flushed`: begins every close first, so that the
+/// sinks' bounds run at once, then flushes each sink, ending ones within their bound. Takes
+/// each sink's mutex in turn.
+void close_and_flush(std::span<Sink* const> ending, std::span<Sink* const> flushed) noexcept;
 void tick_sink(Sink& sink, std::chrono::steady_clock::time_point now) noexcept;
 void reopen_sink(Sink& sink) noexcept;
 

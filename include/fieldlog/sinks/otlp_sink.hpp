@@ -122,8 +122,12 @@ public:
     void flush() override;
     [[nodiscard]] SinkInfo info() const override;
 
-    /// Sends what is queued (at most shutdown_timeout), counts what is left as dropped and stops
-    /// the sink's thread. The destructor does it too. Later records are dropped and counted.
+    /// The close deadline begins (Sink::begin_close): every record, queued or written later,
+    /// is delivered within shutdown_timeout or then dropped and counted; returns shutdown_timeout.
+    std::chrono::milliseconds begin_close() override;
+    /// Sends what is queued (at most shutdown_timeout from the first begin_close() or close()),
+    /// counts what is left as dropped and stops the sink's thread. The destructor does it too.
+    /// Later records are dropped and counted.
     void close();
     [[nodiscard]] OtlpSinkStats stats() const;
 

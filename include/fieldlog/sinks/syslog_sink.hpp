@@ -79,11 +79,14 @@ struct FIELDLOG_API SyslogSinkStats {
 ///   sends `close` once the ring is all acknowledged. relp_tls: the same session inside TLS.
 /// - TLS: GnuTLS, the system's default priorities; with `verify` the receiver's certificate
 ///   must chain to ca_file (or the system store) and match server_name (or the host).
-/// - Closing the sink (shutdown(), a new configuration without it) waits up to drain_timeout
-///   for the receiver to acknowledge the ring; the frames still in it then are counted dropped,
-///   and their number is reported on stderr (the counters end with the sink). A connection
-///   being opened then (connect, TLS handshake, RELP open) is given up at the same deadline.
-/// - flush() wakes the thread and returns; it does not wait for the network.
+/// - Closing the sink (begin_close(): the program's end, shutdown(), a new configuration without
+///   it; or its destructor) gives the receiver drain_timeout to acknowledge the ring, records
+///   written meanwhile included; the frames still in it then are counted dropped, and their
+///   number is reported on stderr (the counters end with the sink). The connection is then
+///   reset, so none of them arrives later. A connection being opened then (connect, TLS
+///   handshake, RELP open) is given up at the same deadline.
+/// - flush() wakes the thread and returns; once closing, it waits for the receiver's
+///   acknowledgement, until the deadline at most.
 ///
 /// Construction throws std::invalid_argument for a malformed or unresolvable address, bad
 /// options or TLS files that cannot be used; an unreachable receiver is not an error (the ring
@@ -96,6 +99,8 @@ public:
     void write(const RecordView& record) override;
     void flush() override;
     [[nodiscard]] SinkInfo info() const override;
+    /// The drain deadline begins (Sink::begin_close); returns drain_timeout.
+    std::chrono::milliseconds begin_close() override;
 
     [[nodiscard]] SyslogSinkStats stats() const noexcept;
     [[nodiscard]] const SyslogSinkOptions& options() const noexcept;
