@@ -124,7 +124,9 @@ struct SyslogSink::State final : detail::SyslogEvents {
     bool connect_once() noexcept;
     void wait_before_reconnect() noexcept;
     void disconnect() noexcept;
-    void drop_undelivered() noexcept;
+    /// Counts what the ring still holds as dropped and says so: `last_word`, whatever was
+    /// reported just before (the thread's end); else at most once a second.
+    void drop_undelivered(bool last_word) noexcept;
 
     void count_error() noexcept override { owner.count_error(); }
     void count_refused() noexcept override;
@@ -163,7 +165,7 @@ SyslogSink::State::~State() {
     stopping.store(true, std::memory_order_seq_cst);
     wakeup.wake_for_close();
     thread.join();
-    drop_undelivered();  // records written after the thread ended
+    drop_undelivered(false);  // records written after the thread ended
 }
 
 milliseconds SyslogSink::State::begin_close() noexcept {
@@ -185,7 +187,7 @@ void SyslogSink::State::flush() noexcept {
         });
     }
     // Written after the thread ended (the caller holds mutex(): no write runs meanwhile).
-    if (finished.load(std::memory_order_acquire)) drop_undelivered();
+    if (finished.load(std::memory_order_acquire)) drop_undelivered(false);
 }
 
 void SyslogSink::State::count_refused() noexcept {
@@ -236,7 +238,7 @@ void SyslogSink::State::run() noexcept {
         if (ring.released(std::memory_order_relaxed) != ring.head()) stream.discard_unsent();
         disconnect();
     }
-    drop_undelivered();
+    drop_undelivered(true);
     finished.store(true, std::memory_order_release);
     tell_progress();
 }
@@ -279,15 +281,18 @@ void SyslogSink::State::disconnect() noexcept {
 }
 
 /// What the receiver did not acknowledge by the end is counted dropped and said on stderr.
-void SyslogSink::State::drop_undelivered() noexcept {
+void SyslogSink::State::drop_undelivered(bool last_word) noexcept {
     const std::uint64_t lost = ring.frames_between(ring.released(std::memory_order_relaxed), ring.head());
     if (lost > 0) {
         owner.count_dropped(lost);
-        // The sink's counters end with it: say what it dropped, whatever was reported just before.
         char text[96];
         std::snprintf(text, sizeof text, "%llu records not delivered within drain_timeout, counted dropped",
                       static_cast<unsigned long long>(lost));
-        errors.report_final("syslog", options.address, "close", text);
+        if (last_word) {
+            errors.report_final("syslog", options.address, "close", text);
+        } else {
+            errors.report("syslog", options.address, "close", text);
+        }
     }
     ring.release(ring.head(std::memory_order_relaxed));
 }
