@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The logging side of the OTLP tests (decode_test.js, delivery_test.js): logs a scenario's
+// The logging side of the OTLP tests (decode_test.js, delivery_test.js, tls_test.js): logs a scenario's
 // records through an OtlpSink to the receiver the script runs, closes the sink, and prints the
 // sink's counters and how long the logging calls and the whole run (close() included) took
 // as one JSON line. The scripts know what each scenario logs.
@@ -7,6 +7,7 @@
 //   otlp_client kinds <endpoint> [encoding=json] [gzip=1]
 //   otlp_client load <endpoint> count=N [batch_size=…] [queue_bytes=…] [overflow=block]
 //               [timeout_ms=…] [shutdown_ms=…] [pause_every=… pause_ms=…] [encoding=json]
+//               [ca_file=… cert_file=… key_file=…]
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -164,6 +165,10 @@ int main(int argc, char** argv) {
     options.retry_initial = std::chrono::milliseconds(number(args, "retry_ms", 20));
     options.retry_max = std::chrono::milliseconds(number(args, "retry_max_ms", 200));
     if (args.count("overflow") != 0 && args.at("overflow") == "block") options.overflow = fieldlog::OtlpOverflow::block;
+    for (auto [key, option] : {std::pair{"ca_file", &options.ca_file}, std::pair{"cert_file", &options.cert_file},
+                               std::pair{"key_file", &options.key_file}}) {
+        if (args.count(key) != 0) *option = args.at(key);
+    }
     options.resource = {{"service.name", std::string("checkout")},
                         {"service.version", std::string("1.4.2")},
                         {"replicas", std::int64_t{3}},

@@ -5,6 +5,7 @@
 'use strict';
 
 const http = require('http');
+const https = require('https');
 const zlib = require('zlib');
 const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
 
@@ -95,8 +96,11 @@ function successBody(contentType, rejected) {
 
 class Receiver {
   /// `answer(decoded, index)` returns {status, retryAfter, rejected, delayMs, hang}; default 200.
-  /// Only requests answered with success are kept in `accepted`.
-  constructor(answer) {
+  /// Only requests answered with success are kept in `accepted`. `tls`: HTTPS with node's
+  /// https.createServer options ({key, cert, ca, requestCert, rejectUnauthorized}); each
+  /// decoded request then has `clientSubject`, the client certificate's subject CN.
+  constructor(answer, tls) {
+    this.tls = tls;
     this.answer = answer || (() => ({ status: 200 }));
     this.requests = 0;       // requests read whole
     this.accepted = [];      // decoded requests answered with success
@@ -108,9 +112,10 @@ class Receiver {
 
   start(port = 0) {
     this.stopping = false;
-    this.server = http.createServer((req, res) => this.handle(req, res));
+    const handler = (req, res) => this.handle(req, res);
+    this.server = this.tls ? https.createServer(this.tls, handler) : http.createServer(handler);
     this.server.keepAliveTimeout = 60000;
-    this.server.on('connection', (socket) => {
+    this.server.on(this.tls ? 'secureConnection' : 'connection', (socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
@@ -124,7 +129,7 @@ class Receiver {
   }
 
   get endpoint() {
-    return `http://127.0.0.1:${this.port}/v1/logs`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.port}/v1/logs`;
   }
 
   /// Stops listening: idle connections are closed now; a request being answered gets its answer
@@ -162,6 +167,7 @@ class Receiver {
         return;
       }
       decoded.headers = req.headers;
+      if (this.tls) decoded.clientSubject = (req.socket.getPeerCertificate().subject || {}).CN;
       decoded.gzip = req.headers['content-encoding'] === 'gzip';
       decoded.at = Date.now();
       const index = this.requests++;
