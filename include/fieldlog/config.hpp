@@ -223,8 +223,9 @@ FIELDLOG_API void set_levels(std::string_view spec);
 /// has been handed to the sinks.
 FIELDLOG_API void flush();
 
-/// Flushes every sink and closes those configure() made; later records are dropped. Runs at
-/// normal exit too.
+/// Ends every sink, the program's own too, each within its close bound (Sink::begin_close;
+/// docs/reliability.md), all at once; later records are dropped. Normal exit ends the sinks
+/// the same way, and keeps them for records logged after it.
 FIELDLOG_API void shutdown();
 
 /// The signal groups install_signal_handlers() takes. A group left off is never touched: its
@@ -239,8 +240,8 @@ struct FIELDLOG_API SignalOptions {
 /// a later call may take more groups, a signal taken already is left as it is):
 /// - SIGHUP (`reload`): reload() when a configuration file was loaded, else reopen_files();
 ///   done on a helper thread, never in the handler.
-/// - SIGTERM, SIGINT (`terminate`): flush() on the helper thread, then the signal again with
-///   its default action (the process ends as it would have).
+/// - SIGTERM, SIGINT (`terminate`): every sink ends within its close bound, on the helper
+///   thread, then the signal again with its default action (the process ends as it would have).
 /// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL (`crash`): every accepted
 ///   record reaches the sinks — the async writer thread hands out what it can within a second,
 ///   then each sink's Sink::write_on_crash (async-signal-safe calls only) writes what it buffered

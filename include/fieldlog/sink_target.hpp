@@ -39,7 +39,8 @@ concept SinkOptions = std::copy_constructible<Options> && std::equality_comparab
 
 /// A sink's options, or a sink the program made (custom, memory).
 /// NOTE: configure() closes the sinks it made when they leave the running set; a sink the
-/// program made is only flushed then (and at shutdown), so it may be configured again.
+/// program made is only flushed then, so it may be configured again (shutdown() and the
+/// program's end close it too).
 class FIELDLOG_API SinkTarget {
 public:
     /// One stdout sink.
