@@ -154,7 +154,7 @@ OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view 
     s.gzip = options.gzip;
     s.curl = curl_easy_init();
     s.multi = curl_multi_init();
-    if (s.curl == nullptr || s.multi == nullptr) throw std::runtime_error("otlp: curl_easy_init failed");
+    if (s.curl == nullptr || s.multi == nullptr) throw std::runtime_error("otlp: libcurl could not make a handle");
     const auto header = [&](const std::string& line) {
         curl_slist* grown = curl_slist_append(s.headers, line.c_str());
         if (grown == nullptr) throw std::bad_alloc();
