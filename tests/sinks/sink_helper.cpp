@@ -14,6 +14,10 @@
 //                                             inside TLS (a client certificate: CERT, KEY)
 //                                             until SIGTERM, the numbers of those dropped to
 //                                             DROPPED, then prints the sink's counters
+//   sink_helper journald-crash SOCKET sync|async
+//                                             a journald sink (identifier crash-child), three
+//                                             records (async: flushed), then SIGSEGV through
+//                                             fieldlog's handler
 //   sink_helper throughput FILE COUNT [tcp|tls|relp|relp-tls=ADDRESS] [journald=SOCKET]
 //                          [ca=F cert=F key=F]
 //                                             COUNT records through each sink named, one after
@@ -42,6 +46,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -69,6 +74,7 @@ int usage() {
                  "       sink_helper syslog-sender ADDRESS COUNT EXPECTED\n"
                  "       sink_helper compressing-logger PATH\n"
                  "       sink_helper syslog-stream ADDRESS TRANSPORT CA_FILE BUFFER DROPPED [CERT KEY]\n"
+                 "       sink_helper journald-crash SOCKET sync|async\n"
                  "       sink_helper throughput FILE COUNT [tcp|tls|relp|relp-tls=ADDRESS] [journald=SOCKET] "
                  "[ca=F cert=F key=F]\n"
                  "       sink_helper syslog-records ADDRESS COUNT EXPECTED [transport=tls|relp|relp-tls ca=F "
@@ -442,6 +448,22 @@ int syslog_records(const std::string& address, long count, const std::string& ex
     return 0;
 }
 
+/// Three records to the journald sink at `socket` (async: flushed), then a crash: fieldlog's
+/// crash handler (Config::crash_handlers, on by default) writes the `fatal` record and the
+/// process dies by SIGSEGV.
+int journald_crash(const std::string& socket, bool async) {
+    fieldlog::configure({.level = fieldlog::Level::info,
+                         .async = {.enabled = async},
+                         .sinks = {{.target = fieldlog::JournaldSinkOptions{.socket = socket, .identifier = "crash-child"}}}});
+    const fieldlog::Logger log = fieldlog::get("child");
+    for (int i = 0; i < 3; ++i) log.info("before the crash", {{"i", i}});
+    // Records still queued for journald when a crash comes may be lost (docs/sinks.md): these
+    // are written first, so that what arrives does not depend on the writer thread's timing.
+    if (async) fieldlog::flush();
+    ::raise(SIGSEGV);
+    return 1;  // not reached: the handler ends the process by the signal
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -455,6 +477,7 @@ int main(int argc, char** argv) {
         return syslog_stream(argv[2], *transport_named(argv[3]), argv[4], static_cast<std::size_t>(std::atol(argv[5])),
                              argv[6], argc == 9 ? argv[7] : "", argc == 9 ? argv[8] : "");
     }
+    if (mode == "journald-crash" && argc == 4) return journald_crash(argv[2], std::string_view(argv[3]) == "async");
     if (mode == "throughput" && argc >= 4) {
         return throughput(argv[2], std::atol(argv[3]), std::vector<std::string>(argv + 4, argv + argc));
     }
