@@ -879,7 +879,7 @@ TEST_CASE("a receiver that never reads: one record waits wait_timeout, the next 
     const CallTimes first = burst();
     CHECK(first.longest >= kBound);       // one record waited for room...
     CHECK(first.longest <= kBound + 2s);  // ...no longer than the bound...
-    CHECK(first.whole < 5 * kBound);      // ...and the rest did not wait: each would take the bound
+    CHECK(first.whole < 10 * kBound);     // ...and the rest did not wait: each would take the bound
     CHECK(sink->counters().dropped == kRecords);
 
     // The receiver reads: the next record is taken, and a full queue is waited for again.
@@ -889,7 +889,7 @@ TEST_CASE("a receiver that never reads: one record waits wait_timeout, the next 
     fill_queue(path);
     const CallTimes second = burst();
     CHECK(second.longest >= kBound);
-    CHECK(second.whole < 5 * kBound);
+    CHECK(second.whole < 10 * kBound);
     CHECK(sink->counters().dropped == 2 * kRecords);
     CHECK(sink->counters().errors == 2 * kRecords);
     CHECK(read_file(dir.file("stderr.txt"))
