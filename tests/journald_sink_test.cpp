@@ -380,6 +380,28 @@ Entry record_fields(std::string_view message, std::string_view identifier, Entry
     return extra;
 }
 
+/// The `fatal` record of a SIGSEGV as the crash path hands it to a typed sink.
+class FatalRecord {
+public:
+    FatalRecord() : message_("fatal signal SIGSEGV") {}
+    [[nodiscard]] fieldlog::TypedRecordView view() const {
+        return {.level = Level::fatal,
+                .time = fieldlog_test::fixed_clock(),
+                .logger = "fieldlog",
+                .message = message_,
+                .bound = {},
+                .scope = {},
+                .fields = fields_,
+                .options = &options_,
+                .thread_id = 1};
+    }
+
+private:
+    fieldlog::Field fields_[2] = {{"signal", "SIGSEGV"}, {"signo", 11}};
+    fieldlog::Message message_;
+    fieldlog::EncoderOptions options_{};
+};
+
 /// How long calls took: the longest one and all of them together.
 struct CallTimes {
     std::chrono::steady_clock::duration longest{};
@@ -785,18 +807,8 @@ TEST_CASE("the configuration's time, duration, value cap and caller options shap
 TEST_CASE("the crash path's fatal record reaches the journal as one entry", "[journald]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
-    const fieldlog::Field fields[] = {{"signal", "SIGSEGV"}, {"signo", 11}};
-    const fieldlog::Message message("fatal signal SIGSEGV");
-    const fieldlog::EncoderOptions options{};
-    sink.write_typed_on_crash(fieldlog::TypedRecordView{.level = Level::fatal,
-                                                        .time = fieldlog_test::fixed_clock(),
-                                                        .logger = "fieldlog",
-                                                        .message = message,
-                                                        .bound = {},
-                                                        .scope = {},
-                                                        .fields = fields,
-                                                        .options = &options,
-                                                        .thread_id = 1});
+    const FatalRecord fatal;
+    sink.write_typed_on_crash(fatal.view());
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
     CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash",
@@ -930,18 +942,8 @@ TEST_CASE("the crash path waits for room at most 1 s, not at all once a wait ran
     const SilentReceiver receiver(path);
     fill_queue(path);
     fieldlog::JournaldSink sink({.socket = path, .identifier = "crash"});  // wait_timeout: the default
-    const fieldlog::Field fields[] = {{"signal", "SIGSEGV"}};
-    const fieldlog::Message message("fatal signal SIGSEGV");
-    const fieldlog::EncoderOptions options{};
-    const fieldlog::TypedRecordView fatal{.level = Level::fatal,
-                                          .time = fieldlog_test::fixed_clock(),
-                                          .logger = "fieldlog",
-                                          .message = message,
-                                          .bound = {},
-                                          .scope = {},
-                                          .fields = fields,
-                                          .options = &options,
-                                          .thread_id = 1};
+    const FatalRecord record;
+    const fieldlog::TypedRecordView fatal = record.view();
     CallTimes full;
     full.time([&] { sink.write_typed_on_crash(fatal); });
     CHECK(full.longest >= 1s);
