@@ -23,7 +23,7 @@ constexpr std::size_t kLongestSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 }  // namespace
 
 SinkType journald_sink_type() {
-    return {"journald", {"socket", "identifier"}, [](SinkSettings& settings) -> SinkTarget {
+    return {"journald", {"socket", "identifier", "when_full", "wait_timeout"}, [](SinkSettings& settings) -> SinkTarget {
                 if (settings.has("format") && settings.text("format", "a format") != "json") {
                     settings.expected("format", "json (a journald sink writes values as JSON does)");
                 }
@@ -36,6 +36,12 @@ SinkType journald_sink_type() {
                 }
                 settings.identify_by("socket");
                 journald.identifier = settings.text("identifier", "a name", journald.identifier);
+                journald.when_full = settings.choice<JournaldWhenFull>(
+                    "when_full", journald.when_full, {{"wait", JournaldWhenFull::wait}, {"drop", JournaldWhenFull::drop}});
+                journald.wait_timeout = settings.duration("wait_timeout", journald.wait_timeout, "10s");
+                if (journald.wait_timeout <= std::chrono::milliseconds::zero()) {
+                    settings.expected("wait_timeout", "a duration above 0 like \"10s\" (when_full = \"drop\" never waits)");
+                }
                 return journald;
             }};
 }

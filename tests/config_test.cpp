@@ -580,7 +580,7 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
         {"[[sinks]]\ntype = \"null\"\nname = 3", "app.toml:3: sinks[0].name: expected a name like \"audit\", got 3"},
         {"[[sinks]]\ntype = \"journald\"\naddress = \"127.0.0.1:5140\"",
          "app.toml:3: sinks[0].address: unknown key for a journald sink (known keys: type name format level caller tid timestamp color logger_width loggers exclude socket "
-         "identifier)"},
+         "identifier when_full wait_timeout)"},
     };
     for (const Case& c : cases) {
         DYNAMIC_SECTION(c.message) { CHECK(parse_error(c.text) == c.message); }

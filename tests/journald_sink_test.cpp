@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -43,6 +45,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -215,13 +218,14 @@ bool datagram_socket_listens(const std::string& path) {
     return connected;
 }
 
-/// Sends `path` one native-protocol entry that entries() leaves out (FIELDLOG_TEST_PROBE).
-void send_probe(const std::string& path) {
+/// Sends `path` one native-protocol entry that entries() leaves out (FIELDLOG_TEST_PROBE=`tag`),
+/// from a blocking socket: it waits for room in journald's queue.
+void send_probe(const std::string& path, int tag = 1) {
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-    constexpr std::string_view probe = "MESSAGE=probe\nFIELDLOG_TEST_PROBE=1\n";
+    const std::string probe = "MESSAGE=probe\nFIELDLOG_TEST_PROBE=" + std::to_string(tag) + "\n";
     (void)::sendto(fd, probe.data(), probe.size(), 0, reinterpret_cast<sockaddr*>(&address), sizeof address);
     ::close(fd);
 }
@@ -230,7 +234,9 @@ void send_probe(const std::string& path) {
 /// with its socket and journal under `root`.
 class Journald {
 public:
-    explicit Journald(const std::filesystem::path& root) : root_(root) {
+    /// `max_use`: how much journal journald keeps before it deletes the oldest entries
+    /// (journald_start.sh's default when empty).
+    explicit Journald(const std::filesystem::path& root, std::string max_use = "") : root_(root), max_use_(std::move(max_use)) {
         std::filesystem::create_directories(root_ / "runtime");
         std::filesystem::create_directories(root_ / "logs");
     }
@@ -247,7 +253,7 @@ public:
         const std::string root = root_.string();
         const std::string out = (root_ / "journald.out").string();
         const char* argv[] = {kUnshare, "--mount", "--propagation", "private", "/bin/sh", FIELDLOG_JOURNALD_START,
-                              root.c_str(), nullptr};
+                              root.c_str(), max_use_.empty() ? nullptr : max_use_.c_str(), nullptr};
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -269,6 +275,18 @@ public:
         });
     }
 
+    /// Stops journald's process where it is (SIGSTOP): it reads nothing until resume().
+    void pause() const { ::kill(pid_, SIGSTOP); }
+    void resume() const { ::kill(pid_, SIGCONT); }
+
+    /// Waits until journald has written every entry sent to it before this call (or 10 s
+    /// passed): datagrams queue in the order sent, and journald writes each before it reads the next.
+    [[nodiscard]] bool read_everything() {
+        const int tag = ++probes_;
+        send_probe(socket(), tag);
+        return wait_until([&] { return !journal_json({"FIELDLOG_TEST_PROBE=" + std::to_string(tag)}).empty(); });
+    }
+
     /// Stops journald (SIGTERM: it writes what it received and exits); its socket file stays.
     void stop() {
         if (pid_ <= 0) return;
@@ -278,11 +296,17 @@ public:
         pid_ = -1;
     }
 
-    /// Every entry this process sent, in journal order (start()'s probes left out).
-    [[nodiscard]] std::vector<Entry> entries() const {
-        std::vector<Entry> sent = JournalJsonReader(journal_json({})).entries();
+    /// Every entry process `pid` sent, in journal order (the probes left out).
+    [[nodiscard]] std::vector<Entry> entries(pid_t pid = ::getpid()) const {
+        std::vector<Entry> sent = JournalJsonReader(journal_json({}, pid)).entries();
         std::erase_if(sent, [](const Entry& entry) { return entry.contains("FIELDLOG_TEST_PROBE"); });
         return sent;
+    }
+
+    /// The entries of this process with SYSLOG_IDENTIFIER `identifier`, with only the fields
+    /// `fields` (and the four journalctl always shows): a burst's many entries, read fast.
+    [[nodiscard]] std::vector<Entry> entries_with(const std::string& identifier, const std::string& fields) const {
+        return JournalJsonReader(journal_json({"SYSLOG_IDENTIFIER=" + identifier}, ::getpid(), fields)).entries();
     }
 
     /// Waits until `count` entries of this process are in the journal (or 10 s passed).
@@ -296,18 +320,22 @@ public:
     }
 
 private:
-    /// What `journalctl -o json` shows of this process's entries that also match `matches`
-    /// ("" when it fails).
-    [[nodiscard]] std::string journal_json(const std::vector<std::string>& matches) const {
+    /// What `journalctl -o json` shows of process `pid`'s entries that also match `matches`
+    /// (only `fields` of them when given; "" when it fails).
+    [[nodiscard]] std::string journal_json(const std::vector<std::string>& matches, pid_t pid = ::getpid(),
+                                           const std::string& fields = "") const {
         const std::string json = (root_ / "journalctl.json").string();
         std::vector<std::string> argv{kJournalctl, "--directory=" + (root_ / "logs").string(), "-o", "json", "--all",
-                                      "--no-pager", "_PID=" + std::to_string(::getpid())};
+                                      "--no-pager", "_PID=" + std::to_string(pid)};
+        if (!fields.empty()) argv.push_back("--output-fields=" + fields);
         argv.insert(argv.end(), matches.begin(), matches.end());
         return run(argv, json) == 0 ? read_file(json) : std::string();
     }
 
     std::filesystem::path root_;
+    std::string max_use_;
     pid_t pid_ = -1;
+    int probes_ = 1;  // start()'s probes are 1
 };
 
 /// Starts `journald`; on failure the test ends, showing what journald wrote.
@@ -352,10 +380,153 @@ Entry record_fields(std::string_view message, std::string_view identifier, Entry
     return extra;
 }
 
-#define FIELDLOG_JOURNALD_OR_SKIP(journald)                                                           \
+/// The `fatal` record of a SIGSEGV as the crash path hands it to a typed sink.
+class FatalRecord {
+public:
+    FatalRecord() : message_("fatal signal SIGSEGV") {}
+    [[nodiscard]] fieldlog::TypedRecordView view() const {
+        return {.level = Level::fatal,
+                .time = fieldlog_test::fixed_clock(),
+                .logger = "fieldlog",
+                .message = message_,
+                .bound = {},
+                .scope = {},
+                .fields = fields_,
+                .options = &options_,
+                .thread_id = 1};
+    }
+
+private:
+    fieldlog::Field fields_[2] = {{"signal", "SIGSEGV"}, {"signo", 11}};
+    fieldlog::Message message_;
+    fieldlog::EncoderOptions options_{};
+};
+
+/// How long calls took: the longest one and all of them together.
+struct CallTimes {
+    std::chrono::steady_clock::duration longest{};
+    std::chrono::steady_clock::duration whole{};
+
+    template <typename Call>
+    void time(Call&& call) {
+        const auto start = std::chrono::steady_clock::now();
+        call();
+        const auto took = std::chrono::steady_clock::now() - start;
+        longest = std::max(longest, took);
+        whole += took;
+    }
+};
+
+/// Fills the queue of the datagram socket at `path` from a socket of its own, until the kernel
+/// takes no more, with entries that Journald::entries() leaves out (FIELDLOG_TEST_PROBE=0):
+/// whatever net.unix.max_dgram_qlen is, the next datagram finds no room.
+void fill_queue(const std::string& path) {
+    const int sender = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    constexpr std::string_view filler = "MESSAGE=filler\nFIELDLOG_TEST_PROBE=0\n";
+    while (::sendto(sender, filler.data(), filler.size(), 0, reinterpret_cast<const sockaddr*>(&address),
+                    sizeof address) >= 0) {
+    }
+    ::close(sender);
+}
+
+/// A datagram socket bound at a path that reads only when asked: a journald whose queue fills.
+class SilentReceiver {
+public:
+    explicit SilentReceiver(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+        if (::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+            throw std::runtime_error("cannot bind " + path);
+        }
+    }
+    ~SilentReceiver() { ::close(fd_); }
+    SilentReceiver(const SilentReceiver&) = delete;
+    SilentReceiver& operator=(const SilentReceiver&) = delete;
+
+    /// Reads every datagram waiting; how many there were.
+    [[nodiscard]] std::uint64_t drain() const {
+        std::uint64_t count = 0;
+        char datagram[65536];
+        while (::recv(fd_, datagram, sizeof datagram, MSG_DONTWAIT) >= 0) ++count;
+        return count;
+    }
+    /// The next datagram waiting ("" when none is).
+    [[nodiscard]] std::string next() const {
+        std::string datagram(65536, '\0');
+        const ssize_t size = ::recv(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT);
+        datagram.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
+        return datagram;
+    }
+
+private:
+    int fd_;
+};
+
+constexpr int kBurstThreads = 4;
+constexpr int kBurstPerThread = 50'000;
+constexpr const char* kBurstJournal = "1G";  // the whole burst stays in the journal
+
+/// A burst of kBurstThreads × kBurstPerThread records (fields T and SEQ) logged at once from
+/// as many threads to a journald sink in its default mode: every one must be in the journal
+/// exactly once, and the sink must have dropped none.
+void check_burst(Journald& journald, bool async, const std::string& identifier) {
+    constexpr std::size_t kTotal = std::size_t{kBurstThreads} * kBurstPerThread;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = identifier});
+    fieldlog::configure({.level = Level::info,
+                         .async = {.enabled = async},
+                         .sinks = {{.target = std::shared_ptr<fieldlog::Sink>(sink)}},
+                         .clock = &fieldlog_test::fixed_clock});
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kBurstThreads; ++t) {
+        threads.emplace_back([t] {
+            const auto log = fieldlog::get("burst");
+            for (int seq = 0; seq < kBurstPerThread; ++seq) log.info("burst", {{"t", t}, {"seq", seq}});
+        });
+    }
+    for (std::thread& thread : threads) thread.join();
+    fieldlog::flush();
+    const fieldlog::SinkCounters counters = sink->counters();
+    fieldlog_test::release_sinks();
+    CHECK(counters.records == kTotal);
+    CHECK(counters.dropped == 0);
+
+    REQUIRE(journald.read_everything());
+    const std::vector<Entry> entries = journald.entries_with(identifier, "T,SEQ");
+    std::vector<int> seen(kTotal, 0);
+    std::size_t strays = 0;
+    const auto number = [](const Entry& entry, const char* name) {
+        int value = -1;
+        if (const auto found = entry.find(name); found != entry.end() && found->second.size() == 1) {
+            const std::string& text = found->second[0];
+            std::from_chars(text.data(), text.data() + text.size(), value);
+        }
+        return value;
+    };
+    for (const Entry& entry : entries) {
+        const int t = number(entry, "T");
+        const int seq = number(entry, "SEQ");
+        if (t < 0 || t >= kBurstThreads || seq < 0 || seq >= kBurstPerThread) {
+            ++strays;
+            continue;
+        }
+        ++seen[static_cast<std::size_t>(t) * kBurstPerThread + static_cast<std::size_t>(seq)];
+    }
+    CHECK(entries.size() == kTotal);
+    CHECK(strays == 0);
+    CHECK(std::count(seen.begin(), seen.end(), 0) == 0);  // none missing
+    CHECK(std::count_if(seen.begin(), seen.end(), [](int n) { return n > 1; }) == 0);  // none twice
+}
+
+/// Starts `journald` (further arguments: Journald's after the root), or skips the test.
+#define FIELDLOG_JOURNALD_OR_SKIP(journald, ...)                                                      \
     if (const std::string missing = missing_peer(); !missing.empty()) FIELDLOG_TEST_SKIP(missing);   \
     const TempDir journald_dir;                                                                      \
-    Journald journald(journald_dir.path());                                                          \
+    Journald journald(journald_dir.path() __VA_OPT__(, ) __VA_ARGS__);                               \
     require_started(journald)
 
 }  // namespace
@@ -636,18 +807,8 @@ TEST_CASE("the configuration's time, duration, value cap and caller options shap
 TEST_CASE("the crash path's fatal record reaches the journal as one entry", "[journald]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
-    const fieldlog::Field fields[] = {{"signal", "SIGSEGV"}, {"signo", 11}};
-    const fieldlog::Message message("fatal signal SIGSEGV");
-    const fieldlog::EncoderOptions options{};
-    sink.write_typed_on_crash(fieldlog::TypedRecordView{.level = Level::fatal,
-                                                        .time = fieldlog_test::fixed_clock(),
-                                                        .logger = "fieldlog",
-                                                        .message = message,
-                                                        .bound = {},
-                                                        .scope = {},
-                                                        .fields = fields,
-                                                        .options = &options,
-                                                        .thread_id = 1});
+    const FatalRecord fatal;
+    sink.write_typed_on_crash(fatal.view());
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
     CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash",
@@ -708,39 +869,250 @@ TEST_CASE("no journald at the path: each record is dropped, counted and reported
           "fieldlog: journald sink " + dir.file("nobody") + ": send: No such file or directory\n");
 }
 
-TEST_CASE("a receiver that never reads: the calls never block, what does not fit is dropped", "[journald]") {
+TEST_CASE("a receiver that never reads: one record waits wait_timeout, the next ones drop until one is taken",
+          "[journald]") {
     const TempDir dir;
     const std::string path = dir.file("full.sock");
-    const int receiver = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
-    REQUIRE(::bind(receiver, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    const SilentReceiver receiver(path);
+    constexpr auto kBound = 300ms;
+    constexpr int kRecords = 20;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = path, .wait_timeout = kBound});
+    const StderrTo stderr_file(dir.file("stderr.txt"));
+    const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
+    const auto log = fieldlog::get("svc");
+    const auto burst = [&] {
+        CallTimes times;
+        for (int i = 0; i < kRecords; ++i) times.time([&] { log.info("queued", {{"i", i}}); });
+        return times;
+    };
 
-    constexpr int kRecords = 3000;  // more than the kernel queues (net.unix.max_dgram_qlen, 512 by default)
-    auto sink = std::make_shared<fieldlog::JournaldSink>(fieldlog::JournaldSinkOptions{.socket = path});
-    auto slowest = std::chrono::steady_clock::duration::zero();
+    fill_queue(path);
+    const CallTimes first = burst();
+    CHECK(first.longest >= kBound);       // one record waited for room...
+    CHECK(first.longest <= kBound + 2s);  // ...no longer than the bound...
+    CHECK(first.whole < 10 * kBound);     // ...and the rest did not wait: each would take the bound
+    CHECK(sink->counters().dropped == kRecords);
+
+    // The receiver reads: the next record is taken, and a full queue is waited for again.
+    CHECK(receiver.drain() > 0);
+    log.info("taken");
+    CHECK(receiver.next().find("\nMESSAGE=taken\n") != std::string::npos);
+    fill_queue(path);
+    const CallTimes second = burst();
+    CHECK(second.longest >= kBound);
+    CHECK(second.whole < 10 * kBound);
+    CHECK(sink->counters().dropped == 2 * kRecords);
+    CHECK(sink->counters().errors == 2 * kRecords);
+    CHECK(read_file(dir.file("stderr.txt"))
+              .starts_with("fieldlog: journald sink " + path +
+                           ": send: no room for 300 ms (journald stopped or wedged); records are dropped without "
+                           "waiting until it takes one"));
+}
+
+TEST_CASE("when_full = drop: a receiver that never reads never blocks a call, what does not fit is dropped",
+          "[journald]") {
+    const TempDir dir;
+    const std::string path = dir.file("full.sock");
+    const SilentReceiver receiver(path);
+    constexpr int kRecords = 3000;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = path, .when_full = fieldlog::JournaldWhenFull::drop});
+    CallTimes times;
     {
         const StderrTo stderr_file(dir.file("stderr.txt"));
         const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
         const auto log = fieldlog::get("svc");
-        for (int i = 0; i < kRecords; ++i) {
-            const auto start = std::chrono::steady_clock::now();
-            log.info("queued", {{"i", i}});
-            slowest = std::max(slowest, std::chrono::steady_clock::now() - start);
-        }
+        for (int i = 0; i < kRecords; ++i) times.time([&] { log.info("queued", {{"i", i}}); });
     }
-    std::uint64_t queued = 0;
-    char datagram[4096];
-    while (::recv(receiver, datagram, sizeof datagram, MSG_DONTWAIT) > 0) ++queued;
-    ::close(receiver);
-    CHECK(slowest < 1s);  // a send that blocked would wait for a reader that never comes
+    const std::uint64_t queued = receiver.drain();
+    CHECK(times.longest < 1s);  // a send that waited would wait for a reader that never comes
     CHECK(queued > 0);
     CHECK(sink->counters().dropped > 0);
     CHECK(queued + sink->counters().dropped == kRecords);
     CHECK(sink->counters().errors == sink->counters().dropped);
     CHECK(read_file(dir.file("stderr.txt"))
               .starts_with("fieldlog: journald sink " + path + ": send: Resource temporarily unavailable"));
+}
+
+TEST_CASE("the crash path waits for room at most 1 s, not at all once a wait ran out, and sends once there is room",
+          "[journald]") {
+    const TempDir dir;
+    const std::string path = dir.file("full.sock");
+    const SilentReceiver receiver(path);
+    fill_queue(path);
+    fieldlog::JournaldSink sink({.socket = path, .identifier = "crash"});  // wait_timeout: the default
+    const FatalRecord record;
+    const fieldlog::TypedRecordView fatal = record.view();
+    CallTimes full;
+    full.time([&] { sink.write_typed_on_crash(fatal); });
+    CHECK(full.longest >= 1s);
+    CHECK(full.longest <= 1s + 2s);
+    CHECK(sink.counters().dropped == 1);
+    CallTimes wedged;
+    wedged.time([&] { sink.write_typed_on_crash(fatal); });
+    CHECK(wedged.longest < 1s);
+    CHECK(sink.counters().dropped == 2);
+
+    const std::uint64_t fill = receiver.drain();
+    sink.write_typed_on_crash(fatal);
+    CHECK(sink.counters().dropped == 2);
+    const std::string entry = receiver.next();
+    CHECK(entry.find("\nMESSAGE=fatal signal SIGSEGV\n") != std::string::npos);
+    CHECK(fill > 0);
+}
+
+TEST_CASE("a crash: the records before it and the fatal record reach journald, sync and async", "[journald]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    for (const std::string mode : {"sync", "async"}) {
+        INFO(mode);
+        const std::string socket = journald.socket();
+        const char* argv[] = {FIELDLOG_SINK_HELPER, "journald-crash", socket.c_str(), mode.c_str(), nullptr};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        pid_t child = -1;
+        const int spawned = ::posix_spawn(&child, FIELDLOG_SINK_HELPER, &actions, nullptr, const_cast<char**>(argv), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        REQUIRE(spawned == 0);
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WIFSIGNALED(status));
+        CHECK(WTERMSIG(status) == SIGSEGV);
+        REQUIRE(journald.read_everything());
+        const std::vector<Entry> entries = journald.entries(child);
+        REQUIRE(entries.size() == 4);
+        for (std::size_t i = 0; i < 3; ++i) {
+            const Entry sent = sent_fields(entries[i]);
+            CHECK(sent.at("MESSAGE") == std::vector<std::string>{"before the crash"});
+            CHECK(sent.at("I") == std::vector<std::string>{std::to_string(i)});
+        }
+        const Entry fatal = sent_fields(entries[3]);
+        CHECK(fatal.at("MESSAGE") == std::vector<std::string>{"fatal signal SIGSEGV"});
+        CHECK(fatal.at("PRIORITY") == std::vector<std::string>{"2"});
+        CHECK(fatal.at("SYSLOG_IDENTIFIER") == std::vector<std::string>{"crash-child"});
+    }
+}
+
+TEST_CASE("a burst of 200,000 records from four threads arrives whole, each record once, sync", "[journald][concurrent]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald, kBurstJournal);
+    check_burst(journald, false, "burst-sync-" + std::to_string(::getpid()));
+}
+
+TEST_CASE("a burst of 200,000 records from four threads arrives whole, each record once, async", "[journald][concurrent]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald, kBurstJournal);
+    check_burst(journald, true, "burst-async-" + std::to_string(::getpid()));
+}
+
+TEST_CASE("journald stopped (SIGSTOP): a caller waits at most wait_timeout, once; the rest drop at once and are counted",
+          "[journald][concurrent]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    const TempDir dir;
+    constexpr auto kBound = 500ms;
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 50;
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "stopped", .wait_timeout = kBound});
+    const LoggingTo logging{std::shared_ptr<fieldlog::Sink>(sink)};
+    const auto log = fieldlog::get("svc");
+    for (int i = 0; i < 3; ++i) log.info("before", {{"i", i}});
+    REQUIRE(journald.read_everything());
+
+    journald.pause();
+    fill_queue(journald.socket());
+    std::vector<CallTimes> times(kThreads);
+    const auto start = std::chrono::steady_clock::now();
+    {
+        const StderrTo stderr_file(dir.file("stderr.txt"));
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < kPerThread; ++i) times[t].time([&] { log.info("while stopped", {{"i", i}}); });
+            });
+        }
+        for (std::thread& thread : threads) thread.join();
+    }
+    const auto whole = std::chrono::steady_clock::now() - start;
+    journald.resume();
+    auto longest = std::chrono::steady_clock::duration::zero();
+    for (const CallTimes& t : times) longest = std::max(longest, t.longest);
+    CHECK(longest >= kBound);       // a record waited for journald...
+    CHECK(longest <= kBound + 2s);  // ...at most the bound (a thread waiting for the sink's lock meanwhile: less)
+    CHECK(whole < 10 * kBound);     // the others did not wait again: each would cost the bound
+    CHECK(sink->counters().dropped == kThreads * kPerThread);
+    CHECK(sink->counters().errors == kThreads * kPerThread);
+    CHECK(read_file(dir.file("stderr.txt"))
+              .starts_with("fieldlog: journald sink " + journald.socket() + ": send: no room for 500 ms"));
+
+    REQUIRE(journald.read_everything());  // journald read what its queue held
+    for (int i = 0; i < 3; ++i) log.info("after", {{"i", i}});
+    REQUIRE(journald.read_everything());
+    CHECK(sink->counters().dropped == kThreads * kPerThread);  // journald takes records again: none is lost
+    const std::vector<Entry> entries = journald.entries();
+    REQUIRE(entries.size() == 6);
+    for (std::size_t i = 0; i < 6; ++i) {
+        CHECK(sent_fields(entries[i]).at("MESSAGE") == std::vector<std::string>{i < 3 ? "before" : "after"});
+    }
+}
+
+TEST_CASE("async mode, journald stopped: the writer thread waits for it, the caller does not", "[journald][concurrent]") {
+    FIELDLOG_JOURNALD_OR_SKIP(journald);
+    constexpr int kRecords = 2000;  // far fewer than a ring holds
+    auto sink = std::make_shared<fieldlog::JournaldSink>(
+        fieldlog::JournaldSinkOptions{.socket = journald.socket(), .identifier = "async-stopped"});
+    fieldlog::configure({.level = Level::info,
+                         .async = {.enabled = true},
+                         .sinks = {{.target = std::shared_ptr<fieldlog::Sink>(sink)}},
+                         .clock = &fieldlog_test::fixed_clock});
+    const auto log = fieldlog::get("svc");
+    journald.pause();
+    fill_queue(journald.socket());
+    CallTimes times;
+    times.time([&] {
+        for (int i = 0; i < kRecords; ++i) log.info("while stopped", {{"i", i}});
+    });
+    journald.resume();
+    fieldlog::flush();
+    const fieldlog::SinkCounters counters = sink->counters();
+    fieldlog_test::release_sinks();
+    // Blocked by the writer, the calls would have taken its whole wait (10 s) and lost records.
+    CHECK(times.whole < 5s);
+    CHECK(counters.records == kRecords);
+    CHECK(counters.dropped == 0);
+    REQUIRE(journald.read_everything());
+    CHECK(journald.entries().size() == kRecords);
+}
+
+TEST_CASE("when_full and wait_timeout: waiting 10 s is the default, drop never waits, a wait of 0 is an error",
+          "[journald]") {
+    const auto parsed = [](const std::string& keys) {
+        const fieldlog::Config config = fieldlog::Config::parse("[[sinks]]\ntype = \"journald\"\n" + keys, "app.toml");
+        return fieldlog_test::options_of<fieldlog::JournaldSinkOptions>(config.sinks.at(0).target);
+    };
+    const auto error = [](const std::string& keys) {
+        try {
+            (void)fieldlog::Config::parse("[[sinks]]\ntype = \"journald\"\n" + keys, "app.toml");
+        } catch (const fieldlog::ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(parsed("").when_full == fieldlog::JournaldWhenFull::wait);
+    CHECK(parsed("").wait_timeout == 10s);
+    CHECK(parsed("when_full = \"drop\"").when_full == fieldlog::JournaldWhenFull::drop);
+    CHECK(parsed("when_full = \"wait\"\nwait_timeout = \"1500ms\"").wait_timeout == 1500ms);
+    CHECK(error("when_full = \"block\"") == "app.toml:3: sinks[0].when_full: expected wait or drop, got \"block\"");
+    CHECK(error("wait_timeout = \"0s\"") ==
+          "app.toml:3: sinks[0].wait_timeout: expected a duration above 0 like \"10s\" (when_full = \"drop\" never "
+          "waits), got \"0s\"");
+    std::string in_code;
+    try {
+        fieldlog::configure({.sinks = {{.target = fieldlog::JournaldSinkOptions{.wait_timeout = 0ms}}}});
+    } catch (const fieldlog::ConfigError& e) {
+        in_code = e.what();
+    }
+    CHECK(in_code == "sinks[0]: journald wait_timeout must be above 0 (when_full = drop never waits)");
+    fieldlog_test::release_sinks();
 }
 
 TEST_CASE("the journald sink takes json only: another format is a ConfigError", "[journald]") {

@@ -4,7 +4,7 @@
 # entries). Run as
 #   unshare --mount --propagation private /bin/sh journald_start.sh ROOT [MAX_USE]
 # so the mounts over /run stay in that namespace; the process becomes journald (exec), so its
-# pid is journald's. Used by tests/journald_sink_test.cpp and tests/sinks/sink_throughput.py.
+# pid is journald's. Used by tests/journald_sink_test.cpp and bench/journald_burst.py.
 set -e
 root=$1
 mount -t tmpfs fieldlog-journald-test /run

@@ -1,27 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Records per second through the network sinks, to real receivers, and through the file sink,
-in one run (by hand, not in CTest; docs/performance.md, "Sinks to real receivers").
+"""Records per second through the syslog sinks, to real receivers, and through the file sink,
+in one run (by hand, not in CTest; docs/performance.md, "Sinks to real receivers"; the journald
+sink has its own, bench/journald_burst.py).
 
 Starts, on loopback: rsyslogd with imtcp, imrelp and imrelp over TLS (tls="on", a client
-certificate required, certvalid), a second rsyslogd with imtcp over TLS (rsyslog-gnutls: one
+certificate required, certvalid), and a second rsyslogd with imtcp over TLS (rsyslog-gnutls: one
 imtcp module has one stream driver), each input writing `%msg%` to a file of its own through a
-Direct ruleset queue; and systemd-journald as a plain process (tests/sinks/journald_start.sh,
-as tests/journald_sink_test.cpp starts it; root only, else its row is skipped). The
-certificates are syslog_tls_cases.py's. Then the helper's throughput mode logs COUNT records
-(the same record each time, one thread, synchronous) through each sink in turn, then through
-the file sink, and prints per sink: records/s handed over (COUNT over the time the log calls
-took), records/s taken (the records the receiver took over the time until it had taken them
-all: TCP-acknowledged for tcp and tls, answered for relp and relp-tls, read from journald's
-socket, flushed by shutdown() for the file) and the drops. This script prints them as a table,
-with what the receiver stored: the lines each rsyslog file holds once it stops growing, the
-helper's entries in the journal.
+Direct ruleset queue. The certificates are syslog_tls_cases.py's. Then the helper's throughput
+mode logs COUNT records (the same record each time, one thread, synchronous) through each sink
+in turn, then through the file sink, and prints per sink: records/s handed over (COUNT over the
+time the log calls took), records/s taken (the records the receiver took over the time until it
+had taken them all: TCP-acknowledged for tcp and tls, answered for relp and relp-tls, flushed by
+shutdown() for the file) and the drops. This script prints them as a table, with what the
+receiver stored: the lines each rsyslog file holds once it stops growing.
 
 usage: sink_throughput.py SINK_HELPER [COUNT]      exit 0 done, 1 failed, 77 skipped
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,13 +27,6 @@ import time
 from relp_stream_test import IMRELP, rsyslog_config as imrelp_config
 from syslog_stream_test import GTLS, count_lines, fail, free_tcp_port, listening, wait_until
 from syslog_tls_cases import make_certificates
-
-JOURNALD = "/lib/systemd/systemd-journald"
-JOURNALCTL = "/usr/bin/journalctl"
-UNSHARE = "/usr/bin/unshare"
-JOURNALD_START = os.path.join(os.path.dirname(os.path.abspath(__file__)), "journald_start.sh")
-JOURNAL_MAX_USE = "4G"  # every entry of a run stays (journald's default deletes the oldest past 64M)
-
 
 def rsyslog_config(directory, inputs, certs):
     """One rsyslogd: `inputs` maps a name to (port, kind), kind imtcp, imtcp-tls, imrelp or
@@ -63,25 +53,6 @@ def rsyslog_config(directory, inputs, certs):
                    f' tls.mycert="{certs["server"]}" tls.myprivkey="{certs["server-key"]}"')
         lines.append(f'input(type="{module}" address="127.0.0.1" port="{port}" ruleset="{name}"{tls})')
     return "\n".join(lines) + "\n"
-
-
-def journald_listens(path):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(path)
-            return True
-        except OSError:
-            return False
-
-
-def journald_missing():
-    """Why journald cannot run here, or ""."""
-    for tool in (JOURNALD, JOURNALCTL, UNSHARE):
-        if not os.access(tool, os.X_OK):
-            return f"{tool} is not installed"
-    if os.geteuid() != 0:
-        return "journald's private mount namespace needs root"
-    return ""
 
 
 def settle(path):
@@ -120,19 +91,6 @@ def main():
             if not wait_until(lambda: all(listening(port) for port in ports.values()), 10):
                 return fail("rsyslogd did not listen")
             targets = [f"{name}=127.0.0.1:{port}" for name, port in ports.items()]
-            journald_root = os.path.join(directory, "journald")
-            journald_socket = os.path.join(journald_root, "runtime", "socket")
-            skipped_journald = journald_missing()
-            if not skipped_journald:
-                os.makedirs(os.path.join(journald_root, "runtime"))
-                os.makedirs(os.path.join(journald_root, "logs"))
-                with open(os.path.join(journald_root, "journald.out"), "w") as out:
-                    daemons.append(subprocess.Popen([UNSHARE, "--mount", "--propagation", "private", "/bin/sh",
-                                                     JOURNALD_START, journald_root, JOURNAL_MAX_USE],
-                                                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT))
-                if not wait_until(lambda: journald_listens(journald_socket), 10):
-                    return fail("systemd-journald did not start")
-                targets.append(f"journald={journald_socket}")
             run = subprocess.run([helper, "throughput", os.path.join(directory, "file.log"), count, *targets,
                                   f"ca={certs['ca']}", f"cert={certs['client']}", f"key={certs['client-key']}"],
                                  capture_output=True, text=True, timeout=900)
@@ -140,11 +98,6 @@ def main():
                 return fail(f"the helper failed ({run.returncode}): {run.stderr}")
             stored = {name: settle(os.path.join(directory, f"rsyslog-{0 if name != 'tls' else 1}", f"{name}.log"))
                       for name in ports}
-            if not skipped_journald:
-                journal = subprocess.run([JOURNALCTL, f"--directory={os.path.join(journald_root, 'logs')}", "-o", "cat",
-                                          "--no-pager", "FIELDLOG_LOGGER=throughput"],
-                                         capture_output=True, text=True, timeout=300)
-                stored["journald"] = journal.stdout.count("\n")
         finally:
             for daemon in daemons:
                 daemon.terminate()
@@ -162,8 +115,6 @@ def main():
         label = f"syslog, {name}" if name in ports else name
         print(f"| {label} | {figures['handed_over_per_s']:,} | {figures['taken_per_s']:,} | {figures['taken']:,} "
               f"| {figures['dropped']:,} | {f'{stored[name]:,}' if name in stored else '-'} |")
-    if skipped_journald:
-        print(f"journald skipped: {skipped_journald}")
     return 0
 
 

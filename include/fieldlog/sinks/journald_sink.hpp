@@ -5,6 +5,7 @@
 // of the entry, so that `journalctl -o json` shows them all.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,9 +16,17 @@
 
 namespace fieldlog {
 
+/// What a record does when journald's queue is full (docs/sinks.md, "journald").
+enum class JournaldWhenFull : std::uint8_t {
+    wait,  ///< wait for room, at most wait_timeout; then drop the record
+    drop,  ///< drop the record at once
+};
+
 struct FIELDLOG_API JournaldSinkOptions {
     std::string socket = "/run/systemd/journal/socket";  ///< journald's native socket
     std::string identifier;  ///< SYSLOG_IDENTIFIER; empty: program_invocation_short_name
+    JournaldWhenFull when_full = JournaldWhenFull::wait;
+    std::chrono::milliseconds wait_timeout{10000};  ///< the longest wait for room; above 0
 
     friend bool operator==(const JournaldSinkOptions&, const JournaldSinkOptions&) = default;
 };
@@ -26,7 +35,8 @@ struct FIELDLOG_API JournaldSinkOptions {
 FIELDLOG_API std::shared_ptr<Sink> make_sink(const JournaldSinkOptions& options);
 FIELDLOG_API SinkDestination sink_destination(const JournaldSinkOptions& options);
 
-/// Sends each record as one AF_UNIX datagram to options.socket, never blocking the caller.
+/// Sends each record as one AF_UNIX datagram to options.socket. What a full queue, a stopped
+/// journald and a crash do to a record, and why, is in docs/sinks.md ("journald").
 ///
 /// - Records: typed (SinkInfo::typed), from the logging thread (async mode: the writer
 ///   thread). info() names json as its one format: its values are written as the JSON format
@@ -48,20 +58,20 @@ FIELDLOG_API SinkDestination sink_destination(const JournaldSinkOptions& options
 ///   - two keys that map to one field name (`user-id` and `user_id`) give that field twice,
 ///     in their order: journald keeps both values.
 ///   Redaction (Config::redact) and the value cap (Config::max_value_bytes) apply.
-/// - Transport: an unconnected socket, each datagram addressed to the path, so a journald that
-///   restarts (a new socket at the same path) is reached again by the next record. An entry
-///   above 64 KiB, or one the kernel refuses as too large (EMSGSIZE), goes as a sealed memfd
-///   passed in an empty datagram (SCM_RIGHTS), counted in memfd_entries().
-/// - A missing or restarting journald (ENOENT, ECONNREFUSED) or a full queue (EAGAIN) drops
-///   that record: one error and one drop each, reported on stderr at most once per second.
-///   Nothing but EINTR is retried and the caller never blocks.
-/// - Crash path: the `fatal` record naming the signal, as one datagram. Records still queued in
-///   async mode when the process crashes are lost for the journal.
+/// - Transport: a socket connected to the path (poll(2) tells when journald has room only on
+///   a connected datagram socket), its send buffer raised as libsystemd raises it (SO_SNDBUF
+///   8 MiB, past net.core.wmem_max with SO_SNDBUFFORCE where the process may). A send that
+///   finds journald gone (it restarted: a new socket at the path) connects again and is tried
+///   once more. An entry above 64 KiB, or one the kernel refuses as too large (EMSGSIZE), goes
+///   as a sealed memfd passed in an empty datagram (SCM_RIGHTS), counted in memfd_entries().
+/// - A lost record counts one error and one drop, reported on stderr at most once per second.
+///   Nothing but EINTR is retried at once.
 /// - Memory: the entry is built in buffers the sink keeps, which grow to the largest record so
 ///   far and stay; a record allocates nothing once they are that large.
 ///
 /// Construction throws std::invalid_argument for a socket path that is empty or longer than
-/// sockaddr_un allows, std::system_error when the socket cannot be made.
+/// sockaddr_un allows, or a wait_timeout not above 0; std::system_error when the socket cannot
+/// be made.
 class FIELDLOG_API JournaldSink final : public Sink {
 public:
     explicit JournaldSink(JournaldSinkOptions options);
@@ -70,7 +80,7 @@ public:
     /// Never called: the sink takes typed records (write_typed).
     void write(const RecordView& record) override;
     void write_typed(const TypedRecordView& record) override;
-    /// The crash path's `fatal` record, as one datagram (async-signal-safe).
+    /// The crash path's `fatal` record, as one datagram (async-signal-safe: its wait is poll(2)).
     void write_typed_on_crash(const TypedRecordView& record) noexcept override;
     void flush() override {}
     [[nodiscard]] SinkInfo info() const override;
