@@ -16,17 +16,26 @@
 //   fieldlog/backtrace_8/null   one request: a Scope keeping a backtrace, 8 debug records of 3
 //                               fields below the logger's level, kept, no error: discarded
 //   fieldlog/debug_8/null       the same request with the logger at debug: the 8 records written
+//   fieldlog/debug_8_scope_level/null  the logger at info, the request's Scope at debug: the 8
+//                               records written
+//   fieldlog/disabled_scope_level/null  a trace call of 3 fields in a Scope at debug (logger at
+//                               info): refused at the gate
+//   fieldlog/disabled_level_scope_elsewhere/null  a debug call of 3 fields, logger at info,
+//                               while another thread has a Scope at debug open: what that costs
+//                               the threads without one
 // Each reports allocs_per_op (global operator new, timed calls only). Compare scope_10 with
 // logger_bench.cpp's fieldlog/static_msg/null in the same run.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -267,6 +276,38 @@ void fieldlog_debug_8(benchmark::State& state) {
     });
 }
 
+void fieldlog_debug_8_scope_level(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    timed(state, [&] {
+        const fieldlog::Scope request{{{"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}}, fieldlog::Level::debug};
+        log_8_debug_records(log);
+    });
+}
+
+void fieldlog_disabled_scope_level(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    const fieldlog::Scope request{{{"request_id", "5f0c9a7e-4c1b-4a8e-9a8f-2f1c8f0e7b11"}}, fieldlog::Level::debug};
+    timed(state, [&] { FIELDLOG_TRACE(log, "cache lookup", {{"key", "user:42"}, {"hit", true}, {"elapsed", 1250us}}); });
+}
+
+void fieldlog_disabled_level_scope_elsewhere(benchmark::State& state) {
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    std::promise<void> opened;
+    std::promise<void> done;
+    std::thread other([&opened, finished = done.get_future()] {
+        const fieldlog::Scope debug{fieldlog::Level::debug};
+        opened.set_value();
+        finished.wait();
+    });
+    opened.get_future().wait();
+    timed(state, [&] { FIELDLOG_DEBUG(log, "cache lookup", {{"key", "user:42"}, {"hit", true}, {"elapsed", 1250us}}); });
+    done.set_value();
+    other.join();
+}
+
 void teardown(const benchmark::State& /*state*/) {
     const fieldlog::Config all_off{.level = fieldlog::Level::off};  // the default stdout sink, writing nothing
     fieldlog::configure(all_off);
@@ -297,7 +338,11 @@ const bool registered = [] {
                                     std::pair{"fieldlog/request_ctx_capture/null", &fieldlog_request_ctx_capture},
                                     std::pair{"fieldlog/with_3/null", &fieldlog_with_3},
                                     std::pair{"fieldlog/backtrace_8/null", &fieldlog_backtrace_8},
-                                    std::pair{"fieldlog/debug_8/null", &fieldlog_debug_8}}) {
+                                    std::pair{"fieldlog/debug_8/null", &fieldlog_debug_8},
+                                    std::pair{"fieldlog/debug_8_scope_level/null", &fieldlog_debug_8_scope_level},
+                                    std::pair{"fieldlog/disabled_scope_level/null", &fieldlog_disabled_scope_level},
+                                    std::pair{"fieldlog/disabled_level_scope_elsewhere/null",
+                                              &fieldlog_disabled_level_scope_elsewhere}}) {
         benchmark::RegisterBenchmark(name, run)->Apply(fieldlog_bench::fixed_iterations)->Teardown(&teardown);
     }
     benchmark::RegisterBenchmark("fieldlog/large_string/null", &fieldlog_large_string)

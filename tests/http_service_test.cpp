@@ -702,6 +702,39 @@ TEST_CASE("GET and PUT /loglevel read and change the levels while the service ru
     }
 }
 
+TEST_CASE("One request with X-Debug: 1 logs at debug while a thousand others stay at info, the counts exact",
+          "[http_service][scope_level]") {
+    constexpr int kRequests = 1001;
+    constexpr int kDebugRequest = 500;
+    fieldlog_test::TempDir dir;
+    const std::string log_path = dir.file("service.log");
+    write_file(dir.file("fieldlog.toml"), file_config(log_path));
+    ServiceProcess service(dir, {"--config=" + dir.file("fieldlog.toml")});
+    {
+        httplib::Client client = make_client(service.port());
+        for (int i = 0; i < kRequests; ++i) {
+            httplib::Headers headers{{"X-Request-ID", "r-" + std::to_string(i)}};
+            if (i == kDebugRequest) headers.emplace("X-Debug", "1");
+            const httplib::Result res = client.Post("/transactions", headers,
+                                                    R"({"account":"a","amount":1,"currency":"EUR","merchant":"m"})",
+                                                    "application/json");
+            REQUIRE(res);
+            CHECK(res->status == 202);
+        }
+    }
+    service.terminate();
+    std::map<std::string, int> per_message;
+    std::vector<std::string> debug_for;  // the request ids of the debug records
+    for (const Record& r : read_records(log_path)) {
+        if (r.get("level") == "debug") debug_for.push_back(r.get("request_id"));
+        ++per_message[r.get("msg")];
+    }
+    CHECK(per_message["transaction accepted"] == kRequests);
+    CHECK(per_message["request done"] == kRequests);
+    CHECK(per_message["transaction parsed"] == 1);
+    CHECK(debug_for == std::vector<std::string>{"r-" + std::to_string(kDebugRequest)});
+}
+
 TEST_CASE("The middleware continues the caller's traceparent, or starts a trace without one, and answers with its "
           "own span",
           "[http_service][trace]") {

@@ -23,6 +23,7 @@ using fieldlog::Level;
 thread_local std::optional<fieldlog::Scope> t_scope;
 thread_local std::optional<fieldlog::Scope> t_trace_scope;  // inside t_scope, for a request
 thread_local std::optional<RequestLoggers> t_loggers;  // --context=with
+thread_local std::optional<fieldlog::Scope> t_level_scope;  // innermost: a request's own level (X-Debug)
 
 class FieldlogLog final : public ServiceLog {
 public:
@@ -47,6 +48,8 @@ public:
                 {"request_id", r.request_id}, {"method", r.method}, {"path", r.path}, {"remote_addr", r.remote_addr}});
             t_trace_scope.emplace(r.trace);  // trace_id, span_id, trace_flags
         }
+        // Captured with the request's scopes (Scope::capture), the level reaches the workers too.
+        if (r.debug) t_level_scope.emplace(Level::debug);
     }
 
     void open_scope(const CapturedContext& context) override {
@@ -145,7 +148,8 @@ public:
 
 private:
     static void close() noexcept {
-        t_trace_scope.reset();  // the inner one first: both close in the fast order
+        t_level_scope.reset();  // the inner ones first: they close in the fast order
+        t_trace_scope.reset();
         t_scope.reset();
         t_loggers.reset();
     }

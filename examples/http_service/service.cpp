@@ -66,6 +66,8 @@ thread_local RequestState t_request;
 
 const std::string kRequestIdHeader = "X-Request-ID";
 const std::string kTraceparentHeader = "traceparent";
+// "1": this request's records at debug and above, whatever the loggers' levels (a Scope's level).
+const std::string kDebugHeader = "X-Debug";
 const std::string kTracestateHeader = "tracestate";
 
 std::string_view header_value(const httplib::Request& req, const std::string& name) noexcept {
@@ -169,7 +171,8 @@ httplib::Server::HandlerResponse Service::before_routing(const httplib::Request&
     res.set_header(kRequestIdHeader, std::string(request_id));
     const fieldlog::TraceContext trace = trace_of(req);
     res.set_header(kTraceparentHeader, std::string(trace.traceparent().view()));
-    log_.open_scope(RequestInfo{request_id, req.method, req.path, req.remote_addr, trace});
+    log_.open_scope(RequestInfo{request_id, req.method, req.path, req.remote_addr, trace,
+                                header_value(req, kDebugHeader) == "1"});
     r.open = true;
     return httplib::Server::HandlerResponse::Unhandled;
 }
@@ -180,7 +183,7 @@ void Service::after_routing(const httplib::Request& req, httplib::Response& res)
         r.start = Clock::now();
         std::array<char, 24> generated;
         const std::string_view id = g_ids.make(generated);
-        log_.open_scope(RequestInfo{id, req.method, req.path, req.remote_addr, fieldlog::TraceContext::root()});
+        log_.open_scope(RequestInfo{id, req.method, req.path, req.remote_addr, fieldlog::TraceContext::root(), false});
     }
     const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - r.start).count();
     log_.request_done(AccessInfo{res.status, res.body.size(), latency_us});

@@ -30,6 +30,7 @@ struct RequestInfo {
     std::string_view path;
     std::string_view remote_addr;
     const fieldlog::TraceContext& trace;  ///< this service's span of the request's trace
+    bool debug;  ///< the request asked for its records at debug (`X-Debug: 1`)
 };
 
 /// The access record's own fields.

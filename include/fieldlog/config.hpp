@@ -245,9 +245,10 @@ struct FIELDLOG_API SignalOptions {
 /// - SIGSEGV, SIGABRT (so std::terminate), SIGBUS, SIGFPE, SIGILL (`crash`): every accepted
 ///   record reaches the sinks — the async writer thread hands out what it can within a second,
 ///   then each sink's Sink::write_on_crash (async-signal-safe calls only) writes what it buffered
-///   and the rest — then one `fatal` record naming the signal goes to each sink with that crash
-///   hook (stdout, file, UDP, journald); then the signal again, so the exit status and core dump are the
-///   original's. Each thread that logs has an alternate signal stack from its first record, so
+///   and the rest — then one `fatal` record naming the signal, with the crashing thread's stack
+///   (and std::terminate's uncaught exception, noted by a terminate handler this group
+///   installs), goes to each sink with that crash hook (stdout, file, UDP, journald); then the
+///   signal again, so the exit status and core dump are the original's. Each thread that logs has an alternate signal stack from its first record, so
 ///   a stack overflow is handled too.
 /// Once either final path has begun, logging calls on other threads no longer return (a call
 /// that returned was written). Both are bounded by alarm(3): if the sinks hang, the process

@@ -103,14 +103,16 @@ struct ContextNode;  // the fields Logger::with attached (src/record/context_nod
 FIELDLOG_API void retain_context(ContextNode* node) noexcept;
 FIELDLOG_API void release_context(ContextNode* node) noexcept;
 
-/// Per level: how many backtraces open now (scopes' on any thread, and loggers'; backtrace.hpp)
-/// keep records at that level. While one does, the level gate lets such records through to
-/// Logger::emit, which keeps them when their thread has that backtrace open, or their logger.
-FIELDLOG_API extern std::atomic<std::uint32_t> backtrace_keepers[level_count];
+/// Per level: how many open backtraces (scopes' on any thread, and loggers'; backtrace.hpp)
+/// keep records at that level, plus how many scopes open on any thread have a level at or below
+/// it (scope.hpp). While one does, the level gate lets such records through to Logger::emit,
+/// which keeps them when their thread has that backtrace open, or their logger, and writes them
+/// when their thread has such a scope open.
+FIELDLOG_API extern std::atomic<std::uint32_t> below_threshold_takers[level_count];
 
-/// True when some open backtrace keeps records at `level`.
-inline bool kept_by_a_backtrace(Level level) noexcept {
-    return level < Level::off && backtrace_keepers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
+/// True when some open backtrace keeps records at `level`, or some open scope's level lets them through.
+inline bool taken_below_threshold(Level level) noexcept {
+    return level < Level::off && below_threshold_takers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
 }
 
 /// True when calls at `level` survive FIELDLOG_ACTIVE_LEVEL (a template so that the default 0
@@ -250,10 +252,11 @@ public:
     void keep_backtrace(const Backtrace& backtrace) const;
     /// The level gate: one relaxed load and a compare, and below the threshold a second look,
     /// at whether an open backtrace anywhere keeps records at `level` (then the record goes on,
-    /// to be kept if its thread has one open, or its logger; see backtrace.hpp).
+    /// to be kept if its thread has one open, or its logger; see backtrace.hpp), or a scope's
+    /// level anywhere lets it through (scope.hpp; then it goes on when its thread has one open).
     [[nodiscard]] bool enabled(Level level) const noexcept {
         return (level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off) ||
-               detail::kept_by_a_backtrace(level);
+               detail::taken_below_threshold(level);
     }
 
     /// Logs one record when `level` is enabled. Fields are encoded before the call returns.

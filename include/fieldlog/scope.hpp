@@ -31,6 +31,7 @@
 #include "fieldlog/backtrace.hpp"
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
+#include "fieldlog/level.hpp"
 #include "fieldlog/logger.hpp"
 #include "fieldlog/trace_context.hpp"
 
@@ -47,15 +48,16 @@ class FIELDLOG_API ScopeContext {
 public:
     /// An empty context (re-opening it adds no fields).
     ScopeContext() noexcept = default;
-    ScopeContext(const ScopeContext& other) noexcept : node_(other.node_), backtrace_(other.backtrace_) {
+    ScopeContext(const ScopeContext& other) noexcept : node_(other.node_), backtrace_(other.backtrace_), level_(other.level_) {
         if (node_ != nullptr) detail::retain_context(node_);
     }
-    ScopeContext(ScopeContext&& other) noexcept : node_(other.node_), backtrace_(other.backtrace_) {
+    ScopeContext(ScopeContext&& other) noexcept : node_(other.node_), backtrace_(other.backtrace_), level_(other.level_) {
         other.node_ = nullptr;
     }
     ScopeContext& operator=(ScopeContext other) noexcept {
         std::swap(node_, other.node_);
         backtrace_ = other.backtrace_;
+        level_ = other.level_;
         return *this;
     }
     ~ScopeContext() {
@@ -66,12 +68,17 @@ public:
     /// The backtrace of the innermost scope that kept one when this was captured (records 0:
     /// none). Re-opening the capture opens a backtrace like it on the re-opening thread.
     [[nodiscard]] const Backtrace& backtrace() const noexcept { return backtrace_; }
+    /// The level of the innermost scope that had one when this was captured. Re-opening the
+    /// capture applies it on the re-opening thread.
+    [[nodiscard]] std::optional<Level> level() const noexcept { return level_; }
 
 private:
     friend class Scope;
-    ScopeContext(detail::ContextNode* node, const Backtrace& backtrace) noexcept : node_(node), backtrace_(backtrace) {}
+    ScopeContext(detail::ContextNode* node, const Backtrace& backtrace, std::optional<Level> level) noexcept
+        : node_(node), backtrace_(backtrace), level_(level) {}
     detail::ContextNode* node_ = nullptr;  ///< holds a reference
     Backtrace backtrace_{.records = 0};
+    std::optional<Level> level_;
 };
 
 /// RAII: while it lives, every record logged on the thread that opened it carries its fields.
@@ -98,8 +105,18 @@ public:
     Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept;
     /// Opens a scope that only keeps a backtrace.
     explicit Scope(const Backtrace& backtrace) noexcept : Scope(std::span<const Field>(), backtrace) {}
+    /// Opens a scope with `fields` and a level of its own: while it is the innermost scope with
+    /// a level on this thread, every logger's records made here are judged against `level`
+    /// instead of the logger's level, lower or higher (docs/context.md, "A scope's own level").
+    Scope(Fields fields, Level level) noexcept : Scope(std::span<const Field>(fields.begin(), fields.size()), level) {}
+    /// The same for a field list built at run time.
+    Scope(std::span<const Field> fields, Level level) noexcept : Scope(fields, Backtrace{.records = 0}, level) {}
+    /// Opens a scope that only sets a level.
+    explicit Scope(Level level) noexcept : Scope(std::span<const Field>(), level) {}
+    /// Fields, a backtrace and a level (none: the loggers' own levels apply).
+    Scope(std::span<const Field> fields, const Backtrace& backtrace, std::optional<Level> level) noexcept;
     /// Re-opens a captured context on this thread (as one scope, inside those already open),
-    /// with a backtrace like the one it was captured in, if any.
+    /// with a backtrace like the one it was captured in, if any, and its level.
     explicit Scope(const ScopeContext& context) noexcept;
     /// Opens a scope with the trace position's `trace_id`, `span_id` and `trace_flags`: string
     /// fields of 32, 16 and 2 lowercase hex digits.

@@ -92,7 +92,7 @@ void write_typed_final_record(Sink& sink, const EncoderOptions& options, const F
         Sink& sink;
         const EncoderOptions& options;
     } const target{sink, options};
-    with_final_record(note, [](const Record& record, const void* argument) {
+    with_final_record(note, options.format, [](const Record& record, const void* argument) {
         const auto& t = *static_cast<const Target*>(argument);
         t.sink.write_typed_on_crash(TypedRecordView{.level = record.level,
                                                     .time = record.time,

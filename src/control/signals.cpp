@@ -32,6 +32,7 @@
 #include "base/signal_stack.hpp"
 #include "base/thread_id.hpp"
 #include "control/crash.hpp"
+#include "control/crash_stack.hpp"
 #include "control/state.hpp"
 
 namespace fieldlog {
@@ -196,6 +197,7 @@ void on_fatal_signal(int signo, siginfo_t* info, void*) {
                                .fault = signo != SIGABRT && info != nullptr && info->si_code > 0,
                                .thread_id = detail::kernel_thread_id(),
                                .time = {}};
+    detail::note_crash_stack(g_note);
     detail::write_final_records(g_note, true);
     // With SIG_DFL from before, the default action ends the process once we return: the exit
     // status and core dump are the original's.
@@ -326,6 +328,7 @@ void install_signal_handlers(SignalOptions options) {
     if (helper_needed && g_helper_process.load() != ::getpid()) start_helper();  // first, or first in a forked child
     detail::final_record_logger();  // made now: the handlers may not allocate
     if (options.crash) {
+        detail::prepare_crash_stack();
         for (const int signo : kFatalSignals) take(signo, &on_fatal_signal, 0);
     }
     if (options.terminate) {
@@ -340,6 +343,7 @@ namespace detail {
 void install_crash_handlers() {
     const std::lock_guard lock(g_install_mutex);
     final_record_logger();  // made now: the handlers may not allocate
+    prepare_crash_stack();
     for (const int signo : kFatalSignals) take(signo, &on_fatal_signal, 0);
     // Without a helper thread their handler flushes in place (as in a forked child), then the
     // default action ends the process as it would have.

@@ -19,7 +19,7 @@
 
 namespace fieldlog::detail {
 
-constinit std::atomic<std::uint32_t> backtrace_keepers[level_count]{};
+constinit std::atomic<std::uint32_t> below_threshold_takers[level_count]{};
 
 /// A pooled block of kept records, one after the other after this head.
 struct alignas(16) KeptChunk {
@@ -42,7 +42,7 @@ template <typename Each>
 void for_kept_levels(const KeptRecords& kept, Each each) noexcept {
     for (auto l = static_cast<std::size_t>(kept.keep_from); l < static_cast<std::size_t>(kept.trigger) && l < level_count - 1;
          ++l)
-        each(backtrace_keepers[l]);
+        each(below_threshold_takers[l]);
 }
 
 /// Lets go of what `record` holds: its references, and its block when it has one of its own.

@@ -70,10 +70,10 @@ struct LoggerBacktrace {
 };
 
 /// The kept records' state for a scope of `home` opening with `backtrace`, counted in
-/// backtrace_keepers; null when it keeps nothing (0 records, or no level below the trigger)
+/// below_threshold_takers; null when it keeps nothing (0 records, or no level below the trigger)
 /// or memory ran out (then the scope opens without a backtrace).
 KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept;
-/// Discards what `kept` holds, takes it out of backtrace_keepers and gives its block back.
+/// Discards what `kept` holds, takes it out of below_threshold_takers and gives its block back.
 void close_kept_records(ContextHome& home, KeptRecords* kept) noexcept;
 /// The layer keeping `kept` is about to let go of its chain `chain` (a scope below it closed,
 /// and the chain is remade): its records logged on that chain take a reference of their own.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "dispatch/pipeline.hpp"
@@ -270,8 +271,10 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
-    // Below the threshold, the gate let the record through for a backtrace (backtrace.hpp).
-    const bool below_threshold = level < core_->threshold.load(std::memory_order_relaxed);
+    // Below the threshold (the innermost scope's level, if one has a level, else the logger's),
+    // the gate let the record through for a backtrace (backtrace.hpp) or another thread's scope.
+    const std::optional<Level> scope_level = context->home->scope_level;
+    const bool below_threshold = scope_level ? level < *scope_level : level < core_->threshold.load(std::memory_order_relaxed);
     if (below_threshold || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
         [[unlikely]] {
         if (below_threshold) {

@@ -38,17 +38,48 @@ bool chain_holds(const ContextNode* node, const ContextNode* top) noexcept {
     return false;
 }
 
+/// Counts a scope's level in the gate (logger.hpp): records at it and above pass the gate on
+/// every thread while the scope is open, and Logger::emit decides by the thread's own scopes.
+void count_scope_level(Level level, bool open) noexcept {
+    for (auto l = static_cast<std::size_t>(level); l < level_count - 1; ++l) {
+        if (open) {
+            below_threshold_takers[l].fetch_add(1, std::memory_order_relaxed);
+        } else {
+            below_threshold_takers[l].fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+}
+
+/// The innermost open level, after a layer with one closed.
+void find_scope_level(ContextHome& home) noexcept {
+    home.scope_level.reset();
+    for (auto layer = home.layers.rbegin(); layer != home.layers.rend(); ++layer) {
+        if (layer->level) {
+            home.scope_level = layer->level;
+            return;
+        }
+    }
+}
+
 /// MUST: the layers have room for one more (push_back cannot throw).
-inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain,
-                       const Backtrace& backtrace) noexcept {
+inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain, const Backtrace& backtrace,
+                       std::optional<Level> level) noexcept {
     KeptRecords* const kept = backtrace.records != 0 ? open_kept_records(home, backtrace) : nullptr;
-    home.layers.push_back(ScopeLayer{own, chain, kept});
+    home.layers.push_back(ScopeLayer{own, chain, kept, level});
     if (kept != nullptr) ++home.backtraces;
+    if (level) {
+        count_scope_level(*level, true);
+        home.scope_level = level;
+    }
     home.top = chain;
 }
 
-/// Gives back what a closing layer's backtrace kept.
+/// Gives back what a closing layer's backtrace kept, and its level's count in the gate.
 void close_backtrace(ContextHome& home, ScopeLayer& layer) noexcept {
+    if (layer.level) {
+        count_scope_level(*layer.level, false);
+        layer.level.reset();
+    }
     if (layer.kept == nullptr) return;
     close_kept_records(home, layer.kept);
     layer.kept = nullptr;
@@ -83,8 +114,10 @@ void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noex
 inline void close_layer(ContextHome& home, ContextNode* own, Buffer& scratch) noexcept {
     std::vector<ScopeLayer>& layers = home.layers;
     if (!layers.empty() && layers.back().own == own && layers.back().chain == own) [[likely]] {  // the innermost: pop
+        const bool had_level = layers.back().level.has_value();
         close_backtrace(home, layers.back());
         layers.pop_back();
+        if (had_level) find_scope_level(home);
         home.top = layers.empty() ? nullptr : layers.back().chain;
         release(&home, own, 2);  // the layer's reference and the Scope's
         return;
@@ -119,6 +152,7 @@ void close_layer_slow(ContextHome& home, ContextNode* own, Buffer& scratch) noex
     release(&home, removed);
     close_backtrace(home, layers[i]);
     layers.erase(layers.begin() + static_cast<std::ptrdiff_t>(i));
+    find_scope_level(home);
     home.top = layers.empty() ? nullptr : layers.back().chain;
     release(&home, own);
 }
@@ -159,12 +193,15 @@ void close_all_scopes(ContextHome& home, Buffer& scratch) noexcept {
         release(&home, home.layers.back().chain);
         home.layers.pop_back();
     }
+    home.scope_level.reset();
     home.top = nullptr;
 }
 
 }  // namespace detail
 
-Scope::Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept {
+Scope::Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept : Scope(fields, backtrace, std::nullopt) {}
+
+Scope::Scope(std::span<const Field> fields, const Backtrace& backtrace, std::optional<Level> level) noexcept {
     detail::ThreadContext* context = detail::this_thread_context();
     if (context == nullptr) return;
     if (context->busy) {  // opened from inside a logging call: its buffers are in use
@@ -183,7 +220,7 @@ Scope::Scope(std::span<const Field> fields, const Backtrace& backtrace) noexcept
         return;
     }
     detail::retain(node);  // one reference for the layer, one for this object
-    detail::push_layer(home, node, node, backtrace);
+    detail::push_layer(home, node, node, backtrace, level);
     home_ = &home;
     own_ = node;
     generation_ = home.generation.load(std::memory_order_relaxed);
@@ -222,7 +259,7 @@ Scope::Scope(const ScopeContext& captured) noexcept {
         return;
     }
     detail::retain(node);
-    detail::push_layer(home, node, chain, captured.backtrace_);
+    detail::push_layer(home, node, chain, captured.backtrace_, captured.level_);
     home_ = &home;
     own_ = node;
     generation_ = home.generation.load(std::memory_order_relaxed);
@@ -260,9 +297,9 @@ ScopeContext Scope::capture() noexcept {
             break;
         }
     }
-    if (home.top == nullptr) return ScopeContext(nullptr, backtrace);
+    if (home.top == nullptr) return ScopeContext(nullptr, backtrace, std::nullopt);
     detail::retain(home.top);
-    return ScopeContext(home.top, backtrace);
+    return ScopeContext(home.top, backtrace, home.scope_level);
 }
 
 }  // namespace fieldlog

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// The `smashed` case of crash_frames_child.cpp, built with frame pointers: its caller's saved
+// frame pointer overwritten before the fault, so that the unwinder, which finds the caller's
+// frame through it, reads memory that is not there.
+#include "crash_frames_smash.hpp"
+
+namespace crash_site {
+
+[[gnu::noinline]] void smash_and_fault(int* page) {
+    auto* const saved_frame_pointer = static_cast<void* volatile*>(__builtin_frame_address(0));
+    *saved_frame_pointer = reinterpret_cast<void*>(0x10);  // a page never mapped
+    *static_cast<volatile int*>(page) = 5;                 // crash site: smashed
+}
+
+[[gnu::noinline]] void enter_smashed(int* page) { smash_and_fault(page); }
+
+}  // namespace crash_site
