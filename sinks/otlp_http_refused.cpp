@@ -2,10 +2,13 @@
 // The OTLP sink's HTTP client in a build without libcurl (FIELDLOG_WITH_OTLP=OFF): making an
 // OTLP sink is refused, so configure() names the sink and the way to a build that has it.
 #include <stdexcept>
+#include <string>
 
 #include "otlp_http.hpp"
 
 namespace fieldlog::detail {
+
+std::string endpoint_problem(const std::string&) { return {}; }
 
 struct OtlpHttpClient::State {};
 
