@@ -48,6 +48,8 @@ enum class OtlpCompression : std::uint8_t {
     gzip,  ///< gzip; refused by a build without zlib
 };
 
+/// The sink's own options. Durations and times in fields, and the call facts, follow the sink's
+/// configuration as in every format (Config::duration, SinkConfig::timestamp, caller and tid).
 struct FIELDLOG_API OtlpSinkOptions {
     /// The full URL requests are POSTed to; `https://` uses libcurl's TLS.
     std::string endpoint = "http://localhost:4318/v1/logs";
@@ -89,8 +91,7 @@ struct FIELDLOG_API OtlpSinkOptions {
     /// it is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ "/v1/logs"), …_HEADERS (`k=v,k2=v2`,
     /// percent-decoded), …_PROTOCOL (`http/protobuf`, `http/json`), …_TIMEOUT (milliseconds; 0:
     /// no limit), …_COMPRESSION (`gzip`, `none`). A malformed one is ignored, as the
-    /// specification says, and named on stderr. Durations and times in fields are written as
-    /// the sink's configuration says (Config::duration, SinkConfig::timestamp).
+    /// specification says, and named on stderr.
     OtlpSinkOptions& apply_env();
 
     friend bool operator==(const OtlpSinkOptions&, const OtlpSinkOptions&) = default;
