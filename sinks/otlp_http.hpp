@@ -14,8 +14,8 @@ namespace fieldlog::detail {
 
 /// Why `endpoint` cannot be an OTLP/HTTP endpoint, in plain words; "" when it can: an http:// or
 /// https:// URL with a host, a port (when given) from 1 to 65535 and a well-formed path, as
-/// libcurl's URL parser reads it. A build without OTLP has nothing to parse it with, and says
-/// nothing: making the sink is refused there whatever the endpoint.
+/// libcurl's URL parser reads it. A build without OTLP says that it has none, whatever the
+/// endpoint.
 std::string endpoint_problem(const std::string& endpoint);
 
 /// What one POST came to.

@@ -46,9 +46,11 @@ SinkType otlp_sink_type() {
              "key_file"},
             [](SinkSettings& settings) -> SinkTarget {
                 OtlpSinkOptions otlp;
-                otlp.endpoint = settings.text("endpoint", "a URL like \"http://localhost:4318/v1/logs\"", otlp.endpoint);
-                if (const std::string problem = endpoint_problem(otlp.endpoint); !problem.empty()) {
-                    settings.fail("endpoint", fmt::format("{}: {}", in_quotes(otlp.endpoint), problem));
+                if (settings.has("endpoint")) {
+                    otlp.endpoint = settings.text("endpoint", "a URL like \"http://localhost:4318/v1/logs\"");
+                    if (const std::string problem = endpoint_problem(otlp.endpoint); !problem.empty()) {
+                        settings.fail("endpoint", fmt::format("{}: {}", in_quotes(otlp.endpoint), problem));
+                    }
                 }
                 otlp.encoding = settings.choice<OtlpEncoding>(
                     "encoding", otlp.encoding, {{"protobuf", OtlpEncoding::protobuf}, {"json", OtlpEncoding::json}});
