@@ -89,13 +89,13 @@ FileSinkOptions file_options(SinkSettings& settings) {
         "rotate", file.rotate_every, {{"never", RotateEvery::never}, {"hourly", RotateEvery::hour}, {"daily", RotateEvery::day}});
     file.rotate_utc = settings.boolean("rotate_utc", file.rotate_utc);
     file.keep = static_cast<unsigned>(
-        settings.integer("keep", file.keep, 0, std::numeric_limits<unsigned>::max(), "a number of files, 0 or more"));
+        settings.integer("keep", file.keep, 0, std::numeric_limits<unsigned>::max(), "a number of files"));
     file.max_age = settings.duration("max_age", file.max_age, "168h");
     file.max_total_bytes = settings.size("max_total_bytes", file.max_total_bytes, "1GiB");
     file.compress = settings.choice<FileCompression>("compress", file.compress,
                                                      {{"none", FileCompression::none}, {"gzip", FileCompression::gzip}});
     file.compression_level = static_cast<int>(settings.integer("compression_level", file.compression_level, 1, 9,
-                                                               "a zlib level from 1 (fastest) to 9 (smallest)"));
+                                                               "a zlib level (1 fastest, 9 smallest)"));
     file.buffer_size = settings.size("buffer", file.buffer_size, "64KiB");
     file.flush_interval = settings.duration("flush_interval", file.flush_interval, "1s");
     file.flush_level = settings.level("flush_level", file.flush_level);

@@ -52,9 +52,57 @@ long long retry_after_ms(std::string_view line) {
     return when > now ? static_cast<long long>(when - now) * 1000 : 0;
 }
 
+/// A URL handle of libcurl's, freed with it.
+struct UrlHandle {
+    CURLU* url = curl_url();
+    UrlHandle() {
+        if (url == nullptr) throw std::bad_alloc();
+    }
+    ~UrlHandle() { curl_url_cleanup(url); }
+    UrlHandle(const UrlHandle&) = delete;
+    UrlHandle& operator=(const UrlHandle&) = delete;
+};
+
+constexpr std::string_view kWrite = " (write http://host:port/v1/logs, or https://)";
+
+/// Parses `endpoint` into `url`; why it is no endpoint, or "".
+std::string parse_endpoint(const std::string& endpoint, CURLU* url) {
+    const std::size_t separator = endpoint.find("://");
+    if (separator == std::string::npos) return "not a URL" + std::string(kWrite);
+    std::string scheme = endpoint.substr(0, separator);
+    for (char& c : scheme) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    if (scheme != "http" && scheme != "https") return "the scheme is not http or https" + std::string(kWrite);
+    // libcurl takes "http:///v1/logs" as the host "v1": an empty authority is no host.
+    if (endpoint.size() == separator + 3 || endpoint[separator + 3] == '/') return "no host" + std::string(kWrite);
+    switch (const CURLUcode rc = curl_url_set(url, CURLUPART_URL, endpoint.c_str(), 0)) {
+        case CURLUE_OK: break;
+        case CURLUE_NO_HOST: return "no host" + std::string(kWrite);
+        case CURLUE_BAD_PORT_NUMBER: return "the port (after the host and one ':') is not a number from 1 to 65535";
+        case CURLUE_BAD_HOSTNAME: return "the host is not a host name or an IP address";
+        case CURLUE_BAD_IPV6: return "a bad IPv6 address (it goes in brackets: http://[::1]:4318/v1/logs)";
+        case CURLUE_BAD_PATH:
+        case CURLUE_BAD_QUERY:
+        case CURLUE_BAD_FRAGMENT: return "a character a URL cannot hold after the host (write a space as %20)";
+        default: return curl_url_strerror(rc);
+    }
+    char* port = nullptr;
+    if (curl_url_get(url, CURLUPART_PORT, &port, 0) == CURLUE_OK) {
+        const bool zero = std::string_view(port).find_first_not_of('0') == std::string_view::npos;
+        curl_free(port);
+        if (zero) return "the port (after the host and one ':') is not a number from 1 to 65535";
+    }
+    return {};
+}
+
 }  // namespace
 
+std::string endpoint_problem(const std::string& endpoint) {
+    const UrlHandle url;
+    return parse_endpoint(endpoint, url.url);
+}
+
 struct OtlpHttpClient::State {
+    UrlHandle url;  ///< the endpoint, parsed once when the sink is made
     CURLM* multi = nullptr;  ///< runs the one transfer, so that another thread can wake it
     CURL* curl = nullptr;
     curl_slist* headers = nullptr;
@@ -65,7 +113,7 @@ struct OtlpHttpClient::State {
     char error[CURL_ERROR_SIZE]{};
     std::atomic<std::chrono::steady_clock::rep> give_up_at{std::chrono::steady_clock::time_point::max().time_since_epoch().count()};
 
-    ~State() {
+    ~State() {  // the easy handle goes first: it uses `url`
         if (headers != nullptr) curl_slist_free_all(headers);
         if (curl != nullptr) curl_easy_cleanup(curl);
         if (multi != nullptr) curl_multi_cleanup(multi);
@@ -140,18 +188,17 @@ struct OtlpHttpClient::State {
 OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view content_type)
     : state_(std::make_unique<State>()) {
 #if !FIELDLOG_WITH_GZIP
-    if (options.gzip) {
+    if (options.compression == OtlpCompression::gzip) {
         throw std::invalid_argument(
             "this build of fieldlog has no gzip: rebuild with -DFIELDLOG_WITH_GZIP=ON (needs zlib: zlib1g-dev)");
     }
 #endif
-    const std::string_view scheme = std::string_view(options.endpoint).substr(0, options.endpoint.find("://"));
-    if (scheme != "http" && scheme != "https") {
-        throw std::invalid_argument("otlp endpoint \"" + options.endpoint + "\": not an http:// or https:// URL");
+    State& s = *state_;
+    if (const std::string problem = parse_endpoint(options.endpoint, s.url.url); !problem.empty()) {
+        throw std::invalid_argument("endpoint \"" + options.endpoint + "\": " + problem);
     }
     init_curl_once();
-    State& s = *state_;
-    s.gzip = options.gzip;
+    s.gzip = options.compression == OtlpCompression::gzip;
     s.curl = curl_easy_init();
     s.multi = curl_multi_init();
     if (s.curl == nullptr || s.multi == nullptr) throw std::runtime_error("otlp: libcurl could not make a handle");
@@ -162,10 +209,10 @@ OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view 
     };
     header("Content-Type: " + std::string(content_type));
     header("Expect:");  // no 100-continue round trip before a large body
-    if (options.gzip) header("Content-Encoding: gzip");
+    if (s.gzip) header("Content-Encoding: gzip");
     for (const auto& [name, value] : options.headers) header(name + ": " + value);
     CURL* c = s.curl;
-    curl_easy_setopt(c, CURLOPT_URL, options.endpoint.c_str());
+    curl_easy_setopt(c, CURLOPT_CURLU, s.url.url);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, s.headers);
     curl_easy_setopt(c, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);

@@ -13,6 +13,12 @@
 
 namespace fieldlog::detail {
 
+/// Why `endpoint` cannot be an OTLP/HTTP endpoint, in plain words; "" when it can: an http:// or
+/// https:// URL with a host, a port (when given) from 1 to 65535 and a well-formed path, as
+/// libcurl's URL parser reads it. A build without OTLP says that it has none, whatever the
+/// endpoint.
+std::string endpoint_problem(const std::string& endpoint);
+
 /// What one POST came to.
 struct HttpResult {
     int status = 0;  ///< the HTTP status; 0 when no answer came (no connection, a timeout)
@@ -24,7 +30,8 @@ struct HttpResult {
 
 class OtlpHttpClient {
 public:
-    /// Throws std::invalid_argument when this build has no OTLP or no zlib for gzip.
+    /// Throws std::invalid_argument when this build has no OTLP or no zlib for gzip, or the
+    /// endpoint is not one (endpoint_problem()).
     OtlpHttpClient(const OtlpSinkOptions& options, std::string_view content_type);
     ~OtlpHttpClient();
     OtlpHttpClient(const OtlpHttpClient&) = delete;

@@ -14,11 +14,16 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "base/error_reporter.hpp"
 #include "otlp_encoding.hpp"
@@ -369,8 +374,9 @@ std::string_view trimmed(std::string_view s) {
     return s;
 }
 
-/// `%XX` escapes decoded, as the specification's header lists have them (W3C Baggage's form).
-std::string percent_decoded(std::string_view s, const char* variable) {
+/// `%XX` escapes decoded, as the specification's header lists have them (W3C Baggage's form);
+/// nullopt at a '%' without two hex digits after it.
+std::optional<std::string> percent_decoded(std::string_view s) {
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
         if (s[i] != '%') {
@@ -378,8 +384,8 @@ std::string percent_decoded(std::string_view s, const char* variable) {
             continue;
         }
         unsigned value = 0;
-        if (i + 2 >= s.size() + 0 || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3) {
-            throw std::invalid_argument(std::string(variable) + ": a '%' not followed by two hex digits");
+        if (i + 2 >= s.size() || std::from_chars(s.data() + i + 1, s.data() + i + 3, value, 16).ptr != s.data() + i + 3) {
+            return std::nullopt;
         }
         out += static_cast<char>(value);
         i += 2;
@@ -387,102 +393,90 @@ std::string percent_decoded(std::string_view s, const char* variable) {
     return out;
 }
 
-/// The logs-specific variable, else the generic one; nullptr when neither is set (or empty).
-const char* otel_env(const char* logs, const char* generic, const char** which) {
-    for (const char* name : {logs, generic}) {
+/// Applies the first of `names` (the logs-specific variable before the generic one) that is set
+/// and well formed: `apply(value)` takes it and returns "", or returns why it cannot. A malformed
+/// one is ignored, as the specification asks of an SDK (treated as unset, so the next is tried),
+/// and said on stderr. An empty variable counts as unset. True when one was applied.
+template <typename Apply>
+bool apply_variable(std::initializer_list<const char*> names, Apply&& apply) {
+    for (const char* name : names) {
         const char* value = std::getenv(name);
-        if (value != nullptr && *value != '\0') {
-            *which = name;
-            return value;
-        }
+        if (value == nullptr || *value == '\0') continue;
+        const std::string why = apply(std::string_view(value));
+        if (why.empty()) return true;
+        detail::report_unlimited(name, fmt::format("\"{}\" {}; the variable is ignored", value, why));
     }
-    return nullptr;
+    return false;
 }
 
-}  // namespace
-
-namespace {
-
-/// OTEL_RESOURCE_ATTRIBUTES (`key=value,…`, values percent-encoded) and OTEL_SERVICE_NAME,
-/// which wins for service.name, as the SDKs read them. A malformed entry is skipped.
-std::vector<ResourceAttribute> resource_from_env() {
-    std::vector<ResourceAttribute> attributes;
-    const char* service = std::getenv("OTEL_SERVICE_NAME");
-    if (service != nullptr && *service != '\0') attributes.push_back({"service.name", std::string(service)});
-    const char* listed = std::getenv("OTEL_RESOURCE_ATTRIBUTES");
-    std::string_view rest = listed != nullptr ? listed : "";
+/// …_HEADERS' `k=v,k2=v2`: keys and values trimmed, values percent-decoded, empty entries
+/// skipped; nullopt (with `why`) for an entry without a key and '='.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_headers(std::string_view rest, std::string& why) {
+    std::vector<std::pair<std::string, std::string>> parsed;
     while (!rest.empty()) {
         const std::size_t comma = rest.find(',');
         const std::string_view entry = trimmed(rest.substr(0, comma));
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (entry.empty()) continue;
         const std::size_t equals = entry.find('=');
-        if (equals == std::string_view::npos) continue;
-        const std::string key(trimmed(entry.substr(0, equals)));
-        const bool taken = std::any_of(attributes.begin(), attributes.end(), [&](const auto& a) { return a.key == key; });
-        if (key.empty() || taken) continue;
-        try {
-            attributes.push_back({key, percent_decoded(trimmed(entry.substr(equals + 1)), "OTEL_RESOURCE_ATTRIBUTES")});
-        } catch (const std::invalid_argument&) {  // a bad escape: the entry is skipped
+        if (equals == std::string_view::npos || trimmed(entry.substr(0, equals)).empty()) {
+            why = "has \"" + std::string(entry) + "\", not name=value";
+            return std::nullopt;
         }
+        std::optional<std::string> value = percent_decoded(trimmed(entry.substr(equals + 1)));
+        if (!value) {
+            why = "has a '%' not followed by two hex digits (a ',' in a value is %2C)";
+            return std::nullopt;
+        }
+        parsed.emplace_back(std::string(trimmed(entry.substr(0, equals))), std::move(*value));
     }
-    return attributes;
+    return parsed;
 }
 
 }  // namespace
 
 OtlpSinkOptions& OtlpSinkOptions::apply_env() {
-    const char* which = nullptr;
-    if (const char* v = std::getenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"); v != nullptr && *v != '\0') {
-        endpoint = v;
-    } else if (const char* generic = std::getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); generic != nullptr && *generic != '\0') {
-        std::string base = generic;
-        while (!base.empty() && base.back() == '/') base.pop_back();
-        endpoint = base + "/v1/logs";
+    const auto set_endpoint = [&](std::string url) {
+        std::string problem = detail::endpoint_problem(url);
+        if (problem.empty()) endpoint = std::move(url);
+        return problem.empty() ? problem : "is no endpoint: " + problem;
+    };
+    const bool logs_endpoint = apply_variable({"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"}, [&](std::string_view url) {
+        return set_endpoint(std::string(url));
+    });
+    if (!logs_endpoint) {
+        apply_variable({"OTEL_EXPORTER_OTLP_ENDPOINT"}, [&](std::string_view base) {
+            while (!base.empty() && base.back() == '/') base.remove_suffix(1);
+            return set_endpoint(std::string(base) + "/v1/logs");
+        });
     }
-    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &which)) {
-        std::vector<std::pair<std::string, std::string>> parsed;
-        std::string_view rest = v;
-        while (!rest.empty()) {
-            const std::size_t comma = rest.find(',');
-            const std::string_view entry = trimmed(rest.substr(0, comma));
-            rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-            if (entry.empty()) continue;
-            const std::size_t equals = entry.find('=');
-            if (equals == std::string_view::npos || trimmed(entry.substr(0, equals)).empty()) {
-                throw std::invalid_argument(std::string(which) + ": \"" + std::string(entry) + "\" is not key=value");
-            }
-            parsed.emplace_back(std::string(trimmed(entry.substr(0, equals))),
-                                percent_decoded(trimmed(entry.substr(equals + 1)), which));
+    apply_variable({"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"}, [&](std::string_view list) {
+        std::string why;
+        if (auto parsed = parse_headers(list, why)) headers = std::move(*parsed);
+        return why;
+    });
+    apply_variable({"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"}, [&](std::string_view protocol) {
+        if (protocol != "http/protobuf" && protocol != "http/json") {
+            return std::string("is not a protocol fieldlog speaks: http/protobuf or http/json");
         }
-        headers = std::move(parsed);
-    }
-    if (resource.empty()) resource = resource_from_env();
-    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &which)) {
-        const std::string_view protocol = v;
-        if (protocol == "http/protobuf") {
-            encoding = OtlpEncoding::protobuf;
-        } else if (protocol == "http/json") {
-            encoding = OtlpEncoding::json;
-        } else {
-            throw std::invalid_argument(std::string(which) + ": \"" + v + "\": fieldlog speaks http/protobuf and http/json");
-        }
-    }
-    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &which)) {
+        encoding = protocol == "http/json" ? OtlpEncoding::json : OtlpEncoding::protobuf;
+        return std::string();
+    });
+    apply_variable({"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"}, [&](std::string_view text) {
         long long ms = 0;
-        const std::string_view text = v;
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
-        if (error != std::errc() || end != text.data() + text.size() || ms <= 0) {
-            throw std::invalid_argument(std::string(which) + ": \"" + v + "\" is not a positive number of milliseconds");
+        if (error != std::errc() || end != text.data() + text.size() || ms < 0) {
+            return std::string("is not a number of milliseconds (0: no limit)");
         }
-        timeout = std::chrono::milliseconds(ms);
-    }
-    if (const char* v = otel_env("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION", &which)) {
-        const std::string_view compression = v;
-        if (compression != "gzip" && compression != "none") {
-            throw std::invalid_argument(std::string(which) + ": \"" + v + "\": gzip or none");
-        }
-        gzip = compression == "gzip";
-    }
+        // 0 is no limit, as the specification says; the longest 32-bit count stands for it.
+        timeout = std::chrono::milliseconds(ms == 0 ? std::numeric_limits<std::int32_t>::max() : ms);
+        return std::string();
+    });
+    apply_variable({"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"}, [&](std::string_view name) {
+        if (name != "gzip" && name != "none") return std::string("is not a compression fieldlog has: gzip or none");
+        compression = name == "gzip" ? OtlpCompression::gzip : OtlpCompression::none;
+        return std::string();
+    });
     return *this;
 }
 

@@ -50,7 +50,7 @@ SyslogSinkOptions syslog_options(SinkSettings& settings) {
     syslog.buffer_bytes = settings.size("buffer_bytes", syslog.buffer_bytes, "4MiB", 4096);
     syslog.reconnect_max = settings.duration("reconnect_max", syslog.reconnect_max, "5s");
     syslog.drain_timeout = settings.duration("drain_timeout", syslog.drain_timeout, "2s");
-    syslog.facility = static_cast<int>(settings.integer("facility", syslog.facility, 0, 23, "a syslog facility from 0 to 23"));
+    syslog.facility = static_cast<int>(settings.integer("facility", syslog.facility, 0, 23, "a syslog facility"));
     syslog.app_name = settings.text("app_name", "a name", syslog.app_name);
     syslog.hostname = settings.text("hostname", "a host name", syslog.hostname);
     if (syslog.address.empty()) settings.missing("address", "a syslog sink connects to \"host:port\"");

@@ -24,7 +24,7 @@ SinkType udp_sink_type() {
                 udp.max_datagram = settings.size("max_datagram", udp.max_datagram, "2KiB", 1, 65507);
                 udp.oversize = settings.choice<OversizePolicy>(
                     "oversize", udp.oversize, {{"truncate", OversizePolicy::truncate}, {"drop", OversizePolicy::drop}});
-                udp.facility = static_cast<int>(settings.integer("facility", udp.facility, 0, 23, "a syslog facility from 0 to 23"));
+                udp.facility = static_cast<int>(settings.integer("facility", udp.facility, 0, 23, "a syslog facility"));
                 udp.app_name = settings.text("app_name", "a name", udp.app_name);
                 udp.hostname = settings.text("hostname", "a host name", udp.hostname);
                 udp.resolve_interval = settings.duration("resolve_interval", udp.resolve_interval, "60s");

@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -279,7 +280,7 @@ address = "127.0.0.1:514"
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\ntransport = \"tls\"\ncert_file = \"" + cert + "\"",
          "app.toml:5: sinks[0].cert_file: needs both cert_file and key_file"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nbuffer_bytes = 100",
-         "app.toml:4: sinks[0].buffer_bytes: expected a size from 4096 to 18446744073709551615 bytes, got 100"},
+         "app.toml:4: sinks[0].buffer_bytes: expected a size of at least 4096 bytes, got 100"},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nverify = \"yes\"",
          "app.toml:4: sinks[0].verify: expected true or false, got \"yes\""},
         {"[[sinks]]\ntype = \"syslog\"\naddress = \"x:1\"\nframing = \"json\"",
@@ -446,8 +447,7 @@ TEST_CASE("sizes are whole bytes, with or without a unit", "[config]") {
             CHECK(error.starts_with("app.toml:2: async.queue: expected a size like \"4MiB\", got "));
         }
     }
-    CHECK(parse_error("[async]\nqueue = 0") == "app.toml:2: async.queue: expected a size from 1 to "
-                                               "18446744073709551615 bytes, got 0");
+    CHECK(parse_error("[async]\nqueue = 0") == "app.toml:2: async.queue: expected a size of at least 1 byte, got 0");
 }
 
 TEST_CASE("durations are written the way Go writes them", "[config]") {
@@ -531,13 +531,13 @@ TEST_CASE("every rejected key names the file, the line and the key", "[config]")
          "app.toml:3: sinks[0].rotate: expected never, hourly or daily, got \"weekly\""},
         {"[[sinks]]\ntype = \"file\"\nrotate_utc = \"yes\"",
          "app.toml:3: sinks[0].rotate_utc: expected true or false, got \"yes\""},
-        {"[[sinks]]\ntype = \"file\"\nkeep = -1", "app.toml:3: sinks[0].keep: expected a number of files, 0 or more, got -1"},
+        {"[[sinks]]\ntype = \"file\"\nkeep = -1", "app.toml:3: sinks[0].keep: expected a number of files from 0 to 4294967295, got -1"},
         {"[[sinks]]\ntype = \"file\"\nkeep = \"5\"",
-         "app.toml:3: sinks[0].keep: expected a number of files, 0 or more, got \"5\""},
+         "app.toml:3: sinks[0].keep: expected a number of files from 0 to 4294967295, got \"5\""},
         {"[[sinks]]\ntype = \"file\"\nfsync = 1", "app.toml:3: sinks[0].fsync: expected true or false, got 1"},
         {"[[sinks]]\ntype = \"file\"\ncompress = \"zstd\"", "app.toml:3: sinks[0].compress: expected none or gzip, got \"zstd\""},
         {"[[sinks]]\ntype = \"file\"\ncompression_level = 10",
-         "app.toml:3: sinks[0].compression_level: expected a zlib level from 1 (fastest) to 9 (smallest), got 10"},
+         "app.toml:3: sinks[0].compression_level: expected a zlib level (1 fastest, 9 smallest) from 1 to 9, got 10"},
         {"[[sinks]]\ntype = \"file\"\nmax_age = \"7d\"", "app.toml:3: sinks[0].max_age: expected a duration like \"168h\", got \"7d\""},
         {"[[sinks]]\ntype = \"file\"\nmax_age = \"1.5s\"",
          "app.toml:3: sinks[0].max_age: expected a duration in whole seconds like \"168h\", got \"1.5s\""},
@@ -821,14 +821,16 @@ TEST_CASE("configure() with a sink it cannot make throws and keeps the running c
     }
 }
 
-TEST_CASE("a UDP port outside 1-65535 is refused, naming the key", "[config]") {
+TEST_CASE("a UDP port outside 1-65535 is refused, naming the key, in the file and in code", "[config]") {
     const CleanEnv clean;
     for (const std::string port : {"99999", "65536", "0", "00", "1234567"}) {
         DYNAMIC_SECTION("port " << port) {
-            const Config config =
-                Config::parse("[[sinks]]\ntype = \"udp\"\naddress = \"127.0.0.1:" + port + "\"\n", "app.toml");
-            CHECK(error_of([&] { fieldlog::configure(config); }) ==
-                  "app.toml:3: sinks[0].address: address '127.0.0.1:" + port + "': port " + port + " is not in 1-65535");
+            const std::string problem = "address '127.0.0.1:" + port + "': port " + port + " is not in 1-65535";
+            CHECK(parse_error("[[sinks]]\ntype = \"udp\"\naddress = \"127.0.0.1:" + port + "\"\n") ==
+                  "app.toml:3: sinks[0].address: " + problem);
+            CHECK(error_of([&] {
+                      fieldlog::configure({.sinks = {{.target = fieldlog::UdpSinkOptions{.address = "127.0.0.1:" + port}}}});
+                  }) == "sinks[0]: " + problem);
         }
     }
     SECTION("the ends of the range are taken") {
@@ -982,4 +984,38 @@ TEST_CASE("FIELDLOG_* variables a configuration made in code does not read are r
           std::vector<std::string>{"fieldlog: FIELDLOG_LEVEL, FIELDLOG_FORMAT: set, but not applied: the program "
                                    "configured fieldlog in code without reading the environment (Config::from_env(), "
                                    "Config::load() and Config::apply_env() read it)"});
+}
+
+TEST_CASE("a network sink's address is checked when the file is read: a host, one ':', a port or a service name",
+          "[config]") {
+    const CleanEnv clean;
+    const std::pair<std::string, std::string> refused[] = {
+        {"exa mple.com:5140", "'exa mple.com' is not a host name or an IP address"},
+        {"127.0.0.1:4318:5", "one ':' between host and port, e.g. 127.0.0.1:5140"},
+        {"::1:5140", "an IPv6 address needs brackets, e.g. [::1]:5140"},
+        {"[zz]:5140", "[zz] is not an IPv6 address"},
+        {"127.0.0.1:-1", "port -1 is neither a number from 1 to 65535 nor a service name like syslog"},
+        {"127.0.0.1:65536", "port 65536 is not in 1-65535"},
+    };
+    for (const auto& [address, problem] : refused) {
+        for (const std::string type : {"udp", "syslog"}) {
+            CHECK(parse_error("[[sinks]]\ntype = \"" + type + "\"\n\naddress = \"" + address + "\"\n") ==
+                  "app.toml:4: sinks[0].address: address '" + address + "': " + problem);
+        }
+    }
+    for (const std::string address : {"[::1]:5140", "localhost:syslog", "logs_1.internal:514", "10.0.0.1:1"}) {
+        CHECK_NOTHROW(Config::parse("[[sinks]]\ntype = \"udp\"\naddress = \"" + address + "\"\n", "app.toml"));
+    }
+}
+
+TEST_CASE("an integer out of range is refused with the range it must be in", "[config]") {
+    const CleanEnv clean;
+    CHECK(parse_error("[[sinks]]\ntype = \"otlp\"\nbatch_size = 0") ==
+          "app.toml:3: sinks[0].batch_size: expected a record count from 1 to 1000000, got 0");
+    CHECK(parse_error("[sampling.http]\nfirst = -1") ==
+          "app.toml:2: sampling.http.first: expected a count of records from 0 to 4294967295, got -1");
+    CHECK(parse_error("[[sinks]]\ntype = \"udp\"\naddress = \"127.0.0.1:5140\"\nfacility = 24") ==
+          "app.toml:4: sinks[0].facility: expected a syslog facility from 0 to 23, got 24");
+    CHECK(parse_error("[[sinks]]\ntype = \"otlp\"\nqueue_bytes = \"1KiB\"") ==
+          "app.toml:3: sinks[0].queue_bytes: expected a size of at least 65536 bytes, got \"1KiB\"");
 }

@@ -179,17 +179,20 @@ TEST_CASE("otel call facts are attributes named by the semantic conventions", "[
     const auto log = fieldlog::get("svc");
     const int line = __LINE__ + 1;
     log.info("m");
-    log.info("m", {{"code.lineno", "mine"}});
+    log.info("m", {{"code.line.number", "mine"}});
     const std::vector<std::string> lines = sink->lines();
     REQUIRE(lines.size() == 2);
     CHECK(jsonl_errors(lines).empty());
-    const std::string facts = R"(,"attributes":{"code.filepath":"tests/otel_test.cpp","code.lineno":)" +
-                              std::to_string(line) + R"(,"code.function":")";
-    CHECK(lines[0].find(facts) != std::string::npos);
-    CHECK(lines[0].find(R"(,"thread.id":)" + std::to_string(::gettid()) + R"(},"resource")") != std::string::npos);
+    // The keys of the current conventions, the file as the compiler was given it (an absolute
+    // path in a CMake build: the conventions prefer one), the function as __func__ names it.
+    const std::string file = std::string(R"("code.file.path":")") + __FILE__ + '"';
+    const std::string function = std::string(R"("code.function.name":")") + __func__ + '"';
+    const std::string tid = R"("thread.id":)" + std::to_string(::gettid());
+    CHECK_THAT(lines[0], Catch::Contains(R"(,"attributes":{)" + file + R"(,"code.line.number":)" + std::to_string(line) + "," +
+                                         function + "," + tid + R"(},"resource":)"));
     // A field of the same key replaces the fact, as any later key replaces an earlier one.
-    CHECK(lines[1].find(R"(,"attributes":{"code.filepath":"tests/otel_test.cpp","code.function":")") != std::string::npos);
-    CHECK(lines[1].find(R"(,"code.lineno":"mine"},"resource")") != std::string::npos);
+    CHECK_THAT(lines[1], Catch::Contains(R"(,"attributes":{)" + file + "," + function + "," + tid +
+                                         R"(,"code.line.number":"mine"},"resource":)"));
     fieldlog_test::release_sinks();
 }
 

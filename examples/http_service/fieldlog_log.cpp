@@ -177,11 +177,9 @@ std::unique_ptr<ServiceLog> make_fieldlog_log(const std::string& config_path, Re
     fieldlog::Config config = fieldlog::Config::load(config_path);
     if (!otlp_endpoint.empty()) {
         if (config.sinks.empty()) config.sinks.push_back({});  // the default stdout sink stays
+        // The resource is the configuration's ([resource], OTEL_* over it), as every sink's.
         fieldlog::OtlpSinkOptions otlp{.endpoint = otlp_endpoint};
-        otlp.resource = config.resource;
-        otlp.duration = config.duration;
-        otlp.apply_env();
-        config.sinks.push_back({.target = otlp});
+        config.sinks.push_back({.target = otlp.apply_env()});
     }
     fieldlog::configure(config);  // before the loggers exist: no default set-up
     return std::make_unique<FieldlogLog>(context);

@@ -134,7 +134,8 @@ struct FIELDLOG_API Config {
     Caller caller = Caller::off;  ///< for every sink that does not say otherwise
     bool tid = false;             ///< the kernel thread id ("tid") on every record; per sink likewise
     AsyncConfig async{};
-    /// The OpenTelemetry resource every otel sink writes (TOML `[resource]`): service.name
+    /// The OpenTelemetry resource that every otel-format sink writes, and every OTLP sink without
+    /// one of its own sends (TOML `[resource]`): service.name
     /// first, the others in this order; keys unique and not empty. Without `service.name` they write
     /// `"service.name":"unknown_service:<program>"`, as the OpenTelemetry SDKs do. apply_env()
     /// sets the keys OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME name (README: resource).

@@ -107,6 +107,8 @@ public:
     [[noreturn]] void expected(std::string_view key, std::string_view what) const;
     /// `source:line: sinks[1].key: <message>`.
     [[noreturn]] void fail(std::string_view key, std::string_view message) const;
+    /// `source:line: sinks[1].key[item]: <message>`, the line the array's item stands on.
+    [[noreturn]] void fail(std::string_view key, std::size_t item, std::string_view message) const;
 
     /// What configure() starts its errors about this sink with: `app.toml:14: sinks[1]`, or the
     /// key identify_by() named.

@@ -414,7 +414,7 @@ public:
                                                   {"never", ColourMode::never}});
             } else if (key == "logger_width") {
                 sink.logger_width = static_cast<std::uint8_t>(
-                    integer(node, key_path, 0, kWidestLoggerColumn, "a column width from 0 to 64"));
+                    integer(node, key_path, 0, kWidestLoggerColumn, "a column width"));
             } else if (key == "loggers") {
                 sink.loggers = logger_patterns(node, key_path);
             } else if (key == "exclude") {

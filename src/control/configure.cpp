@@ -13,6 +13,7 @@
 #include "control/crash.hpp"
 #include "control/fork.hpp"
 #include "control/state.hpp"
+#include "fieldlog/sinks/otlp_sink.hpp"
 #include "dispatch/sink_calls.hpp"
 #include "record/backtrace.hpp"
 #include "record/queued_record.hpp"
@@ -31,10 +32,11 @@ std::string sink_location(const SinkConfig& sink_config, std::size_t index) {
     return sink_config.defined_at.empty() ? "sinks[" + std::to_string(index) + "]" : sink_config.defined_at;
 }
 
-/// Makes the sink `sink_config` describes; what stops it is a ConfigError naming the sink.
-std::shared_ptr<Sink> make_sink(const SinkConfig& sink_config, std::size_t index) {
+/// Makes the sink `target` (sink_config's, as worked out) describes; what stops it is a
+/// ConfigError naming the sink.
+std::shared_ptr<Sink> make_sink(const SinkTarget& target, const SinkConfig& sink_config, std::size_t index) {
     try {
-        return sink_config.target.make();
+        return target.make();
     } catch (const std::exception& e) {
         throw ConfigError(sink_location(sink_config, index) + ": " + e.what());
     }
@@ -95,6 +97,16 @@ std::vector<ResourceAttribute> otel_resource(const Config& config) {
                         ResourceAttribute{"service.name", std::string("unknown_service:") + program_invocation_short_name});
     }
     return resource;
+}
+
+/// What configure() makes a sink from: its target, where an OTLP sink without a resource of its
+/// own gets the configuration's, so that a process has one resource, as with an SDK.
+SinkTarget with_process_resource(const SinkTarget& target, const Config& config) {
+    const OtlpSinkOptions* otlp = target.options<OtlpSinkOptions>();
+    if (otlp == nullptr || !otlp->resource.empty()) return target;
+    OtlpSinkOptions given = *otlp;
+    given.resource = otel_resource(config);
+    return given;
 }
 
 /// The encoder options of one sink. Options only the console format reads keep their defaults
@@ -199,13 +211,14 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
                                   "): a stream, a file or a Sink object takes one place in the list");
             }
         }
+        const SinkTarget target = with_process_resource(sink_config.target, config);
         std::shared_ptr<SinkHandle> handle;
         if (previous != nullptr) {
             for (const auto& candidate : previous->routing.sinks) {
-                if (candidate->name == names[index] && candidate->origin == sink_config.target) handle = candidate;
+                if (candidate->name == names[index] && candidate->origin == target) handle = candidate;
             }
         }
-        if (!handle) handle = std::make_shared<SinkHandle>(make_sink(sink_config, index), sink_config.target, names[index]);
+        if (!handle) handle = std::make_shared<SinkHandle>(make_sink(target, sink_config, index), target, names[index]);
         routing.add(handle, options_for(config, sink_config, *handle, index), sink_config.level,
                     logger_filter(sink_config, index));
     }

@@ -130,7 +130,9 @@ bool boolean_value(const SettingValue& value, const SettingPlace& place) {
 std::int64_t integer_value(const SettingValue& value, const SettingPlace& place, std::int64_t min, std::int64_t max,
                            std::string_view what) {
     if (value.kind != SettingValue::Kind::integer || value.integer < min || value.integer > max) {
-        expected_at(place, value, what);
+        expected_at(place, value,
+                    max == std::numeric_limits<std::int64_t>::max() ? fmt::format("{}, {} or more", what, min)
+                                                                    : fmt::format("{} from {} to {}", what, min, max));
     }
     return value.integer;
 }
@@ -141,7 +143,11 @@ std::uint64_t size_value(const SettingValue& value, const SettingPlace& place, s
     if (value.kind == SettingValue::Kind::text) bytes = parse_size(value.text);
     if (value.kind == SettingValue::Kind::integer && value.integer >= 0) bytes = static_cast<std::uint64_t>(value.integer);
     if (!bytes) expected_at(place, value, fmt::format("a size like \"{}\"", example));
-    if (*bytes < min || *bytes > max) expected_at(place, value, fmt::format("a size from {} to {} bytes", min, max));
+    if (*bytes < min || *bytes > max) {
+        expected_at(place, value,
+                    max == std::numeric_limits<std::uint64_t>::max() ? fmt::format("a size of at least {} byte{}", min, min == 1 ? "" : "s")
+                                                                     : fmt::format("a size from {} to {} bytes", min, max));
+    }
     return *bytes;
 }
 

@@ -123,6 +123,13 @@ void SinkSettings::fail(std::string_view key, std::string_view message) const {
     detail::fail_at({source_, setting != nullptr ? setting->value.line : line_, at(key)}, message);
 }
 
+void SinkSettings::fail(std::string_view key, std::size_t item, std::string_view message) const {
+    const Setting* setting = find(key);
+    const bool listed = setting != nullptr && item < setting->value.items.size();
+    detail::fail_at({source_, listed ? setting->value.items[item].line : line_, fmt::format("{}[{}]", at(key), item)},
+                    message);
+}
+
 void SinkSettings::check_every_key_read() const {
     for (std::size_t i = 0; i < settings_.size(); ++i) {
         const bool own = std::ranges::find(keys_, settings_[i].key) != keys_.end();

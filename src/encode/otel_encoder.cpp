@@ -172,12 +172,12 @@ void OtelEncoder::write_call_facts(const Record& r) {
         index.add(start, 1, start + kKeyOffset, member.size() - kKeyOffset - 2);
     };
     if ((options_.call_facts & caller_fact) != 0) {
-        key(",\"code.filepath\":");
-        append_json_string(out_, source_file_tail(where.file_name()));
-        key(",\"code.lineno\":");
+        key(",\"code.file.path\":");
+        append_json_string(out_, where.file_name());
+        key(",\"code.line.number\":");
         append_uint(out_, where.line());
         if ((options_.call_facts & function_fact) != 0) {
-            key(",\"code.function\":");
+            key(",\"code.function.name\":");
             append_json_string(out_, where.function_name());
         }
     }

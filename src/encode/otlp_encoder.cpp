@@ -289,9 +289,13 @@ class ValueWriter final : public ValueEncoder {
 public:
     using Mark = typename Format::Mark;
 
-    ValueWriter(Buffer& out, Buffer& scratch, const OtlpSinkOptions& options)
-        : out_(out), scratch_(scratch), duration_(options.duration), timestamp_(options.timestamp) {
-        frames_.reserve(32);
+    ValueWriter(Buffer& out, Buffer& scratch) : out_(out), scratch_(scratch) { frames_.reserve(32); }
+
+    /// Durations and times as `options` (the sink's, as configure() worked them out) say; the
+    /// defaults without them.
+    void use(const EncoderOptions* options) noexcept {
+        duration_ = options != nullptr ? options->duration : DurationFormat::string;
+        timestamp_ = options != nullptr ? options->timestamp : TimestampFormat{};
     }
 
     /// The AnyValue contents of `v` (the AnyValue is open).
@@ -512,8 +516,8 @@ private:
 
     Buffer& out_;
     Buffer& scratch_;
-    DurationFormat duration_;
-    TimestampFormat timestamp_;
+    DurationFormat duration_ = DurationFormat::string;
+    TimestampFormat timestamp_{};
     std::vector<Frame> frames_;
     Buffer key_;
 };
@@ -527,10 +531,12 @@ struct RecordParts {
     const Message& message;
     std::span<const Field> scope;                ///< the scopes' fields (the trace context is there)
     std::array<std::span<const Field>, 3> lists;  ///< bound, scope and call fields, as written
+    const EncoderOptions* options;                ///< the sink's, when configure() gave it some
+    int thread_id;
 };
 
 RecordParts parts_of(const TypedRecordView& r) noexcept {
-    return {r.level, r.time, r.message, r.scope, {r.bound, r.scope, r.fields}};
+    return {r.level, r.time, r.message, r.scope, {r.bound, r.scope, r.fields}, r.options, r.thread_id};
 }
 
 /// The trace context a record's scope fields hold in the W3C form (Scope{TraceContext}).
@@ -575,13 +581,41 @@ TraceContextFields find_trace_context(std::span<const Field> scope) noexcept {
     return found;
 }
 
-/// The record's attributes in order, each key once: bound, scope and call fields, a later one
-/// replacing an earlier one of the same key, the lifted trace context left out. Calls
-/// on_field(field, first) for each.
-template <typename OnField>
-void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, OnField&& on_field) {
-    const auto& lists = r.lists;
+/// Whether a field of the record other than the lifted trace context has the key `key`.
+bool has_field(const RecordParts& r, const TraceContextFields& trace, std::string_view key) noexcept {
+    for (const std::span<const Field> list : r.lists) {
+        for (const Field& f : list) {
+            if (f.key == key && !trace.lifted(&f)) return true;
+        }
+    }
+    return false;
+}
+
+/// The record's attributes in order, each key once: the call's facts the sink asks for, under
+/// the semantic conventions' keys, then bound, scope and call fields, a later one replacing an
+/// earlier one of the same key, the lifted trace context left out. Calls
+/// on_member(key, value, first) for each.
+template <typename OnMember>
+void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, OnMember&& on_member) {
     bool first = true;
+    const auto member = [&](std::string_view key, const Value& value) {
+        on_member(key, value, first);
+        first = false;
+    };
+    const std::uint8_t facts = r.options != nullptr ? r.options->call_facts : 0;
+    if (facts != 0) [[unlikely]] {
+        const SourceLocation where = r.message.where();
+        const auto fact = [&](std::string_view key, const Value& value) {
+            if (!has_field(r, trace, key)) member(key, value);
+        };
+        if ((facts & caller_fact) != 0) {
+            fact("code.file.path", Value(std::string_view(where.file_name())));
+            fact("code.line.number", Value(static_cast<std::int64_t>(where.line())));
+            if ((facts & function_fact) != 0) fact("code.function.name", Value(std::string_view(where.function_name())));
+        }
+        if ((facts & thread_id_fact) != 0) fact("thread.id", Value(static_cast<std::int64_t>(r.thread_id)));
+    }
+    const auto& lists = r.lists;
     for (std::size_t l = 0; l < 3; ++l) {
         for (std::size_t i = 0; i < lists[l].size(); ++i) {
             const Field& f = lists[l][i];
@@ -596,8 +630,7 @@ void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, O
                 }
             }
             if (replaced) continue;
-            on_field(f, first);
-            first = false;
+            member(f.key, f.value);
         }
     }
 }
@@ -614,8 +647,8 @@ class Encoder final : public OtlpRecordEncoder {
 public:
     explicit Encoder(const OtlpSinkOptions& options)
         : json_(options.encoding == OtlpEncoding::json),
-          proto_values_(forward_, scratch_, options),
-          json_values_(forward_, scratch_, options) {
+          proto_values_(forward_, scratch_),
+          json_values_(forward_, scratch_) {
         write_resource(options.resource);
     }
 
@@ -666,8 +699,9 @@ private:
         const std::size_t body = open_message(b, pb::kBody);
         string_field(b, pb::kString, message_.view());
         close_message(b, body);
-        for_each_attribute(r, trace, [&](const Field& f, bool first) {
-            proto_values_.member(pb::kAttributes, f.key, f.value, first);
+        proto_values_.use(r.options);
+        for_each_attribute(r, trace, [&](std::string_view key, const Value& value, bool first) {
+            proto_values_.member(pb::kAttributes, key, value, first);
         });
         if (trace.trace_field != nullptr) bytes_field(b, pb::kTraceId, {reinterpret_cast<const char*>(trace.trace_id), 16});
         if (trace.span_field != nullptr) bytes_field(b, pb::kSpanId, {reinterpret_cast<const char*>(trace.span_id), 8});
@@ -688,8 +722,9 @@ private:
         b.append("\",\"body\":{\"stringValue\":");
         append_json_string(b, message_.view());
         b.append("},\"attributes\":[");
-        for_each_attribute(r, trace, [&](const Field& f, bool first) {
-            json_values_.member(pb::kAttributes, f.key, f.value, first);
+        json_values_.use(r.options);
+        for_each_attribute(r, trace, [&](std::string_view key, const Value& value, bool first) {
+            json_values_.member(pb::kAttributes, key, value, first);
         });
         b.push_back(']');
         char text[32];

@@ -204,6 +204,40 @@ function compareWithSdkJson(ourJson) {
   assert.deepStrictEqual(canonicalJson(merged), sdk, 'OTLP/JSON differs from the SDK\'s JSON serialization');
 }
 
+/// An OTLP sink that a configuration file names: the file's [resource] with OTEL_SERVICE_NAME
+/// over it, the call facts under the semantic conventions' keys, a duration in nanoseconds as the
+/// file's `duration` says. Returns the fields compared.
+async function checkConfigured() {
+  const env = { ...process.env, OTEL_SERVICE_NAME: 'from-env' };
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_') && name !== 'OTEL_SERVICE_NAME') delete env[name];
+  let checked = 0;
+  for (const encoding of ['protobuf', 'json']) {
+    const receiver = new Receiver();
+    await receiver.start();
+    const { counters: where } = await runClient(client, ['configured', receiver.endpoint, `encoding=${encoding}`], env);
+    await receiver.stop();
+    assert.ok(receiver.accepted.every((r) => r.encoding === encoding), `configured ${encoding}: Content-Type`);
+    checked += compareRecords(`configured ${encoding}`, receiver.records(), [{
+      resource: [['service.name', str('from-env')], ['replicas', int(3)], ['service.version', str('1.4.2')]],
+      scope: 'svc',
+      time: TIME,
+      observedTime: TIME,
+      severityNumber: 9,
+      severityText: 'info',
+      body: str('configured'),
+      attributes: [
+        ['code.file.path', str(where.file)],
+        ['code.line.number', int(where.line)],
+        ['code.function.name', str(where.function)],
+        ['thread.id', int(where.tid)],
+        ['took', int(1500000)],
+      ],
+    }]);
+    console.log(`configured ${encoding}: the file's resource, the call facts and a duration in nanoseconds`);
+  }
+  return checked;
+}
+
 async function main() {
   let checked = 0;
   for (const [encoding, extra] of [['protobuf', []], ['json', ['encoding=json']], ['protobuf', ['gzip=1']]]) {
@@ -220,6 +254,7 @@ async function main() {
     if (extra.includes('gzip=1')) assert.ok(receiver.accepted.every((r) => r.gzip), 'gzip: bodies not compressed');
     console.log(`${what}: ${receiver.accepted.length} requests, ${EXPECTED.length} records, fields equal`);
   }
+  checked += await checkConfigured();
   console.log(`ok: ${checked} fields compared`);
 }
 

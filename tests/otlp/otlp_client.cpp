@@ -2,12 +2,15 @@
 // The logging side of the OTLP tests (decode_test.js, delivery_test.js, tls_test.js): logs a scenario's
 // records through an OtlpSink to the receiver the script runs, closes the sink, and prints the
 // sink's counters and how long the logging calls and the whole run (close() included) took
-// as one JSON line. The scripts know what each scenario logs.
+// as one JSON line (`configured`: where it logged). The scripts know what each scenario logs.
 //
 //   otlp_client kinds <endpoint> [encoding=json] [gzip=1]
+//   otlp_client configured <endpoint> [encoding=json]
 //   otlp_client load <endpoint> count=N [batch_size=…] [queue_bytes=…] [overflow=block]
 //               [timeout_ms=…] [shutdown_ms=…] [pause_every=… pause_ms=…] [encoding=json]
 //               [ca_file=… cert_file=… key_file=…]
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -143,19 +146,55 @@ void log_load(const std::map<std::string, std::string>& args) {
     }
 }
 
+/// The `configured` scenario: an OTLP sink that a configuration file names, beside its
+/// [resource] (OTEL_SERVICE_NAME over it), with the call facts on and durations in nanoseconds.
+/// Prints where it logged its record, which the script expects in the record's code attributes.
+int run_configured(const std::string& endpoint, const std::string& encoding) {
+    fieldlog::Config config = fieldlog::Config::parse(R"(level = "info"
+caller = "function"
+tid = true
+duration = "nanos"
+
+[resource]
+"service.name" = "from-file"
+"service.version" = "1.4.2"
+replicas = 3
+
+[[sinks]]
+type = "otlp"
+endpoint = ")" + endpoint + R"("
+encoding = ")" + encoding + R"("
+linger = "20ms"
+retry_initial = "20ms"
+retry_max = "200ms"
+)", "configured.toml");
+    config.apply_env();
+    config.clock = &fixed_clock;
+    fieldlog::configure(config);
+    const int line = __LINE__ + 1;
+    fieldlog::get("svc").info("configured", {{"took", 1500us}});
+    fieldlog::shutdown();
+    std::printf("{\"file\":\"%s\",\"line\":%d,\"function\":\"%s\",\"tid\":%d}\n", __FILE__, line, __func__,
+                static_cast<int>(::gettid()));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: otlp_client kinds|load <endpoint> [key=value…]\n");
+        std::fprintf(stderr, "usage: otlp_client kinds|load|configured <endpoint> [key=value…]\n");
         return 2;
     }
     const std::string_view scenario = argv[1];
     const auto args = parse_args(argc, argv);
+    if (scenario == "configured") {
+        return run_configured(argv[2], args.count("encoding") != 0 ? args.at("encoding") : "protobuf");
+    }
     fieldlog::OtlpSinkOptions options;
     options.endpoint = argv[2];
     if (args.count("encoding") != 0 && args.at("encoding") == "json") options.encoding = fieldlog::OtlpEncoding::json;
-    options.gzip = number(args, "gzip", 0) != 0;
+    if (number(args, "gzip", 0) != 0) options.compression = fieldlog::OtlpCompression::gzip;
     options.batch_size = number(args, "batch_size", options.batch_size);
     options.queue_bytes = number(args, "queue_bytes", options.queue_bytes);
     options.linger = std::chrono::milliseconds(number(args, "linger_ms", 20));

@@ -209,11 +209,12 @@ class Receiver {
   }
 }
 
-/// Runs `client` with `args`; resolves with its JSON line of counters.
-function runClient(client, args) {
+/// Runs `client` with `args` (and `env` as its whole environment, when given); resolves with its
+/// JSON line of counters.
+function runClient(client, args, env) {
   const { spawn } = require('child_process');
   return new Promise((resolve, reject) => {
-    const child = spawn(client, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(client, args, { stdio: ['ignore', 'pipe', 'pipe'], env: env || process.env });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => { out += d; });

@@ -13,8 +13,8 @@ through the SDK's stdout trace exporter. Checked, per row, on the exporter's JSO
  - resource: the SDK's typed attributes (STRING, INT64, FLOAT64, BOOL) are the configured ones;
  - the tracer's name is the logger's; the span's start time, from the record's nanosecond
    string, is the record's instant (also the largest a signed 64-bit count of nanoseconds holds);
- - code.filepath, code.lineno, code.function and thread.id are found under the SDK's keys, the
-   numbers as integers.
+ - code.file.path, code.line.number, code.function.name and thread.id are found under the
+   conventions' keys (the packaged SDK's semconv predates the code ones' names), the numbers as integers.
 The severity numbers have nothing in this SDK to be checked against (tests/otel_test.cpp checks
 them against the data model's table).
 
@@ -56,7 +56,7 @@ RESOURCE = [
     ("b:canary=true", "canary", "BOOL", True),
 ]
 
-FACTS = {"code.filepath": "STRING", "code.lineno": "INT64", "code.function": "STRING", "thread.id": "INT64"}
+FACTS = {"code.file.path": "STRING", "code.line.number": "INT64", "code.function.name": "STRING", "thread.id": "INT64"}
 
 
 def rfc3339nano(seconds, nanos):

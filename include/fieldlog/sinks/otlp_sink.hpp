@@ -42,14 +42,21 @@ enum class OtlpOverflow : std::uint8_t {
     block,  ///< wait for room (the logging call waits while the receiver is away)
 };
 
+/// How a request's body is compressed (`Content-Encoding`).
+enum class OtlpCompression : std::uint8_t {
+    none,  ///< as it is (the default)
+    gzip,  ///< gzip; refused by a build without zlib
+};
+
+/// The sink's own options. Durations and times in fields, and the call facts, follow the sink's
+/// configuration as in every format (Config::duration, SinkConfig::timestamp, caller and tid).
 struct FIELDLOG_API OtlpSinkOptions {
     /// The full URL requests are POSTed to; `https://` uses libcurl's TLS.
     std::string endpoint = "http://localhost:4318/v1/logs";
     OtlpEncoding encoding = OtlpEncoding::protobuf;
     /// Extra request headers (an API key): {"x-api-key", "…"}.
     std::vector<std::pair<std::string, std::string>> headers{};
-    /// Gzip request bodies (`Content-Encoding: gzip`); refused by a build without zlib.
-    bool gzip = false;
+    OtlpCompression compression = OtlpCompression::none;
     /// The most one request may take, connecting included; a request past it is sent again.
     std::chrono::milliseconds timeout{10'000};
     /// Records per request, at most (0 is taken as 1).
@@ -73,22 +80,18 @@ struct FIELDLOG_API OtlpSinkOptions {
     std::string ca_file{};
     std::string cert_file{};
     std::string key_file{};
-    /// The resource of every request; without service.name the sink writes
-    /// `unknown_service:<program>`, as the OpenTelemetry SDKs do. Empty: apply_env() reads it
-    /// from OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (a sink made from a TOML file gets
-    /// it so; the file's [resource] table is the otel format's).
+    /// The resource of every request. Empty (the default): configure() gives the sink the
+    /// configuration's, Config::resource (TOML `[resource]`, OTEL_RESOURCE_ATTRIBUTES and
+    /// OTEL_SERVICE_NAME over it), the otel format's too: one resource per process. Without
+    /// service.name the sink writes `unknown_service:<program>`, as the OpenTelemetry SDKs do.
     std::vector<ResourceAttribute> resource{};
-    /// How duration and time values in fields are written (Config::duration, Config::timestamp):
-    /// as the otel format writes them.
-    DurationFormat duration = DurationFormat::string;
-    TimestampFormat timestamp{};
 
     /// Applies the OpenTelemetry exporter's environment variables over these options, the
-    /// logs-specific one over the generic one: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (used as it
-    /// is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ "/v1/logs"), …_HEADERS (`k=v,k2=v2`,
-    /// percent-decoded), …_PROTOCOL (`http/protobuf`, `http/json`), …_TIMEOUT (milliseconds),
-    /// …_COMPRESSION (`gzip`, `none`); and the resource (above) when it is empty. Throws
-    /// std::invalid_argument naming a malformed one.
+    /// logs-specific one instead of the generic one: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (used as
+    /// it is) or OTEL_EXPORTER_OTLP_ENDPOINT (+ "/v1/logs"), …_HEADERS (`k=v,k2=v2`,
+    /// percent-decoded), …_PROTOCOL (`http/protobuf`, `http/json`), …_TIMEOUT (milliseconds; 0:
+    /// no limit), …_COMPRESSION (`gzip`, `none`). A malformed one is ignored, as the
+    /// specification says, and named on stderr.
     OtlpSinkOptions& apply_env();
 
     friend bool operator==(const OtlpSinkOptions&, const OtlpSinkOptions&) = default;
@@ -140,7 +143,8 @@ private:
 };
 
 /// An OTLP sink for `options`. Throws std::invalid_argument when they cannot work (an endpoint
-/// that is not http(s), a build without OTLP or without zlib for gzip).
+/// that is not an http:// or https:// URL with a host and a port from 1 to 65535, a build
+/// without OTLP or without zlib for gzip).
 FIELDLOG_API std::shared_ptr<OtlpSink> make_otlp_sink(const OtlpSinkOptions& options);
 
 /// How a SinkConfig's target made of OtlpSinkOptions becomes a sink (sink_target.hpp).

@@ -4,9 +4,10 @@
 // For each it extracts the traceparent with the SDK's own propagator (propagation.TraceContext),
 // makes a tracer provider whose resource is the record's `resource` and a tracer named by its
 // `instrumentation_scope`, and ends one span, child of the extracted context, started at the
-// record's `timestamp`, whose attributes are the record's call facts read under the SDK's
-// semantic-convention keys (semconv v1.7.0). The stdout trace exporter writes the span: one
-// JSON object per line, in the SDK's own names and forms.
+// record's `timestamp`, whose attributes are the record's call facts read under the semantic
+// conventions' keys (thread.id from the SDK's semconv v1.7.0, the code attributes as named
+// since). The stdout trace exporter writes the span: one JSON object per line, in the SDK's own
+// names and forms.
 package main
 
 import (
@@ -27,6 +28,15 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.7.0"
 	"go.opentelemetry.io/otel/trace"
+)
+
+// The code attributes under their current, stable names. The SDK packaged has semconv up to
+// v1.7.0 only, where they were code.filepath, code.lineno and code.function; thread.id is the
+// same in both.
+const (
+	codeFilePathKey     = attribute.Key("code.file.path")
+	codeLineNumberKey   = attribute.Key("code.line.number")
+	codeFunctionNameKey = attribute.Key("code.function.name")
 )
 
 type record struct {
@@ -94,7 +104,7 @@ func main() {
 			resourceAttributes = append(resourceAttributes, kv)
 		}
 		var facts []attribute.KeyValue
-		for _, key := range []attribute.Key{semconv.CodeFilepathKey, semconv.CodeLineNumberKey, semconv.CodeFunctionKey, semconv.ThreadIDKey} {
+		for _, key := range []attribute.Key{codeFilePathKey, codeLineNumberKey, codeFunctionNameKey, semconv.ThreadIDKey} {
 			if raw, ok := r.Attributes[string(key)]; ok {
 				kv, err := attributeOf(string(key), raw)
 				if err != nil {
