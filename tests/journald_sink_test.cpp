@@ -1026,7 +1026,7 @@ TEST_CASE("a burst of 200,000 records from four threads arrives whole, each reco
     check_burst(journald, true, "burst-async-" + std::to_string(::getpid()));
 }
 
-TEST_CASE("journald stopped (SIGSTOP): a caller waits at most wait_timeout, once; the rest drop at once and are counted",
+TEST_CASE("journald stopped (SIGSTOP): a caller waits at most wait_timeout, once, and the rest drop at once and are counted",
           "[journald][concurrent]") {
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     const TempDir dir;
