@@ -22,6 +22,12 @@
 //   fieldlog::Scope request{{{"request_id", rid}}, fieldlog::Backtrace{.records = 16}};
 //   log.debug("cache miss", {{"key", key}});   // kept, not written (the logger is at info)
 //   log.error("upstream failed");             // writes the debug record, then this one
+//
+// A scope may also carry a level: while it is the innermost with one on its thread, every
+// logger's records made there are judged against it instead of the logger's level.
+//
+//   fieldlog::Scope request{{{"request_id", rid}}, fieldlog::Level::debug};
+//   log.debug("cache miss");                   // written (the logger is at info)
 #pragma once
 
 #include <cstdint>
