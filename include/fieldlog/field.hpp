@@ -3,7 +3,10 @@
 // A Field only *refers* to its value (strings, objects, arrays and user types by address), so
 // building one costs a few stores and no heap; the encoder turns it into bytes before the
 // logging call returns.
-// NOTE: Fields MUST NOT outlive the full expression they were made in.
+// A copy of a Field (a std::vector<Field> kept for reuse) copies the nested Object{...} and
+// Array{...} brace lists its value holds, which end with the statement that wrote them, onto
+// the heap, and owns them; strings and user objects it refers to as the original did. A Value
+// copied on its own refers, as before. A named Object or Array does not compile as a value.
 //
 // Duplicate keys (one policy, every format; the output never repeats a member name, RFC 7493):
 // - A user key equal to a key the record writes itself (ts, level, logger, msg) at the top
@@ -115,27 +118,37 @@ struct FIELDLOG_API Bytes {
     std::span<const std::byte> data;
 };
 
-/// A nested object: {"user", fieldlog::Object{{"name", n}, {"id", 7}}}.
+/// A nested object: {"user", fieldlog::Object{{"name", n}, {"id", 7}}}. Written where the
+/// field is: a Value is made only from an Object that is not named (an rvalue).
 class FIELDLOG_API Object {
 public:
     constexpr Object(std::initializer_list<Field> fields) noexcept;  // NOLINT: braces are the API
+    /// Fields whose storage the caller keeps alive as long as the Value made of this Object.
     constexpr explicit Object(std::span<const Field> fields) noexcept : fields_(fields) {}
     [[nodiscard]] constexpr std::span<const Field> fields() const noexcept { return fields_; }
+    /// Whether the fields are a brace list's, which ends with the expression that wrote it.
+    [[nodiscard]] constexpr bool from_braces() const noexcept { return from_braces_; }
 
 private:
     std::span<const Field> fields_;
+    bool from_braces_ = false;
 };
 
 /// A nested array of mixed values: {"ids", fieldlog::Array{1, 2, "three"}}. Containers of a
-/// supported element type (std::vector<int>, std::array<User, 3>, …) need no wrapper.
+/// supported element type (std::vector<int>, std::array<User, 3>, …) need no wrapper. Like an
+/// Object, written where the field is.
 class FIELDLOG_API Array {
 public:
     constexpr Array(std::initializer_list<Value> values) noexcept;  // NOLINT: braces are the API
+    /// Values whose storage the caller keeps alive as long as the Value made of this Array.
     constexpr explicit Array(std::span<const Value> values) noexcept : values_(values) {}
     [[nodiscard]] constexpr std::span<const Value> values() const noexcept { return values_; }
+    /// Whether the values are a brace list's, which ends with the expression that wrote it.
+    [[nodiscard]] constexpr bool from_braces() const noexcept { return from_braces_; }
 
 private:
     std::span<const Value> values_;
+    bool from_braces_ = false;
 };
 
 /// One value of a field. Kinds are few on purpose (zap's lesson): scalars, strings, time,
@@ -174,8 +187,21 @@ public:
     constexpr Value(Timestamp t) noexcept : kind_(Kind::time), time_(t) {}
     Value(const std::error_code& ec) noexcept : kind_(Kind::error_code), error_(&ec) {}
     constexpr Value(Bytes b) noexcept : kind_(Kind::bytes), bytes_(b.data) {}
-    constexpr Value(Object o) noexcept : kind_(Kind::object), object_(o.fields()) {}
-    constexpr Value(Array a) noexcept : kind_(Kind::array), array_(a.values()) {}
+    constexpr Value(Object&& o) noexcept
+        : kind_(Kind::object), nested_(o.from_braces() ? Nested::brace_list : Nested::kept_by_caller),
+          object_(o.fields()) {}
+    constexpr Value(Array&& a) noexcept
+        : kind_(Kind::array), nested_(a.from_braces() ? Nested::brace_list : Nested::kept_by_caller),
+          array_(a.values()) {}
+    /// A named Object or Array: refused, since its brace list ended with the line that made it.
+    template <typename T>
+        requires(std::same_as<std::remove_cv_t<T>, Object> || std::same_as<std::remove_cv_t<T>, Array>)
+    Value(T&) noexcept : Value() {  // NOLINT: implicit so that the error names the field's type
+        static_assert(detail::always_false<T>,
+                      "fieldlog: a named fieldlog::Object or fieldlog::Array refers to a brace list that ended with "
+                      "the line that made it. Write Object{...} or Array{...} inside the field itself, or keep the "
+                      "fields in a std::vector<fieldlog::Field> and log that.");
+    }
 
     /// Any std::exception: {"type":"std::runtime_error","what":"…"}, and the exceptions nested
     /// in it (std::throw_with_nested) as "causes", outermost first. README: "Exceptions".
@@ -243,6 +269,25 @@ public:
     void encode_custom_into(ValueEncoder& enc) const { custom_.fn(enc, custom_.object); }
 
 private:
+    friend struct Field;
+    /// Where an object's or array's elements live; every other kind is kept_by_caller. Only a
+    /// Field owns (a Value is copied as the few bytes it is, on the hot path): a Field's copy
+    /// makes its value's nested lists owned copies, and its destructor frees them. An owned
+    /// list's block names the Field that owns it, so a Value copied out of that Field, or a
+    /// Field made of such a Value, refers to the list without owning it.
+    enum class Nested : std::uint8_t { kept_by_caller, brace_list, owned };
+
+    /// Makes the elements of this object or array, and the lists nested in them, heap copies
+    /// owned by `owner` (an empty list refers to nothing instead). Throws std::bad_alloc.
+    void own_nested(const Field* owner);
+    /// Whether the owned list is `owner`'s.
+    [[nodiscard]] bool owned_by(const Field* owner) const noexcept;
+    /// Makes the owned list `owner`'s, after a move.
+    void pass_to(const Field* owner) noexcept;
+    /// Frees the owned list and what it holds when it is `owner`'s.
+    void free_if_owned_by(const Field* owner) noexcept;
+    void free_nested() noexcept;
+
     template <typename Rep, typename Period>
     static constexpr std::int64_t to_nanos(std::chrono::duration<Rep, Period> d) noexcept {
         using namespace std::chrono;
@@ -269,6 +314,7 @@ private:
     };
 
     Kind kind_;
+    Nested nested_ = Nested::kept_by_caller;
     union {
         bool bool_;
         std::int64_t int_;
@@ -288,6 +334,44 @@ private:
 struct FIELDLOG_API Field {
     std::string_view key;
     Value value;
+
+    constexpr Field() noexcept = default;
+    constexpr Field(std::string_view k, const Value& v) noexcept : key(k), value(v) {}
+    /// Copies and moves own the nested lists they hold (see the top of this file).
+    Field(const Field& other) : key(other.key), value(other.value) {
+        if (value.nested_ != Value::Nested::kept_by_caller) value.own_nested(this);
+    }
+    Field(Field&& other) : key(other.key), value(other.value) { take_nested(other); }
+    Field& operator=(const Field& other) {
+        if (this != &other) *this = Field(other);
+        return *this;
+    }
+    Field& operator=(Field&& other) {
+        if (this != &other) {
+            release_nested();
+            key = other.key;
+            value = other.value;
+            take_nested(other);
+        }
+        return *this;
+    }
+    constexpr ~Field() { release_nested(); }
+
+private:
+    /// After `value` was copied from `other`'s: takes the list `other` owns, or copies one it
+    /// does not (a brace list, or a list another Field owns).
+    void take_nested(Field& other) {
+        if (value.nested_ == Value::Nested::kept_by_caller) return;
+        if (value.nested_ == Value::Nested::owned && value.owned_by(&other)) {
+            value.pass_to(this);
+            other.value = Value();
+        } else {
+            value.own_nested(this);
+        }
+    }
+    constexpr void release_nested() noexcept {
+        if (value.nested_ == Value::Nested::owned) value.free_if_owned_by(this);
+    }
 };
 
 /// The encoder as user types see it: a stream of values, objects and arrays in the format of
@@ -315,9 +399,9 @@ protected:
 };
 
 constexpr Object::Object(std::initializer_list<Field> fields) noexcept
-    : fields_(fields.begin(), fields.size()) {}
+    : fields_(fields.begin(), fields.size()), from_braces_(true) {}
 constexpr Array::Array(std::initializer_list<Value> values) noexcept
-    : values_(values.begin(), values.size()) {}
+    : values_(values.begin(), values.size()), from_braces_(true) {}
 
 template <typename T>
 void Value::encode_custom(ValueEncoder& enc, const void* object) {

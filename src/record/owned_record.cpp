@@ -31,8 +31,9 @@ public:
     Field* fields(std::span<const Field> in) {
         Field* out = take<Field>(in.size());
         for (std::size_t i = 0; i < in.size(); ++i) {
-            const Field copied{text(in[i].key), copy(in[i].value)};
-            if (out != nullptr) new (out + i) Field(copied);
+            const std::string_view key = text(in[i].key);
+            const Value value = copy(in[i].value);
+            if (out != nullptr) new (out + i) Field(key, value);
         }
         return out;
     }

@@ -141,6 +141,38 @@ TEST_CASE("otel records with a trace scope, call facts and a resource allocate n
     CHECK(lines.back().find(R"(,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736")") != std::string::npos);
 }
 
+TEST_CASE("a kept field list with nested values logs without allocating, sync and async, and its copy allocates per list",
+          "[alloc][fields]") {
+    const fieldlog_test::TempDir dir;
+    const std::vector<fieldlog::Field> kept{
+        {"user", fieldlog::Object{{"name", "jane"}, {"roles", fieldlog::Array{"admin", fieldlog::Object{{"since", 2019}}}}}},
+        {"ids", fieldlog::Array{1, 2, fieldlog::Array{3}}}};
+    constexpr int kRecords = 10'000;
+    for (const bool async : {false, true}) {
+        fieldlog::configure({.level = fieldlog::Level::info,
+                             .async = {.enabled = async},
+                             .sinks = {{.target = fieldlog::FileSinkOptions{.path = dir.file("kept.log")}}}});
+        const fieldlog::Logger log = fieldlog::get("alloc");
+        log.info("kept", kept);  // warm-up: thread context, the async writer
+        fieldlog::flush();
+        const std::uint64_t before = fieldlog_test::allocations();
+        for (int i = 0; i < kRecords; ++i) log.info("kept", kept);
+        fieldlog::flush();
+        CHECK(fieldlog_test::allocations() - before == 0);
+    }
+    fieldlog_test::release_sinks();
+    const std::vector<std::string> lines = fieldlog_test::read_lines(dir.file("kept.log"));
+    REQUIRE(lines.size() == 2u * (kRecords + 1));
+    CHECK(lines.back().ends_with(
+        R"("msg":"kept","user":{"name":"jane","roles":["admin",{"since":2019}]},"ids":[1,2,[3]]})"));
+
+    // The copy's storage, and one block for each of its five nested brace lists.
+    const std::uint64_t before_copy = fieldlog_test::allocations();
+    const std::vector<fieldlog::Field> copy = kept;
+    CHECK(fieldlog_test::allocations() - before_copy == 1 + 5);
+    CHECK(copy.size() == kept.size());
+}
+
 TEST_CASE("The allocation counter sees every form of operator new it replaces", "[alloc]") {
     // Without this, a counter that never counted would make every zero above meaningless. Each
     // pointer escapes (as benchmark::DoNotOptimize does it) so no new/delete pair is elided.

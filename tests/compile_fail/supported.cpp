@@ -43,4 +43,8 @@ void log_it(const fieldlog::Logger& log, const std::string& s, char* mutable_tex
               {"null", nullptr}, {"dur", 5ms}, {"when", std::chrono::system_clock::now()}, {"ec", ec},
               {"bytes", fieldlog::Bytes{raw}}, {"obj", fieldlog::Object{{"k", 1}}}, {"c", int('c')}});
     const fieldlog::Scope scope{{"user", user}, {"counts", counts}};
+    // Kept lists: nested brace lists are copied into the vector; a span the caller keeps is referred to.
+    const std::vector<fieldlog::Field> kept{{"obj", fieldlog::Object{{"k", 1}}}, {"arr", fieldlog::Array{1, "x"}}};
+    log.info("kept", kept);
+    log.info("span", {{"obj", fieldlog::Object(std::span<const fieldlog::Field>(kept))}});
 }

@@ -9,9 +9,14 @@ without reconfiguring. Every failure names the page and the line. Stdlib only.
   reference: docs/configuration.md documents every key the reader knows, and no other, in table
              rows "| `key` | ..."; and the environment variables. Exits 77 (skipped) while the
              page does not exist.
+  getting-started: docs/getting-started.md's configuration, run by its first program (the
+             fieldlog_doc_run helper) in an empty directory: the terminal line starts with the
+             short time, and each line of the file sink's file has a full RFC 3339 `ts`.
 """
 import argparse
 import concurrent.futures
+import datetime
+import json
 import os
 import re
 import subprocess
@@ -246,14 +251,81 @@ def check_reference(args):
     return 1 if problems else 0
 
 
+# A full RFC 3339 date-time (section 5.6): date, time, optional fraction, zone.
+RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|([+-])(\d{2}):(\d{2}))$")
+SHORT_TIME = re.compile(r"^\d{2}:\d{2}:\d{2}\.\d{3} ")
+
+
+def full_rfc3339(ts):
+    """Whether `ts` is a whole RFC 3339 timestamp that names a real instant."""
+    match = RFC3339.match(ts) if isinstance(ts, str) else None
+    if not match:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        # A leap second (60) is RFC 3339's; datetime has none.
+        datetime.datetime(year, month, day, hour, minute, min(second, 59))
+        if match.group(7):
+            datetime.timezone(datetime.timedelta(hours=int(match.group(8)), minutes=int(match.group(9))))
+    except ValueError:
+        return False
+    return True
+
+
+def check_getting_started(args):
+    page = "docs/getting-started.md"
+    found = blocks(read(args.root, page), "toml")
+    if not found:
+        print(f"FAIL {page}: no ```toml block")
+        return 1
+    fence_line, _, body = found[0]
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="fieldlog-doc-run-") as tmp:
+        with open(os.path.join(tmp, "fieldlog.toml"), "w", encoding="utf-8") as f:
+            f.write(body)
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("FIELDLOG_", "OTEL_"))}
+        environment["FIELDLOG_CONFIG"] = "fieldlog.toml"
+        done = subprocess.run([args.runner], cwd=tmp, env=environment, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            problems.append(f"the program failed ({done.returncode}): {done.stderr.strip()}")
+        terminal = done.stdout.splitlines()
+        if len(terminal) != 1 or not SHORT_TIME.match(terminal[0]):
+            problems.append(f"the terminal should get one line starting with the short time, got {terminal!r}")
+        written = []
+        for directory, _, names in os.walk(tmp):
+            written += [os.path.join(directory, n) for n in names if n != "fieldlog.toml"]
+        if len(written) != 1:
+            problems.append(f"expected one log file, found {sorted(os.path.relpath(w, tmp) for w in written)}")
+        for path in written:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            if not lines:
+                problems.append(f"{os.path.relpath(path, tmp)} is empty")
+            for line in lines:
+                ts = json.loads(line).get("ts")
+                if not full_rfc3339(ts):
+                    problems.append(f"{os.path.relpath(path, tmp)}: ts {ts!r} is not a full RFC 3339 timestamp")
+    for problem in problems:
+        print(f"FAIL {page}:{fence_line}: {problem}")
+    if not problems:
+        print(f"ok   {page}:{fence_line}: the terminal's time is short, the file's ts full RFC 3339")
+    return 1 if problems else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("check", choices=["cpp", "toml", "reference"])
+    parser.add_argument("check", choices=["cpp", "toml", "reference", "getting-started"])
     parser.add_argument("--root", required=True, help="the repository: README.md and docs/")
     parser.add_argument("--compiler", help="cpp: the C++ compiler")
     parser.add_argument("--flags", help="cpp: a file of -I and -D flags, one a line")
     parser.add_argument("--parser", help="toml, reference: the fieldlog_doc_toml helper")
+    parser.add_argument("--runner", help="getting-started: the fieldlog_doc_run helper")
     args = parser.parse_args()
+    if args.check == "getting-started":
+        if not args.runner:
+            parser.error("getting-started needs --runner")
+        args.runner = os.path.abspath(args.runner)  # it runs in a temporary directory
+        return check_getting_started(args)
     if args.check == "cpp" and not (args.compiler and args.flags):
         parser.error("cpp needs --compiler and --flags")
     if args.check != "cpp" and not args.parser:

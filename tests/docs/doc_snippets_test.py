@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """doc_snippets.py must fail when the manual is wrong, naming the page and line: it runs each
 check on synthetic pages in a temporary root (a block that does not compile, a key the reader
-does not know, a reference page missing a key or adding one) and on their correct versions.
-Usage: doc_snippets_test.py DRIVER --compiler CXX --flags FILE --parser HELPER
+does not know, a reference page missing a key or adding one, a getting-started configuration
+whose file gets the short time) and on their correct versions.
+Usage: doc_snippets_test.py DRIVER --compiler CXX --flags FILE --parser HELPER --runner HELPER
 """
 import argparse
 import importlib.util
@@ -36,6 +37,8 @@ BROKEN_CPP = "\n1. A step:\n\n   ```cpp\n   #include <fieldlog/fieldlog.hpp>\n  
 GOOD_TOML = ('```toml\nlevel = "debug"\n[[sinks]]\ntype = "file"\npath = "/nonexistent-dir/app.log"\n'
              '[[sinks]]\ntype = "syslog"\naddress = "logs:6514"\ntransport = "tls"\nca_file = "/nonexistent-dir/ca.pem"\n```\n')
 BAD_TOML = '\n```toml\nlevel = "debug"\nlevle_typo = 1\n```\n'
+GETTING_STARTED = ('```toml\nformat = "console"\n{top}[[sinks]]\ntype = "stdout"\n{sink}'
+                   '[[sinks]]\ntype = "file"\nformat = "json"\npath = "logs/app.log"\n```\n')
 
 
 def main():
@@ -44,13 +47,15 @@ def main():
     cli.add_argument("--compiler", required=True)
     cli.add_argument("--flags", required=True)
     cli.add_argument("--parser", required=True)
+    cli.add_argument("--runner", required=True)
     args = cli.parse_args()
     spec = importlib.util.spec_from_file_location("doc_snippets", args.driver)
     driver = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(driver)
 
     def run(check, root):
-        extra = ["--compiler", args.compiler, "--flags", args.flags] if check == "cpp" else ["--parser", args.parser]
+        extra = {"cpp": ["--compiler", args.compiler, "--flags", args.flags],
+                 "getting-started": ["--runner", args.runner]}.get(check, ["--parser", args.parser])
         return subprocess.run([sys.executable, args.driver, check, "--root", root, *extra],
                               capture_output=True, text=True)
 
@@ -85,6 +90,13 @@ def main():
         expect("reference: a missing environment variable fails", run("reference", root), 1, "OTEL_SERVICE_NAME")
         write(root, "docs/configuration.md", full.replace("[async]", "async"))
         expect("reference: a missing table section fails", run("reference", root), 1, "[async]")
+
+        write(root, "docs/getting-started.md", GETTING_STARTED.format(top='timestamp = "short"\n', sink=""))
+        expect("getting-started: a short ts in the file fails", run("getting-started", root), 1,
+               "FAIL docs/getting-started.md:1", "is not a full RFC 3339 timestamp")
+        write(root, "docs/getting-started.md", GETTING_STARTED.format(top="", sink='timestamp = "short"\n'))
+        expect("getting-started: short on the terminal only passes", run("getting-started", root), 0,
+               "ok   docs/getting-started.md:1")
 
     for failure in failures:
         print(f"FAIL {failure}")

@@ -163,6 +163,29 @@ pkgconfig_static_consumer() {
   expect_lines "$out" "$consumer_line"
 }
 
+# cflags_carry_only_what_consumers_need VARIANT: `pkg-config [--static] --cflags fieldlog` is
+# fieldlog's include directory, -DFIELDLOG_SHARED for the shared library, and fmt's flags (fmt is
+# in fieldlog's headers): nothing of the packages the library links privately, such as toml++'s
+# TOML_* defines or a multiarch include directory.
+cflags_carry_only_what_consumers_need() {
+  local variant=$1 include fmt_flags mode flags flag
+  include=$(realpath "$work/$variant/include")
+  fmt_flags=" $(pkg-config --cflags fmt) "
+  for mode in --shared --static; do
+    flags=$(pkg_config "$variant" "$mode" --cflags fieldlog)
+    has "$flags" "^-I" || { echo "$mode: no -I in: $flags"; return 1; }
+    for flag in $flags; do
+      case "$flag" in
+        -I*) [ "$(realpath "${flag#-I}")" = "$include" ] && continue ;;
+        -DFIELDLOG_SHARED) [ "$variant" = shared ] && continue ;;
+      esac
+      case "$fmt_flags" in *" $flag "*) continue ;; esac
+      echo "$mode: $flag is not for consumers (all: $flags)"
+      return 1
+    done
+  done
+}
+
 # The minimal variant's program that logs to stdout links fmt, and none of GnuTLS, zlib, toml++,
 # date-tz or libcurl: not as a library it needs, nor as code of theirs pulled into it.
 minimal_links_fmt_alone() {
@@ -304,6 +327,7 @@ check "minimal pkg-config consumer links fmt alone (readelf, ldd, nm)" minimal_l
 check "minimal refusals name the option" minimal_refusals
 for variant in static shared minimal; do
   check "$variant pkg-config --static consumer" pkgconfig_static_consumer "$variant"
+  check "$variant pkg-config Cflags carry only fieldlog's and fmt's" cflags_carry_only_what_consumers_need "$variant"
 done
 check "static fieldlog beside libfmt.so, libspdlog.so and another fmt copy" fmt_beside
 for compiler in g++ clang++; do
