@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 
-#include "base/thread_id.hpp"
 #include "control/state.hpp"
 #include "dispatch/pipeline.hpp"
 #include "dispatch/sink_calls.hpp"
@@ -124,8 +123,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
     AsyncWriter* writer = pipeline->writer.get();
     if (writer != nullptr) {
         writer->seal();
-        const int writer_tid = writer->writer_thread_id();
-        if (writer_tid != 0 && writer_tid != kernel_thread_id()) {
+        if (writer->another_thread_writes()) {
             const auto deadline = monotonic_now() + kDrainWait;
             while (monotonic_now() < deadline) {
                 SinkMutex& rings = writer->rings_mutex();

@@ -4,6 +4,7 @@
 // async-signal-safe: no lock, no heap.
 #include <algorithm>
 
+#include "base/thread_id.hpp"
 #include "dispatch/async_ring.hpp"
 
 namespace fieldlog::detail {
@@ -15,6 +16,12 @@ bool AsyncWriter::holds_unwritten() const noexcept {
         if (ring->queue.released() != ring->queue.published()) return true;
     }
     return false;
+}
+
+bool AsyncWriter::another_thread_writes() const noexcept {
+    // A thread just started has not stored its id yet: running says it will write.
+    return thread_state_.load(std::memory_order_acquire) == ThreadState::running &&
+           writer_tid_.load(std::memory_order_acquire) != kernel_thread_id();
 }
 
 void AsyncWriter::seal() noexcept {

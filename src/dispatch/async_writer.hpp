@@ -112,8 +112,9 @@ public:
     [[nodiscard]] SinkMutex& rings_mutex() const noexcept { return rings_.mutex(); }
     /// Whether some ring holds records the writer has not handed to every sink.
     [[nodiscard]] bool holds_unwritten() const noexcept;
-    /// Kernel thread id of the writer thread; 0 when none runs.
-    [[nodiscard]] int writer_thread_id() const noexcept { return writer_tid_.load(std::memory_order_acquire); }
+    /// Whether a writer thread runs, or is starting, and is not the calling thread: then what
+    /// was accepted reaches the sinks if the caller waits (typed sinks have no other way).
+    [[nodiscard]] bool another_thread_writes() const noexcept;
     /// Calls `visit(context, record)` for each published record the writer has not yet handed
     /// to sink `sink` (an index into the routing table), the rings merged by timestamp. A record
     /// a thread has not published yet is not visited.
