@@ -3,6 +3,7 @@
 // of them. The sink declares it; the encode layer implements it (src/encode/otlp_encoder.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -18,8 +19,8 @@ struct QueuedLogRecord {
     std::string_view log_record;
 };
 
-/// log_record() runs on the logging thread (under the sink's lock); request() and
-/// rejected_records() on the sink's thread, at the same time: they read only what the encoder
+/// log_record() runs on the logging thread (under the sink's lock); request(), request_bound()
+/// and rejected_records() on the sink's thread, at the same time: they read only what the encoder
 /// made when it was constructed.
 class OtlpRecordEncoder {
 public:
@@ -31,6 +32,9 @@ public:
     /// Appends one ExportLogsServiceRequest holding `records` (in order; a run of one logger's
     /// records is one ScopeLogs) to `out`.
     virtual void request(std::span<const QueuedLogRecord> records, Buffer& out) = 0;
+    /// The most bytes request() may need free in `out` for `records`: room reserved up to it
+    /// keeps the request off the heap (the crash path's).
+    [[nodiscard]] virtual std::size_t request_bound(std::span<const QueuedLogRecord> records) const noexcept = 0;
     /// The partial success's rejected_log_records in a response body (0 when there is none).
     [[nodiscard]] virtual std::int64_t rejected_records(std::string_view response) const noexcept = 0;
     /// The request's Content-Type.

@@ -94,6 +94,29 @@ std::string parse_endpoint(const std::string& endpoint, CURLU* url) {
     return {};
 }
 
+/// A part of `url`, or "" when it has none.
+std::string url_part(CURLU* url, CURLUPart part, unsigned flags = 0) {
+    char* text = nullptr;
+    if (curl_url_get(url, part, &text, flags) != CURLUE_OK) return {};
+    std::string value(text);
+    curl_free(text);
+    return value;
+}
+
+/// The crash path's POST to an http:// endpoint (`url`), with `headers` ("name: value\r\n"
+/// each); nullptr for https://.
+std::unique_ptr<CrashPost> crash_post_for(CURLU* url, const std::string& headers) {
+    if (url_part(url, CURLUPART_SCHEME) != "http") return nullptr;
+    std::string host = url_part(url, CURLUPART_HOST);  // an IPv6 address in brackets
+    const std::string port = url_part(url, CURLUPART_PORT, CURLU_DEFAULT_PORT);
+    std::string target = url_part(url, CURLUPART_PATH);
+    if (const std::string query = url_part(url, CURLUPART_QUERY); !query.empty()) target += '?' + query;
+    std::string head = "POST " + target + " HTTP/1.1\r\nHost: " + host + ':' + port + "\r\n" + headers +
+                       "Connection: close\r\nContent-Length: ";
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    return std::make_unique<CrashPost>(HostPort{std::move(host), port}, std::move(head));
+}
+
 }  // namespace
 
 std::string endpoint_problem(const std::string& endpoint) {
@@ -103,6 +126,7 @@ std::string endpoint_problem(const std::string& endpoint) {
 
 struct OtlpHttpClient::State {
     UrlHandle url;  ///< the endpoint, parsed once when the sink is made
+    std::unique_ptr<CrashPost> crash;
     CURLM* multi = nullptr;  ///< runs the one transfer, so that another thread can wake it
     CURL* curl = nullptr;
     curl_slist* headers = nullptr;
@@ -202,15 +226,18 @@ OtlpHttpClient::OtlpHttpClient(const OtlpSinkOptions& options, std::string_view 
     s.curl = curl_easy_init();
     s.multi = curl_multi_init();
     if (s.curl == nullptr || s.multi == nullptr) throw std::runtime_error("otlp: libcurl could not make a handle");
-    const auto header = [&](const std::string& line) {
+    std::string crash_headers = "User-Agent: fieldlog\r\n";  // the crash path's body is not gzipped
+    const auto header = [&](const std::string& line, bool on_crash) {
         curl_slist* grown = curl_slist_append(s.headers, line.c_str());
         if (grown == nullptr) throw std::bad_alloc();
         s.headers = grown;
+        if (on_crash) crash_headers += line + "\r\n";
     };
-    header("Content-Type: " + std::string(content_type));
-    header("Expect:");  // no 100-continue round trip before a large body
-    if (s.gzip) header("Content-Encoding: gzip");
-    for (const auto& [name, value] : options.headers) header(name + ": " + value);
+    header("Content-Type: " + std::string(content_type), true);
+    header("Expect:", false);  // no 100-continue round trip before a large body
+    if (s.gzip) header("Content-Encoding: gzip", false);
+    for (const auto& [name, value] : options.headers) header(name + ": " + value, true);
+    s.crash = crash_post_for(s.url.url, crash_headers);
     CURL* c = s.curl;
     curl_easy_setopt(c, CURLOPT_CURLU, s.url.url);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -252,6 +279,13 @@ HttpResult OtlpHttpClient::post(std::string_view body, std::chrono::milliseconds
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     result.status = static_cast<int>(status);
+    if (s.crash) {
+        char* ip = nullptr;
+        long port = 0;
+        curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
+        curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port);
+        s.crash->reached(ip, port);
+    }
     result.retry_after = std::chrono::milliseconds(s.retry_after);
     result.body = s.response;
     return result;
@@ -261,5 +295,7 @@ void OtlpHttpClient::give_up_at(std::chrono::steady_clock::time_point when) noex
     state_->give_up_at.store(when.time_since_epoch().count());
     curl_multi_wakeup(state_->multi);
 }
+
+CrashPost* OtlpHttpClient::crash_post() noexcept { return state_->crash.get(); }
 
 }  // namespace fieldlog::detail

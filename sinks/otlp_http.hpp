@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "fieldlog/sinks/otlp_sink.hpp"
+#include "otlp_crash_post.hpp"
 
 namespace fieldlog::detail {
 
@@ -42,6 +43,9 @@ public:
     HttpResult post(std::string_view body, std::chrono::milliseconds timeout);
     /// Any thread: a post() running now or later gives up at `when` (the sink's close deadline).
     void give_up_at(std::chrono::steady_clock::time_point when) noexcept;
+    /// The same request for the crash path, uncompressed, to an http:// endpoint; nullptr for
+    /// an https:// one.
+    [[nodiscard]] CrashPost* crash_post() noexcept;
 
 private:
     struct State;

@@ -26,4 +26,6 @@ HttpResult OtlpHttpClient::post(std::string_view, std::chrono::milliseconds) { r
 
 void OtlpHttpClient::give_up_at(std::chrono::steady_clock::time_point) noexcept {}
 
+CrashPost* OtlpHttpClient::crash_post() noexcept { return nullptr; }
+
 }  // namespace fieldlog::detail

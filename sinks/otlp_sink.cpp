@@ -7,6 +7,8 @@
 // allocates nothing on the caller's thread.
 #include "fieldlog/sinks/otlp_sink.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -40,6 +42,13 @@ using Clock = std::chrono::steady_clock;
 /// dropped (the request in flight is cut at the deadline).
 constexpr auto kCountingGrace = std::chrono::seconds(1);
 
+/// The crash path: how long its requests may take together (the process waits to end), how
+/// long it tries the queue's lock (the sink's thread holds it only for moments), and the room
+/// for one request's body, reserved when the sink is made.
+constexpr std::int64_t kCrashWaitNs = 1'000'000'000;
+constexpr std::int64_t kCrashLockWaitNs = 100'000'000;
+constexpr std::size_t kCrashBodyRoom = 256 * 1024;
+
 /// A queued record: its logger's name and its LogRecord's sizes, then their bytes.
 struct EntryHeader {
     std::uint32_t logger_size;
@@ -66,6 +75,11 @@ public:
         incoming_.reserve(options_.queue_bytes);
         sending_.reserve(options_.queue_bytes);
         batch_.reserve(options_.batch_size);
+        if (CrashPost* crash = http_.crash_post()) {
+            crash->resolve();  // as the UDP and syslog sinks do when made: a crash may come first
+            crash_batch_.reserve(options_.batch_size);
+            crash_body_.reserve(kCrashBodyRoom);
+        }
         thread_ = std::thread([this] { run(); });
     }
 
@@ -148,7 +162,69 @@ public:
         return stats_;
     }
 
+    /// The crash path (Sink::write_on_crash): what is queued and not yet delivered, in requests
+    /// over a plain socket. A batch the sink's thread is sending may arrive twice. Nothing after
+    /// close() began: its bound governs. The queue's lock stays taken: the process ends.
+    void send_queue_on_crash() noexcept {
+        if (http_.crash_post() == nullptr || fork_generation() != fork_at_start_ || queue_sent_on_crash_) return;
+        queue_sent_on_crash_ = true;  // write_on_crash may come again; the lock is ours by then
+        const std::int64_t lock_deadline = monotonic_ns() + kCrashLockWaitNs;
+        while (!mutex_.try_lock()) {
+            if (monotonic_ns() >= lock_deadline) return;  // held by the thread that crashed
+            timespec pause{0, 1'000'000};
+            ::nanosleep(&pause, nullptr);
+        }
+        if (closing_) return;
+        take_on_crash(sending_, sending_.size() - sending_bytes_);
+        take_on_crash(incoming_, 0);
+        post_on_crash();
+    }
+
+    /// The crash path's `fatal` record: its LogRecord (the encoder's buffers hold it without the
+    /// heap) in a request of its own.
+    void send_on_crash(std::string_view logger, std::string_view record) noexcept {
+        if (http_.crash_post() == nullptr || fork_generation() != fork_at_start_) return;
+        add_on_crash(QueuedLogRecord{logger, record});
+        post_on_crash();
+    }
+
 private:
+    /// The records in `queue` from byte `from` on, into the crash path's requests.
+    void take_on_crash(const std::vector<char>& queue, std::size_t from) noexcept {
+        for (std::size_t offset = from; offset + sizeof(EntryHeader) <= queue.size();) {
+            EntryHeader header{};
+            std::memcpy(&header, queue.data() + offset, sizeof header);
+            const char* bytes = queue.data() + offset + sizeof header;
+            add_on_crash(QueuedLogRecord{std::string_view(bytes, header.logger_size),
+                                         std::string_view(bytes + header.logger_size, header.record_size)});
+            offset += sizeof header + header.logger_size + header.record_size;
+        }
+    }
+
+    /// Adds a record to the crash path's next request, sending the one before when it is full;
+    /// a record too large for the reserved room alone is passed over.
+    void add_on_crash(const QueuedLogRecord& record) noexcept {
+        const std::span<const QueuedLogRecord> alone(&record, 1);
+        if (encoder_.request_bound(alone) > crash_body_.capacity()) return;
+        crash_batch_.push_back(record);  // within the reserved capacity: no heap
+        if (crash_batch_.size() < crash_batch_.capacity() && encoder_.request_bound(crash_batch_) <= crash_body_.capacity()) {
+            return;
+        }
+        crash_batch_.pop_back();
+        post_on_crash();
+        crash_batch_.push_back(record);
+    }
+
+    /// Sends the crash path's request; every request shares one deadline, set by the first.
+    void post_on_crash() noexcept {
+        if (crash_batch_.empty()) return;
+        if (crash_deadline_ns_ == 0) crash_deadline_ns_ = monotonic_ns() + kCrashWaitNs;
+        crash_body_.clear();
+        encoder_.request(crash_batch_, crash_body_);
+        static_cast<void>(http_.crash_post()->post(crash_body_.view(), crash_deadline_ns_));
+        crash_batch_.clear();
+    }
+
     /// The sink takes no more records: close() was called or its deadline passed (mutex_ held).
     [[nodiscard]] bool past_close() const { return stopping_ || (closing_ && Clock::now() >= deadline_); }
 
@@ -236,6 +312,7 @@ private:
     /// Sends batch_ until the receiver takes it or refuses it for good (true), or close() runs out
     /// of time (false).
     bool deliver() {
+        if (CrashPost* crash = http_.crash_post()) crash->resolve();  // a name that did not resolve before
         body_.clear();
         encoder_.request(batch_, body_);
         const std::string_view body = body_.view();
@@ -334,6 +411,10 @@ private:
 
     std::vector<QueuedLogRecord> batch_;  ///< the sink's thread's
     Buffer body_;
+    std::vector<QueuedLogRecord> crash_batch_;  ///< the crash path's, reserved
+    Buffer crash_body_;
+    std::int64_t crash_deadline_ns_ = 0;
+    bool queue_sent_on_crash_ = false;
     const std::uint64_t fork_at_start_ = fork_generation();
     std::thread thread_;
     std::once_flag joined_;
@@ -358,7 +439,21 @@ void OtlpSink::write_typed(const TypedRecordView& record) {
 
 void OtlpSink::flush() { delivery_->flush(); }
 
-SinkInfo OtlpSink::info() const { return SinkInfo{.kind = "otlp", .target = target_, .typed = true}; }
+void OtlpSink::write_on_crash(std::span<const RecordView>) noexcept { delivery_->send_queue_on_crash(); }
+
+void OtlpSink::write_typed_on_crash(const TypedRecordView& record) noexcept {
+    std::string_view log_record;
+    try {
+        log_record = encoder_->log_record(record);
+    } catch (...) {
+        return;
+    }
+    delivery_->send_on_crash(record.logger, log_record);
+}
+
+SinkInfo OtlpSink::info() const {
+    return SinkInfo{.kind = "otlp", .target = target_, .format = Format::otel, .typed = true};
+}
 
 void OtlpSink::close() { delivery_->close(); }
 

@@ -5,9 +5,11 @@
 // alone; where the sink's counters outlive the end it prints them as `dropped=<n>`.
 //
 //   fieldlog_network_exit_child <otlp|syslog|udp> <address> <how> <records>
-//   how: return | exit | shutdown | replace | destroy | sigterm
+//   how: return | exit | shutdown | replace | destroy | sigterm | crash | crash_async
 //     replace: a configure() without the sink; destroy: the program's own sink, left out by a
-//     configure() and then released; sigterm: install_signal_handlers(), then wait for SIGTERM.
+//     configure() and then released; sigterm: install_signal_handlers(), then wait for SIGTERM;
+//     crash: SIGSEGV (fieldlog's crash handler, installed by configure()); crash_async: the same
+//     in async mode.
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,10 +52,11 @@ void print_dropped() {
     std::fflush(stdout);
 }
 
-fieldlog::SinkTarget options_for(std::string_view kind, const std::string& address) {
+fieldlog::SinkTarget options_for(std::string_view kind, const std::string& address, std::string_view how) {
     if (kind == "otlp") {
+        // Before a crash the sink's thread sends nothing on its own: what arrives, the crash path sent.
         return fieldlog::OtlpSinkOptions{.endpoint = "http://" + address + "/v1/logs",
-                                         .linger = 20ms,
+                                         .linger = how.starts_with("crash") ? std::chrono::milliseconds(60s) : 20ms,
                                          .flush_timeout = kBound,
                                          .shutdown_timeout = kBound,
                                          .retry_initial = 50ms,
@@ -77,9 +80,9 @@ int main(int argc, char** argv) {
 
     // Registered before configure(): runs after fieldlog's exit handler.
     std::atexit(print_dropped);
-    fieldlog::SinkTarget target = options_for(kind, address);
+    fieldlog::SinkTarget target = options_for(kind, address, how);
     if (how == "destroy") target = target.make();  // the program's own sink object
-    fieldlog::configure({.sinks = {{.target = target}}});
+    fieldlog::configure({.async = {.enabled = how == "crash_async"}, .sinks = {{.target = target}}});
     if (how == "sigterm") fieldlog::install_signal_handlers();
 
     const fieldlog::Logger log = fieldlog::get("exit");
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     say_end_begins();
+    if (how.starts_with("crash")) ::raise(SIGSEGV);
     if (how == "exit") std::exit(0);
     if (how == "shutdown") fieldlog::shutdown();
     if (how == "replace") fieldlog::configure({.sinks = {{.target = std::make_shared<fieldlog::NullSink>()}}});

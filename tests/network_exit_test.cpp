@@ -5,7 +5,8 @@
 // shutdown(), a configure() without the sink, the release of its own sink object, or SIGTERM.
 // Each record is delivered or counted dropped, the drop is said on stderr once, and the end
 // takes at most the sink's close bound (docs/reliability.md), with slack. UDP has no slow
-// receiver: a datagram is sent or refused at once. All children run at once.
+// receiver: a datagram is sent or refused at once. All children run at once. A crash, for the
+// OTLP sink: what it held and the `fatal` record arrive (docs/otlp.md#crashes).
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -105,6 +106,7 @@ struct Outcome {
     long long dropped_said = 0;  ///< the counts the close lines on stderr give
     int close_lines = 0;
     std::string stderr_text;
+    bool stack_delivered = false;  ///< an answered request held the `fatal` record's stack
 };
 
 /// One child and its receiver, from start to end.
@@ -165,6 +167,7 @@ std::vector<Outcome> run_all(const std::vector<Case>& cases, const fieldlog_test
         if (run.receiver) {
             run.receiver->read_rest();
             o.delivered = run.receiver->records();
+            o.stack_delivered = run.receiver->answered_with("exception.stacktrace");
         }
         o.stderr_text = fieldlog_test::read_file(run.err);
         // "close: <n> records not delivered within …", once a sink; no std::regex, which GCC's
@@ -231,6 +234,38 @@ TEST_CASE("Every end of a program closes each network sink within its bound, eve
             if (c.how == "return" || c.how == "exit") CHECK(o.dropped_in_metrics.has_value());
             if (c.peer == Peer::answering) CHECK(o.delivered == kRecords);
             if (c.peer == Peer::down) CHECK(o.dropped_said == kRecords);
+        }
+    }
+}
+
+TEST_CASE("A crash sends what the OTLP sink holds, then the fatal record with its stack, within a second",
+          "[network_exit]") {
+    if (const std::optional<std::string> no_otlp = otlp_refusal()) {
+        WARN("the OTLP cases are left out: " << *no_otlp);
+        return;
+    }
+    std::vector<Case> cases;
+    for (const Peer peer : {Peer::down, Peer::slow, Peer::answering}) {
+        for (const char* how : {"crash", "crash_async"}) cases.push_back({"otlp", peer, how});
+    }
+    static const fieldlog_test::TempDir dir;
+    static const std::vector<Outcome> outcomes = run_all(cases, dir);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const Outcome& o = outcomes[i];
+        DYNAMIC_SECTION("receiver " << name_of(c.peer) << ", " << c.how) {
+            INFO("stderr: " << o.stderr_text);
+            REQUIRE(WIFSIGNALED(o.status));
+            CHECK(WTERMSIG(o.status) == SIGSEGV);
+            CHECK(o.ended_in < 1s + kSlack);  // the crash path's requests, one second together
+            if (c.peer == Peer::answering) {
+                // At least: a batch the sink's thread was sending when the crash came may
+                // arrive twice.
+                CHECK(o.delivered >= kRecords);
+                CHECK(o.stack_delivered);
+            } else {
+                CHECK(o.delivered == 0);
+            }
         }
     }
 }

@@ -72,11 +72,12 @@ struct FIELDLOG_API SinkInfo {
     std::string target{};              ///< path or address; empty when there is none
     bool terminal = false;             ///< the destination is a terminal (console colour is chosen by this)
     std::chrono::milliseconds tick_period{0};  ///< how often tick() wants to run; 0: never
-    /// The one format the sink takes (it reads the lines it gets); configure() gives it records
-    /// in that format whatever Config::format says, and rejects a SinkConfig::format of another.
+    /// The one format the sink takes (it reads the lines it gets; a typed sink, the fields'
+    /// conventions: otel's for the `fatal` record's stack); configure() gives it records in that
+    /// format whatever Config::format says, and rejects a SinkConfig::format of another.
     std::optional<Format> format{};
     /// The sink takes records as typed parts (write_typed, never write): from the logging
-    /// thread, or in async mode from the writer thread, as lines go; no format applies to it.
+    /// thread, or in async mode from the writer thread, as lines go; no line is encoded for it.
     bool typed = false;
 };
 

@@ -679,6 +679,14 @@ public:
         }
     }
 
+    [[nodiscard]] std::size_t request_bound(std::span<const QueuedLogRecord> records) const noexcept override {
+        // Per record: its bytes, its tag and length, and a ScopeLogs around it whose name may
+        // grow sixfold (JSON escapes; U+FFFD for a bad byte in protobuf); a varint reserves 10.
+        std::size_t bound = resource_.size() + 64;
+        for (const QueuedLogRecord& r : records) bound += r.log_record.size() + 6 * r.logger.size() + 64;
+        return bound;
+    }
+
     [[nodiscard]] std::int64_t rejected_records(std::string_view response) const noexcept override {
         return json_ ? json_rejected(response) : proto_rejected(response);
     }

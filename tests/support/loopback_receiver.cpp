@@ -89,6 +89,11 @@ std::size_t LoopbackReceiver::records() {
     return records_;
 }
 
+bool LoopbackReceiver::answered_with(std::string_view text) {
+    const std::lock_guard lock(mutex_);
+    return answered_.find(text) != std::string::npos;
+}
+
 void LoopbackReceiver::read_rest() {
     const std::lock_guard lock(mutex_);
     if (kind_ == Kind::datagrams) {
@@ -176,6 +181,7 @@ void LoopbackReceiver::take(Connection& connection) {
             const std::string_view body = std::string_view(pending).substr(head_end + 4, size);
             if (kind_ == Kind::http_answering) {
                 records_ += occurrences(body);
+                answered_.append(body);
                 static_cast<void>(::send(connection.fd, kOk.data(), kOk.size(), MSG_NOSIGNAL));
             }
             pending.erase(0, head_end + 4 + size);

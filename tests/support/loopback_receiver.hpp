@@ -37,6 +37,8 @@ public:
     /// Records taken whole so far: marker occurrences in answered requests, complete frames and
     /// datagrams holding it.
     [[nodiscard]] std::size_t records();
+    /// Whether a request this receiver answered held `text` (http_answering).
+    [[nodiscard]] bool answered_with(std::string_view text);
     /// Frames and datagrams: reads what the sockets hold now (their sender gone), counting it.
     void read_rest();
 
@@ -63,6 +65,7 @@ private:
     std::mutex mutex_;
     std::vector<Connection> connections_;
     std::size_t records_ = 0;
+    std::string answered_;  ///< the bodies of the requests answered, back to back
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

@@ -123,6 +123,11 @@ public:
     void write_typed(const TypedRecordView& record) override;
     /// Waits (at most flush_timeout) until every record queued before it was delivered or dropped.
     void flush() override;
+    /// The crash path, to an http:// endpoint (https:// has none: TLS is not safe in a signal
+    /// handler): what is queued, then the `fatal` record, each in plain POSTs within one second
+    /// together (docs/crashes-signals-fork.md).
+    void write_on_crash(std::span<const RecordView> records) noexcept override;
+    void write_typed_on_crash(const TypedRecordView& record) noexcept override;
     [[nodiscard]] SinkInfo info() const override;
 
     /// The close deadline begins (Sink::begin_close): every record, queued or written later,
