@@ -28,10 +28,6 @@
 
 #include "fieldlog/fieldlog.hpp"
 
-// The parent expects death by the signal, as with no handler before ours. AddressSanitizer
-// installs a SIGSEGV handler at start-up, which ours would chain to (its report, then exit 1).
-extern "C" const char* __asan_default_options() { return "handle_segv=0"; }
-
 namespace {
 
 constexpr std::uint64_t kEndless = 50'000'000;  // threads that log until the process dies
