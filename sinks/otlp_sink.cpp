@@ -206,23 +206,24 @@ private:
     void add_on_crash(const QueuedLogRecord& record) noexcept {
         const std::span<const QueuedLogRecord> alone(&record, 1);
         if (encoder_.request_bound(alone) > crash_body_.capacity()) return;
+        if (crash_batch_.size() == crash_batch_.capacity()) post_on_crash();
         crash_batch_.push_back(record);  // within the reserved capacity: no heap
-        if (crash_batch_.size() < crash_batch_.capacity() && encoder_.request_bound(crash_batch_) <= crash_body_.capacity()) {
-            return;
-        }
+        if (encoder_.request_bound(crash_batch_) <= crash_body_.capacity()) return;
         crash_batch_.pop_back();
         post_on_crash();
         crash_batch_.push_back(record);
     }
 
     /// Sends the crash path's request; every request shares one deadline, set by the first.
+    /// After a request that failed (no receiver, no answer in time) none is tried.
     void post_on_crash() noexcept {
-        if (crash_batch_.empty()) return;
-        if (crash_deadline_ns_ == 0) crash_deadline_ns_ = monotonic_ns() + kCrashWaitNs;
-        crash_body_.clear();
-        encoder_.request(crash_batch_, crash_body_);
-        static_cast<void>(http_.crash_post()->post(crash_body_.view(), crash_deadline_ns_));
-        crash_batch_.clear();
+        if (!crash_batch_.empty() && !crash_post_failed_) {
+            if (crash_deadline_ns_ == 0) crash_deadline_ns_ = monotonic_ns() + kCrashWaitNs;
+            crash_body_.clear();
+            encoder_.request(crash_batch_, crash_body_);
+            crash_post_failed_ = !http_.crash_post()->post(crash_body_.view(), crash_deadline_ns_);
+        }
+        crash_batch_.clear();  // also after a failure: the batch stays within its reserved room
     }
 
     /// The sink takes no more records: close() was called or its deadline passed (mutex_ held).
@@ -415,6 +416,7 @@ private:
     Buffer crash_body_;
     std::int64_t crash_deadline_ns_ = 0;
     bool queue_sent_on_crash_ = false;
+    bool crash_post_failed_ = false;
     const std::uint64_t fork_at_start_ = fork_generation();
     std::thread thread_;
     std::once_flag joined_;
