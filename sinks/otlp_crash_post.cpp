@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The crash path's POST (otlp_crash_post.hpp). Every wait is a poll() bounded by the deadline:
-// a receiver that is down refuses the connection at once, one that reads nothing runs out the
-// bound.
+// The crash path's POST (otlp_crash_post.hpp). Every wait is bounded by the deadline (poll()
+// for the connection, then the socket's timeouts): a receiver that is down refuses the
+// connection at once, one that reads nothing runs out the bound.
 #include "otlp_crash_post.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +18,8 @@
 #include <charconv>
 #include <cstring>
 #include <utility>
+
+#include "sink_io.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -39,42 +44,27 @@ bool connected(int fd, const Endpoint& to, std::int64_t deadline_ns) noexcept {
     return ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
 }
 
-/// Sends the parts whole; MSG_NOSIGNAL: a receiver gone must not end the process by SIGPIPE.
-bool sent(int fd, iovec* parts, std::size_t count, std::int64_t deadline_ns) noexcept {
-    while (count > 0) {
-        msghdr message{};
-        message.msg_iov = parts;
-        message.msg_iovlen = count;
-        const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN || !wait_for(fd, POLLOUT, deadline_ns)) return false;
-            continue;
-        }
-        auto left = static_cast<std::size_t>(n);
-        while (count > 0 && left >= parts->iov_len) {
-            left -= parts->iov_len;
-            ++parts;
-            --count;
-        }
-        if (count > 0) {
-            parts->iov_base = static_cast<char*>(parts->iov_base) + left;
-            parts->iov_len -= left;
-        }
-    }
-    return true;
+/// From here on each send and read on `fd` blocks until the deadline at most.
+bool bounded_from_now(int fd, std::int64_t deadline_ns) noexcept {
+    const std::int64_t left = deadline_ns - monotonic_ns();
+    if (left <= 0) return false;
+    const timeval bound{static_cast<time_t>(left / 1'000'000'000), static_cast<suseconds_t>(left % 1'000'000'000 / 1000 + 1)};
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 &&
+           ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound) == 0 &&
+           ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound) == 0;
 }
 
 /// Reads the status line's code ("HTTP/1.1 200 …"); 0 when none came in time.
-int status_of_answer(int fd, std::int64_t deadline_ns) noexcept {
+int status_of_answer(int fd) noexcept {
     char line[16];
     std::size_t size = 0;
     while (size < 12) {
         const ssize_t n = ::read(fd, line + size, sizeof line - size);
         if (n > 0) {
             size += static_cast<std::size_t>(n);
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR) || !wait_for(fd, POLLIN, deadline_ns)) {
-            return 0;
+        } else if (n == 0 || errno != EINTR) {
+            return 0;  // closed, or SO_RCVTIMEO ran out
         }
     }
     int status = 0;
@@ -137,8 +127,9 @@ bool CrashPost::post(std::string_view body, std::int64_t deadline_ns) const noex
     iovec parts[3] = {{const_cast<char*>(head_.data()), head_.size()},
                       {length, static_cast<std::size_t>(end + 4 - length)},
                       {const_cast<char*>(body.data()), body.size()}};
-    const bool delivered = connected(fd, address, deadline_ns) && sent(fd, parts, 3, deadline_ns) &&
-                           status_of_answer(fd, deadline_ns) / 100 == 2;
+    std::size_t written = 0;
+    const bool delivered = connected(fd, address, deadline_ns) && bounded_from_now(fd, deadline_ns) &&
+                           send_all(fd, parts, 3, written) == 0 && status_of_answer(fd) / 100 == 2;
     ::close(fd);
     return delivered;
 }
