@@ -6,9 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <random>
+#include <stdexcept>
 #include <strings.h>
 #include <system_error>
 
@@ -53,10 +57,21 @@ constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Type: application/x
 }  // namespace
 
 int unused_port(int type) {
-    const int fd = bound_socket(type, 0);
-    const int port = port_of(fd);
-    ::close(fd);
-    return port;
+    // Below the kernel's ephemeral range: no socket bound to port 0 (a receiver, a sender's own
+    // end) is given it while the test runs, so it stays one where nothing listens.
+    int ephemeral_low = 32768;
+    if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> ephemeral_low;
+    constexpr int kLowest = 10000;
+    std::minstd_rand pick(std::random_device{}());
+    for (int tries = 0; tries < 1000; ++tries) {
+        const int port = kLowest + static_cast<int>(pick() % static_cast<unsigned>(std::max(ephemeral_low - kLowest, 1)));
+        try {
+            ::close(bound_socket(type, port));
+            return port;
+        } catch (const std::system_error&) {  // taken: another
+        }
+    }
+    throw std::runtime_error("no free port below the ephemeral range");
 }
 
 LoopbackReceiver::LoopbackReceiver(Kind kind, std::string marker) : kind_(kind), marker_(std::move(marker)) {

@@ -70,8 +70,8 @@ private:
     std::thread thread_;
 };
 
-/// A loopback port nothing listens on for `type` (SOCK_STREAM, SOCK_DGRAM): bound for a moment,
-/// then let go.
+/// A loopback port nothing listens on for `type` (SOCK_STREAM, SOCK_DGRAM), below the kernel's
+/// ephemeral range so that no later socket is given it: bound for a moment, then let go.
 int unused_port(int type);
 
 }  // namespace fieldlog_test
