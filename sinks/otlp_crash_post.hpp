@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The OTLP sink's requests from the crash path: HTTP/1.1 POSTs over a plain socket, made of
-// async-signal-safe calls only (socket, connect, poll, sendmsg, read, close) and no heap. What
-// they need is made beforehand: the request's head when the sink is made, the receiver's
-// address (getaddrinfo is not safe in a handler): the one libcurl last reached, else the
-// resolver's first. TLS is not safe there: an https:// endpoint has none
+// async-signal-safe calls only (socket, connect, poll, fcntl, setsockopt, sendmsg, read, close)
+// and no heap. What they need is made beforehand: the request's head when the sink is made, the
+// receiver's address (getaddrinfo is not safe in a handler): the one libcurl last reached, else
+// the resolver's first. TLS is not safe there: an https:// endpoint has none
 // (OtlpHttpClient::crash_post()).
 #pragma once
 
