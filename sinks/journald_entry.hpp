@@ -22,7 +22,7 @@ public:
 
     /// Makes the entry of `record`, replacing the last one. Throws what a user type's encoding
     /// throws. The crash path's record fits the room reserved up front: no heap.
-    void build(const TypedRecordView& record);
+    void build(const RecordView& record);
     [[nodiscard]] std::string_view bytes() const noexcept { return entry_.view(); }
 
 private:

@@ -229,28 +229,28 @@ JournaldSink::JournaldSink(JournaldSinkOptions options) : state_(std::make_uniqu
 
 JournaldSink::~JournaldSink() = default;
 
-void JournaldSink::write(const RecordView& record) { static_cast<void>(record); }
-
-void JournaldSink::write_typed(const TypedRecordView& record) {
+void JournaldSink::write(const RecordView& record) {
     state_->entry.build(record);
     state_->send();
 }
 
-void JournaldSink::write_typed_on_crash(const TypedRecordView& record) noexcept {
-    // A record this small is built within the buffers' inline room and the reserved field list:
-    // no heap. One datagram, no report: the process is ending.
-    try {
-        state_->entry.build(record);
-    } catch (...) {
-        return;
+void JournaldSink::write_on_crash(std::span<const RecordView> records) noexcept {
+    // The crash path's records are small enough to be built within the buffers' inline room and
+    // the reserved field list: no heap. One datagram each, no report: the process is ending.
+    for (const RecordView& record : records) {
+        try {
+            state_->entry.build(record);
+        } catch (...) {
+            continue;
+        }
+        const std::string_view bytes = state_->entry.bytes();
+        const auto longest_wait = std::min(state_->options.wait_timeout, kLongestCrashWait);
+        if (state_->send_datagram(bytes.data(), bytes.size(), longest_wait) != 0) count_dropped();
     }
-    const std::string_view bytes = state_->entry.bytes();
-    const auto longest_wait = std::min(state_->options.wait_timeout, kLongestCrashWait);
-    if (state_->send_datagram(bytes.data(), bytes.size(), longest_wait) != 0) count_dropped();
 }
 
 SinkInfo JournaldSink::info() const {
-    return {.kind = "journald", .target = state_->options.socket, .format = Format::json, .typed = true};
+    return {.kind = "journald", .target = state_->options.socket, .format = Format::json, .lines = false};
 }
 
 std::uint64_t JournaldSink::memfd_entries() const noexcept {

@@ -176,13 +176,13 @@ ObservedRecords keep_if(const std::vector<ObservedRecord>& records, const std::f
 }
 
 /// The record a test reads, made from a kept copy's view.
-ObservedRecord observed(const TypedRecordView& record) {
-    const SourceLocation where = record.message.where();
+ObservedRecord observed(const RecordView& record) {
+    const SourceLocation where = record.message->where();
     ObservedRecord made{
         .level = record.level,
         .time = record.time,
         .logger = std::string(record.logger),
-        .message = std::string(record.message.text()),  // a copy's message is formatted already
+        .message = std::string(record.message->text()),  // a copy's message is formatted already
         .caller = {.file = where.file_name() != nullptr ? where.file_name() : "",
                    .line = where.line(),
                    .function = where.function_name() != nullptr ? where.function_name() : ""},
@@ -280,7 +280,7 @@ ObservedRecords ObservedRecords::filter(const std::function<bool(const ObservedR
     return keep_if(records_, keep);
 }
 
-void Observer::write_typed(const TypedRecordView& record) { records_.emplace_back(record); }
+void Observer::write(const RecordView& record) { records_.emplace_back(record); }
 
 ObservedRecords Observer::records() const { return ObservedRecords(all()); }
 

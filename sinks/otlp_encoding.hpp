@@ -28,7 +28,7 @@ public:
     /// The LogRecord of `record`: the message's bytes (protobuf) or one JSON object, in the
     /// encoder's buffer until the next call. Allocates nothing once its buffers have grown to
     /// the largest record.
-    virtual std::string_view log_record(const TypedRecordView& record) = 0;
+    virtual std::string_view log_record(const RecordView& record) = 0;
     /// Appends one ExportLogsServiceRequest holding `records` (in order; a run of one logger's
     /// records is one ScopeLogs) to `out`.
     virtual void request(std::span<const QueuedLogRecord> records, Buffer& out) = 0;

@@ -431,30 +431,25 @@ OtlpSink::OtlpSink(const OtlpSinkOptions& options, std::unique_ptr<detail::OtlpR
 
 OtlpSink::~OtlpSink() { close(); }
 
-void OtlpSink::write(const RecordView&) {
-    // A typed sink: the dispatcher hands it write_typed() only.
-}
-
-void OtlpSink::write_typed(const TypedRecordView& record) {
-    delivery_->push(record.logger, encoder_->log_record(record));
-}
+void OtlpSink::write(const RecordView& record) { delivery_->push(record.logger, encoder_->log_record(record)); }
 
 void OtlpSink::flush() { delivery_->flush(); }
 
-void OtlpSink::write_on_crash(std::span<const RecordView>) noexcept { delivery_->send_queue_on_crash(); }
-
-void OtlpSink::write_typed_on_crash(const TypedRecordView& record) noexcept {
-    std::string_view log_record;
-    try {
-        log_record = encoder_->log_record(record);
-    } catch (...) {
-        return;
+void OtlpSink::write_on_crash(std::span<const RecordView> records) noexcept {
+    delivery_->send_queue_on_crash();
+    for (const RecordView& record : records) {
+        std::string_view log_record;
+        try {
+            log_record = encoder_->log_record(record);
+        } catch (...) {
+            continue;
+        }
+        delivery_->send_on_crash(record.logger, log_record);
     }
-    delivery_->send_on_crash(record.logger, log_record);
 }
 
 SinkInfo OtlpSink::info() const {
-    return SinkInfo{.kind = "otlp", .target = target_, .format = Format::otel, .typed = true};
+    return SinkInfo{.kind = "otlp", .target = target_, .format = Format::otel, .lines = false};
 }
 
 void OtlpSink::close() { delivery_->close(); }

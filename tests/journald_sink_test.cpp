@@ -384,15 +384,16 @@ Entry record_fields(std::string_view message, std::string_view identifier, Entry
     return extra;
 }
 
-/// The `fatal` record of a SIGSEGV as the crash path hands it to a typed sink.
+/// The `fatal` record of a SIGSEGV as the crash path hands it to a sink that reads parts.
 class FatalRecord {
 public:
     FatalRecord() : message_("fatal signal SIGSEGV") {}
-    [[nodiscard]] fieldlog::TypedRecordView view() const {
-        return {.level = Level::fatal,
+    [[nodiscard]] fieldlog::RecordView view() const {
+        return {.bytes = {},
+                .level = Level::fatal,
                 .time = fieldlog_test::fixed_clock(),
                 .logger = "fieldlog",
-                .message = message_,
+                .message = &message_,
                 .bound = {},
                 .scope = {},
                 .fields = fields_,
@@ -812,7 +813,8 @@ TEST_CASE("the crash path's fatal record reaches the journal as one entry", "[jo
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     fieldlog::JournaldSink sink({.socket = journald.socket(), .identifier = "crash"});
     const FatalRecord fatal;
-    sink.write_typed_on_crash(fatal.view());
+    const fieldlog::RecordView view = fatal.view();
+    sink.write_on_crash({&view, 1});
     const std::vector<Entry> entries = journald.wait_for(1);
     REQUIRE(entries.size() == 1);
     CHECK(sent_fields(entries[0]) == record_fields("fatal signal SIGSEGV", "crash",
@@ -965,19 +967,19 @@ TEST_CASE("the crash path waits for room at most 1 s, not at all once a wait ran
     fill_queue(path);
     fieldlog::JournaldSink sink({.socket = path, .identifier = "crash"});  // wait_timeout: the default
     const FatalRecord record;
-    const fieldlog::TypedRecordView fatal = record.view();
+    const fieldlog::RecordView fatal = record.view();
     CallTimes full;
-    full.time([&] { sink.write_typed_on_crash(fatal); });
+    full.time([&] { sink.write_on_crash({&fatal, 1}); });
     CHECK(full.longest >= 1s);
     CHECK(full.longest <= 1s + 2s);
     CHECK(sink.counters().dropped == 1);
     CallTimes wedged;
-    wedged.time([&] { sink.write_typed_on_crash(fatal); });
+    wedged.time([&] { sink.write_on_crash({&fatal, 1}); });
     CHECK(wedged.longest < 1s);
     CHECK(sink.counters().dropped == 2);
 
     const std::uint64_t fill = receiver.drain();
-    sink.write_typed_on_crash(fatal);
+    sink.write_on_crash({&fatal, 1});
     CHECK(sink.counters().dropped == 2);
     const std::string entry = receiver.next();
     CHECK(entry.find("\nMESSAGE=fatal signal SIGSEGV\n") != std::string::npos);

@@ -215,7 +215,7 @@ TEST_CASE("OTLP sink: a typed sink of kind otlp", "[otlp]") {
         return;
     }
     const fieldlog::SinkInfo info = sink->info();
-    CHECK(info.typed);
+    CHECK_FALSE(info.lines);
     CHECK(info.kind == "otlp");
     CHECK(info.target == "http://127.0.0.1:9/v1/logs");
 }
@@ -234,7 +234,7 @@ TEST_CASE("OTLP sink: a forked child drops its records and closes without the pa
     REQUIRE(child >= 0);
     if (child == 0) {
         const fieldlog::Message message("in the child");
-        sink->write_typed(fieldlog::TypedRecordView{.message = message});
+        sink->write(fieldlog::RecordView{.message = &message});
         sink->close();  // must not wait for a thread that is not in this process
         ::_exit(sink->stats().overflowed == 1 && sink->counters().dropped == 1 ? 0 : 1);
     }

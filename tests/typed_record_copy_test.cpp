@@ -16,7 +16,7 @@
 
 using fieldlog::Field;
 using fieldlog::TypedRecordCopy;
-using fieldlog::TypedRecordView;
+using fieldlog::RecordView;
 using fieldlog::testing::ObservedMember;
 using fieldlog::testing::ObservedValue;
 
@@ -53,14 +53,14 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
         const std::vector<Field> scope{{"request_id", *id}};
         const Counted counted{&encodes, 3};  // a Field refers to a user type's value, as a call does
         const std::vector<Field> fields{{*key, counted}, {"rows", 12}};
-        const TypedRecordView view{.level = fieldlog::Level::warn,
-                                   .time = fieldlog::Timestamp{1700000000, 123456789},
-                                   .logger = *logger,
-                                   .message = message,
-                                   .bound = bound,
-                                   .scope = scope,
-                                   .fields = fields,
-                                   .thread_id = 4242};
+        const RecordView view{.level = fieldlog::Level::warn,
+                              .time = fieldlog::Timestamp{1700000000, 123456789},
+                              .logger = *logger,
+                              .message = &message,
+                              .bound = bound,
+                              .scope = scope,
+                              .fields = fields,
+                              .thread_id = 4242};
         copy = std::make_unique<TypedRecordCopy>(view);
         CHECK(encodes == 1);
         // Overwrite what the record referred to before freeing it.
@@ -71,13 +71,15 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
     const TypedRecordCopy moved = std::move(*copy);
     copy.reset();
 
-    const TypedRecordView read = moved.view();
+    const RecordView read = moved.view();
     CHECK(read.level == fieldlog::Level::warn);
     CHECK(read.time.seconds == 1700000000);
     CHECK(read.time.nanos == 123456789);
     CHECK(read.logger == "db.pool");
-    CHECK_FALSE(read.message.formatted());
-    CHECK(read.message.text() == "took 5 ms");
+    CHECK(read.bytes.empty());
+    REQUIRE(read.message != nullptr);
+    CHECK_FALSE(read.message->formatted());
+    CHECK(read.message->text() == "took 5 ms");
     CHECK(read.options == nullptr);
     CHECK(read.thread_id == 4242);
     REQUIRE(read.bound.size() == 1);
@@ -99,9 +101,9 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
 
 TEST_CASE("a typed record's copy of no fields and an empty message", "[typed_record_copy]") {
     const fieldlog::Message message("");
-    const TypedRecordCopy copy(TypedRecordView{.logger = "", .message = message});
-    const TypedRecordView read = copy.view();
-    CHECK(read.message.text().empty());
+    const TypedRecordCopy copy(RecordView{.logger = "", .message = &message});
+    const RecordView read = copy.view();
+    CHECK(read.message->text().empty());
     CHECK(read.logger.empty());
     CHECK(read.bound.empty());
     CHECK(read.scope.empty());
@@ -112,6 +114,12 @@ TEST_CASE("a user type that throws while a typed record is copied: the copy thro
     const fieldlog::Message message("boom");
     const Throwing throwing;
     const std::vector<Field> fields{{"bad", throwing}};
-    CHECK_THROWS_WITH(TypedRecordCopy(TypedRecordView{.logger = "x", .message = message, .fields = fields}),
+    CHECK_THROWS_WITH(TypedRecordCopy(RecordView{.logger = "x", .message = &message, .fields = fields}),
                       "no encoding");
+}
+
+TEST_CASE("a line's view cannot be copied as parts: the copy says so", "[typed_record_copy]") {
+    const char line[] = "{\"msg\":\"x\"}\n";
+    CHECK_THROWS_WITH(TypedRecordCopy(RecordView{.bytes = {line, sizeof line - 1}, .logger = "x"}),
+                      Catch::Contains("holds a line"));
 }

@@ -87,7 +87,7 @@ enum class OverflowPolicy : std::uint8_t {
 /// - Memory: queue_bytes is **per ring** (docs/async.md: what a record takes, how many rings
 ///   there are at most); a thread's ring is allocated on its first async record and kept while
 ///   it lives. The writer allocates nothing after configure() (one record whose lines alone
-///   exceed its reserve excepted; typed sinks' views grow while records gain context fields).
+///   exceed its reserve excepted; the views of parts grow while records gain context fields).
 /// - A fmt message is formatted by the caller (its arguments may point at the caller's stack).
 /// - Order: a thread's records stay in order. Across threads the writer merges by timestamp
 ///   what it finds in every ring at one look (a sweep); a record that arrives after that look is

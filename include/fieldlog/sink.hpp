@@ -3,8 +3,9 @@
 // every function of a sink under that sink's one lock, counts the records and bytes it hands
 // over, and keeps a sink's exception from its callers; a sink only writes (and reports what it
 // alone knows: records it lost, system calls that failed). Implementations live in sinks/.
-// A typed sink (SinkInfo::typed: journald, the test observer) takes the record's parts
-// unencoded instead, through write_typed; otherwise it is routed, counted and called as any sink.
+// Every sink is called the same way; what the record view holds for it is the one thing a sink
+// chooses (SinkInfo::lines): a line encoded in its format, or the record's parts (journald,
+// OTLP and the test observer encode for themselves).
 #pragma once
 
 #include <atomic>
@@ -28,30 +29,23 @@ namespace detail {
 struct SinkAccess;
 }
 
-/// One complete, encoded record as a sink sees it. `bytes` ends with '\n'.
-/// NOTE: the bytes live in a per-thread buffer or an async ring; a sink MUST NOT keep the
-/// span after the call returns (copy what it needs).
+/// One record as a sink sees it. A sink that reads lines (SinkInfo::lines, the default) gets
+/// `bytes`, the record encoded in its format, ending with '\n'; the parts below are left empty
+/// for it. A sink that reads parts gets no bytes and every part: nothing encoded, every value
+/// Config::redact names already replaced, each field list in the order written (outer before
+/// inner) with keys as given: merging repeated keys (field.hpp's rule) is the sink's to do.
+/// NOTE: everything it refers to lives for the call only (a per-thread buffer, an async ring,
+/// the message's fmt arguments); a sink copies what it keeps.
 struct FIELDLOG_API RecordView {
     std::span<const char> bytes;
     Level level = Level::info;
     Timestamp time{};
     std::string_view logger{};  ///< the logger's name: a sink routes or labels by it without parsing the line
-};
-
-/// One record in its typed parts, as a typed sink (SinkInfo::typed) sees it: nothing encoded;
-/// every value Config::redact names already replaced.
-/// Each field list is in the order written (outer before inner), keys as given: merging
-/// repeated keys (field.hpp's rule) is the sink's to do.
-/// NOTE: everything it refers to lives for the call only (the message's fmt arguments, the
-/// fields' values); a sink copies what it keeps.
-struct FIELDLOG_API TypedRecordView {
-    Level level = Level::info;
-    Timestamp time{};
-    std::string_view logger;
-    const Message& message;  ///< formatted() tells a fmt message from plain text; where() the call site
-    std::span<const Field> bound;   ///< the logger's with() fields, the parent's first
-    std::span<const Field> scope;   ///< the scopes open on the logging thread, outermost first
-    std::span<const Field> fields;  ///< the call's own
+    /// formatted() tells a fmt message from plain text; where() the call site.
+    const Message* message = nullptr;
+    std::span<const Field> bound{};   ///< the logger's with() fields, the parent's first
+    std::span<const Field> scope{};   ///< the scopes open on the logging thread, outermost first
+    std::span<const Field> fields{};  ///< the call's own
     /// The sink's encoder options, as configure() worked them out (time and duration forms, the
     /// call facts it asked for, the value cap): how its values would be written in a line.
     const EncoderOptions* options = nullptr;
@@ -72,13 +66,13 @@ struct FIELDLOG_API SinkInfo {
     std::string target{};              ///< path or address; empty when there is none
     bool terminal = false;             ///< the destination is a terminal (console colour is chosen by this)
     std::chrono::milliseconds tick_period{0};  ///< how often tick() wants to run; 0: never
-    /// The one format the sink takes (it reads the lines it gets; a typed sink, the fields'
+    /// The one format the sink takes (the lines it reads; a sink that reads parts, the fields'
     /// conventions: otel's for the `fatal` record's stack); configure() gives it records in that
     /// format whatever Config::format says, and rejects a SinkConfig::format of another.
     std::optional<Format> format{};
-    /// The sink takes records as typed parts (write_typed, never write): from the logging
-    /// thread, or in async mode from the writer thread, as lines go; no line is encoded for it.
-    bool typed = false;
+    /// What RecordView holds for the sink: true, a line in its format; false, the record's
+    /// parts, and no line is encoded for it.
+    bool lines = true;
 };
 
 /// The lock the dispatcher holds around every call into one sink. Free, it costs one atomic
@@ -135,7 +129,7 @@ public:
     Sink& operator=(const Sink&) = delete;
     virtual ~Sink() = default;
 
-    /// Writes one complete record (it ends with '\n').
+    /// Writes one record: its line, or its parts (SinkInfo::lines).
     virtual void write(const RecordView& record) = 0;
     /// Pushes buffered bytes to the OS (and further, if the sink promises that).
     virtual void flush() = 0;
@@ -153,16 +147,11 @@ public:
     /// Crash path (a fatal signal, from its handler): writes what the sink has buffered, then
     /// `records`, straight to the destination. May be called several times. MUST be
     /// async-signal-safe: write(2) and the like only, no lock, no heap. It is called without
-    /// regard to mutex() (the holder may be the thread that crashed). Default: nothing (what
-    /// the sink buffered and these records are lost for it).
+    /// regard to mutex() (the holder may be the thread that crashed). A sink that reads parts
+    /// gets only the `fatal` record naming the signal: records still queued for it are lost
+    /// (gathering their context needs the heap). Default: nothing (what the sink buffered and
+    /// these records are lost for it).
     virtual void write_on_crash(std::span<const RecordView> records) noexcept { static_cast<void>(records); }
-    /// A typed sink's record (SinkInfo::typed), instead of write(). Default: nothing.
-    virtual void write_typed(const TypedRecordView& record) { static_cast<void>(record); }
-    /// A typed sink's crash path, after write_on_crash: the one `fatal` record naming the
-    /// signal. The same rules as write_on_crash (async-signal-safe, no lock, no heap). Records
-    /// still queued for a typed sink are lost (gathering their context needs the heap).
-    /// Default: nothing.
-    virtual void write_typed_on_crash(const TypedRecordView& record) noexcept { static_cast<void>(record); }
     /// What the dispatcher needs to know about this sink; asked once when it joins a configuration.
     [[nodiscard]] virtual SinkInfo info() const { return {}; }
     /// The sink's end begins: the program ends (main returns, exit(), SIGTERM through fieldlog's

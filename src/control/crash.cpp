@@ -68,8 +68,8 @@ struct CrashShare {
         for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
             const Channel& channel = share.routing.channels[c];
             const Route* route = share.routing.route(share.sink, c);
-            // A typed sink's record would need the heap to gather its context: lost here.
-            if (channel.typed || route == nullptr || !route->takes(record.level, record.admitted)) continue;
+            // The parts of a record would need the heap to gather its context: lost here.
+            if (!channel.lines || route == nullptr || !route->takes(record.level, record.admitted)) continue;
             const std::size_t bound = share.codec.line_bound(record, channel);
             if (bound > g_queued_lines.capacity()) continue;  // its line might need the heap
             if (g_queued_lines.capacity() - g_queued_lines.size() < bound) share.flush();
@@ -85,23 +85,33 @@ struct CrashShare {
     }
 };
 
-/// The `fatal` record, typed, to the typed sink `sink` (its channel's `options`).
-void write_typed_final_record(Sink& sink, const EncoderOptions& options, const FinalNote& note) noexcept {
+/// The `fatal` record to `sink`, in the form of its channel: a line, or its parts.
+void write_final_record(Sink& sink, const Channel& channel, const FinalNote& note, std::string_view logger) noexcept {
+    const EncoderOptions& options = channel.final_record_options;
+    if (channel.lines) {
+        g_final_record.clear();
+        encode_final_record(options, g_final_record, g_final_scratch, note);
+        const RecordView record{.bytes = g_final_record.span(), .level = Level::fatal, .time = note.time, .logger = logger};
+        sink.write_on_crash({&record, 1});
+        return;
+    }
     struct Target {
         Sink& sink;
         const EncoderOptions& options;
     } const target{sink, options};
     with_final_record(note, options.format, [](const Record& record, const void* argument) {
         const auto& t = *static_cast<const Target*>(argument);
-        t.sink.write_typed_on_crash(TypedRecordView{.level = record.level,
-                                                    .time = record.time,
-                                                    .logger = record.logger.name.text,
-                                                    .message = record.message,
-                                                    .bound = {},
-                                                    .scope = {},
-                                                    .fields = record.fields,
-                                                    .options = &t.options,
-                                                    .thread_id = record.thread_id});
+        const RecordView parts{.bytes = {},
+                               .level = record.level,
+                               .time = record.time,
+                               .logger = record.logger.name.text,
+                               .message = &record.message,
+                               .bound = {},
+                               .scope = {},
+                               .fields = record.fields,
+                               .options = &t.options,
+                               .thread_id = record.thread_id};
+        t.sink.write_on_crash({&parts, 1});
     }, &target);
 }
 
@@ -155,14 +165,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             const Route* route = routing.route(i, c);
             if (route == nullptr || !route->takes(Level::fatal, admitted)) continue;
-            if (routing.channels[c].typed) {
-                write_typed_final_record(*routing.sinks[i]->sink, routing.channels[c].final_record_options, note);
-                continue;
-            }
-            g_final_record.clear();
-            encode_final_record(routing.channels[c].final_record_options, g_final_record, g_final_scratch, note);
-            const RecordView record{g_final_record.span(), Level::fatal, note.time, logger};
-            routing.sinks[i]->sink->write_on_crash({&record, 1});
+            write_final_record(*routing.sinks[i]->sink, routing.channels[c], note, logger);
         }
     }
     // Every mutex stays taken: nothing more is written before the process ends.

@@ -111,8 +111,8 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
         Sink& sink = *routing.sinks[s]->sink;
         const std::lock_guard lock(sink.mutex());
-        if (routing.sinks[s]->info.typed) {
-            write_typed_share(s, sink);
+        if (!routing.sinks[s]->info.lines) {
+            write_parts_share(s, sink);
         } else {
             std::size_t n = 0;
             for (std::size_t i = 0; i < count; ++i) {
@@ -140,13 +140,13 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
 
-void AsyncMerge::write_typed_share(std::size_t s, Sink& sink) noexcept {
+void AsyncMerge::write_parts_share(std::size_t s, Sink& sink) noexcept {
     const std::vector<Channel>& channels = pipeline_.routing.channels;
     for (std::size_t c = 0; c < channels.size(); ++c) {
         const Route* route = pipeline_.routing.route(s, c);
-        if (!channels[c].typed || route == nullptr) continue;
+        if (channels[c].lines || route == nullptr) continue;
         for (const QueuedView& record : taken_) {
-            if (route->takes(record.level, record.admitted)) codec_.write_typed(record, pipeline_, channels[c], sink);
+            if (route->takes(record.level, record.admitted)) codec_.write_parts(record, pipeline_, channels[c], sink);
         }
     }
 }
@@ -156,7 +156,7 @@ bool AsyncMerge::encode_lines(const QueuedView& record) noexcept {
     const std::size_t facts_before = line_facts_.size();
     const std::vector<Channel>& channels = pipeline_.routing.channels;
     for (std::size_t c = 0; c < channels.size(); ++c) {
-        if (channels[c].typed || !channels[c].takes(record.level, record.admitted)) continue;
+        if (!channels[c].lines || !channels[c].takes(record.level, record.admitted)) continue;
         line_.clear();
         if (codec_.encode(record, channels[c], line_, scratch_)) {
             if (lines_.size() + line_.size() > lines_.capacity() && !taken_.empty()) {

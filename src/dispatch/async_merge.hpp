@@ -2,7 +2,7 @@
 // The async writer thread's work, sweep by sweep (the order it keeps: async_writer.hpp): one
 // look at every ring of the set; batches of what that look saw, merged by time with hold-back;
 // each record encoded once per channel that takes it, each sink handed its share
-// (Route::takes), typed sinks the typed form; then each record's payload released and each
+// (Route::takes), sinks that read parts the record's parts; then each record's payload released and each
 // ring's part freed. Used by the writer thread alone; metrics() reads its counters.
 #pragma once
 
@@ -66,8 +66,9 @@ private:
     /// Takes each ring's share of the next batch into batch_ and runs_; returns how many.
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
-    /// Hands typed sink `sink` (index `s`) the batch's records it takes; the caller holds its mutex.
-    void write_typed_share(std::size_t s, Sink& sink) noexcept;
+    /// Hands `sink` (index `s`), which reads parts, the batch's records it takes; the caller
+    /// holds its mutex.
+    void write_parts_share(std::size_t s, Sink& sink) noexcept;
     /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
     /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
     bool encode_lines(const QueuedView& record) noexcept;

@@ -3,7 +3,7 @@
 // a bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in
 // batches, encodes each record once per format in use (through the record layer's QueuedCodec),
 // hands each sink its share with one write_batch call (writev / sendmmsg in the sinks), and each
-// typed sink the records' typed form.
+// sink that reads parts the records' parts.
 //
 //   Logger::emit ─► AsyncWriter::reserve, the owned copy, commit ─► the thread's ring
 //       ─► writer: QueuedCodec::encode per channel ─► sinks
@@ -113,7 +113,7 @@ public:
     /// Whether some ring holds records the writer has not handed to every sink.
     [[nodiscard]] bool holds_unwritten() const noexcept;
     /// Whether a writer thread runs, or is starting, and is not the calling thread: then what
-    /// was accepted reaches the sinks if the caller waits (typed sinks have no other way).
+    /// was accepted reaches the sinks if the caller waits (the sinks that read parts have no other way).
     [[nodiscard]] bool another_thread_writes() const noexcept;
     /// Calls `visit(context, record)` for each published record the writer has not yet handed
     /// to sink `sink` (an index into the routing table), the rings merged by timestamp. A record

@@ -41,30 +41,15 @@ std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept 
     return word;
 }
 
-namespace {
-
-/// Hands `record` to each route of `channel` that takes it, under each sink's mutex, by `deliver`.
-template <typename View, typename Deliver>
-void to_routes(const Pipeline& pipeline, const Channel& channel, const View& record, LoggerMask admitted,
-               Deliver deliver) noexcept {
+void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
     // With a writer, only a record too large for its rings comes here, after drain().
-    if (!pipeline.writer && !pipeline.open.load(std::memory_order_acquire)) [[unlikely]] pipeline.wait_until_open();
+    if (!writer && !open.load(std::memory_order_acquire)) [[unlikely]] wait_until_open();
     for (const Route& route : channel.routes) {
         if (!route.takes(record.level, admitted)) continue;
         const std::lock_guard lock(route.sink->mutex());
         deliver(*route.sink, record);
-        if (pipeline.flush_each_record) [[unlikely]] flush_sink(*route.sink);
+        if (flush_each_record) [[unlikely]] flush_sink(*route.sink);
     }
-}
-
-}  // namespace
-
-void Pipeline::dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept {
-    to_routes(*this, channel, record, admitted, [](Sink& sink, const RecordView& r) { deliver(sink, r); });
-}
-
-void Pipeline::dispatch(const Channel& channel, const TypedRecordView& record, LoggerMask admitted) const noexcept {
-    to_routes(*this, channel, record, admitted, [](Sink& sink, const TypedRecordView& r) { deliver_typed(sink, r); });
 }
 
 void Pipeline::wait_until_open() const noexcept {

@@ -30,8 +30,8 @@ struct Pipeline {
     /// pipeline of their generation only.
     std::uint32_t generation = 0;
     ClockFn clock = nullptr;
-    /// Config::redact, for the typed channels (record/typed_record.hpp); the encoders have it in
-    /// their options.
+    /// Config::redact, for the channels of parts (record/typed_record.hpp); the encoders have it
+    /// in their options.
     std::vector<std::string> redact;
     /// The pipeline after normal exit: each record is flushed as soon as it is written, since
     /// nothing may flush it later.
@@ -65,12 +65,11 @@ struct Pipeline {
     /// rules_for's cache word for `logger`, worked out and stored.
     std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
 
-    /// Hands one record of `channel` (encoded, or a typed channel's view) to each of its sinks
+    /// Hands one record of `channel` (its line, or its parts) to each of its sinks
     /// that takes it (Route::takes; `admitted`: the logger's mask) on the calling thread. In
     /// async mode records go to the writer's rings instead; only one too large for them comes
     /// here, after drain().
     void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
-    void dispatch(const Channel& channel, const TypedRecordView& record, LoggerMask admitted) const noexcept;
     /// Waits until the writer (if any) has written every record queued so far, then flushes
     /// every sink.
     void flush() const noexcept;

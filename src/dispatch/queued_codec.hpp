@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A queued record as the async writer sees it, and the codec through which the writer makes its
-// lines and typed views: the record layer's (record/queued_record.hpp), handed over by
+// lines and views of parts: the record layer's (record/queued_record.hpp), handed over by
 // configure(), since dispatch may not include record or encode.
 #pragma once
 
@@ -27,7 +27,7 @@ struct QueuedView {
     LoggerMask admitted;  ///< the logger's mask, for the filtered sinks (routing.hpp)
 };
 
-/// How the writer makes lines and typed views of payloads, and lets go of them: the record
+/// How the writer makes lines and views of parts of payloads, and lets go of them: the record
 /// layer's, which writes them (record/queued_record.hpp).
 struct QueuedCodec {
     /// The level and time of the record in `payload`.
@@ -42,9 +42,9 @@ struct QueuedCodec {
     void (*release)(const QueuedView& record) noexcept;
     /// The name of `record`'s logger (RecordView::logger).
     std::string_view (*logger_name)(const QueuedView& record) noexcept;
-    /// Hands `record`'s typed form to the typed sink `sink` of typed channel `channel` (the
-    /// caller holds its mutex).
-    void (*write_typed)(const QueuedView& record, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept;
+    /// Hands `record`'s parts to `sink` of the channel of parts `channel` (the caller holds its
+    /// mutex).
+    void (*write_parts)(const QueuedView& record, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept;
 };
 
 }  // namespace fieldlog::detail

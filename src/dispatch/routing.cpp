@@ -36,7 +36,7 @@ void SinkHandle::tick(std::chrono::steady_clock::time_point now) noexcept {
 
 std::uint32_t intern_options(const EncoderOptions& options) {
     // Never destroyed: the exit handler configures once more, and a table first used after it
-    // was registered (a first configuration of typed sinks only) would be destroyed before it.
+    // was registered (a first configuration of sinks that read parts only) would be destroyed before it.
     static auto* const mutex = new std::mutex;
     static auto* const known = new std::vector<EncoderOptions>;
     const std::lock_guard lock(*mutex);
@@ -98,15 +98,15 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
     }
     if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
     min_level = std::min(min_level, level);
-    const bool typed = handle->info.typed;
+    const bool lines = handle->info.lines;
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) {
-        return c.typed == typed && c.options == options;
+        return c.lines == lines && c.options == options;
     });
     if (channel == channels.end()) {
         channels.push_back(Channel{.options = options,
                                    .final_record_options = with_thread_id(options),
-                                   .options_id = typed ? 0 : intern_options(options),
-                                   .typed = typed,
+                                   .options_id = lines ? intern_options(options) : 0,
+                                   .lines = lines,
                                    .min_level = Level::off,
                                    .routes = {}});
         channel = channels.end() - 1;

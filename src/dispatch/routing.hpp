@@ -84,9 +84,9 @@ struct Route {
     }
 };
 
-/// The sinks that take a record in one form: encoded by one encoder (format and options, so a
-/// record is encoded once per format in use), or typed (SinkInfo::typed: its sinks read the
-/// record's parts, with the options their values would be written with).
+/// The sinks that take a record in one form: a line of one encoder (format and options, so a
+/// record is encoded once per format in use), or its parts (SinkInfo::lines false: its sinks
+/// encode for themselves, with the options their values would be written with).
 struct Channel {
     EncoderOptions options;
     /// `options` with the thread id on, for the crash path's `fatal` record (it always names its
@@ -95,7 +95,7 @@ struct Channel {
     /// The same for equal options in every pipeline (intern_options): context nodes cache their
     /// encodings under it, so a configure() that keeps the options keeps the caches.
     std::uint32_t options_id = 0;
-    bool typed = false;
+    bool lines = true;  ///< SinkInfo::lines of its sinks
     /// The lowest level a route takes: below it, no route is asked.
     Level min_level = Level::off;
     bool filtered = false;  ///< some route takes only some loggers
@@ -123,8 +123,8 @@ struct RoutingTable {
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
-    /// `filter` admits (cold: configure()); a typed sink's to the typed channel of those
-    /// options. Throws ConfigError past kMaxFilteredSinks.
+    /// `filter` admits (cold: configure()); a sink that reads parts, to the parts channel of
+    /// those options. Throws ConfigError past kMaxFilteredSinks.
     void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
              const LoggerFilter& filter);
 

@@ -32,24 +32,13 @@ struct SinkAccess {
 /// one line on stderr says so (at most once a second for all sinks). `call` names what threw.
 void lost_to_exception(Sink& sink, std::uint64_t records, std::string_view call) noexcept;
 
-/// Hands `record` to `sink` (caller holds sink.mutex()).
+/// Hands `record` to `sink` (caller holds sink.mutex()); a view of parts counts no bytes.
 inline void deliver(Sink& sink, const RecordView& record) noexcept {
     SinkAccess::count_handed(sink, 1, record.bytes.size());
     try {
         sink.write(record);
     } catch (...) {
         lost_to_exception(sink, 1, "write");
-    }
-}
-
-/// Hands a typed record to a typed `sink` (caller holds sink.mutex()): counted as a record of
-/// no bytes.
-inline void deliver_typed(Sink& sink, const TypedRecordView& record) noexcept {
-    SinkAccess::count_handed(sink, 1, 0);
-    try {
-        sink.write_typed(record);
-    } catch (...) {
-        lost_to_exception(sink, 1, "write_typed");
     }
 }
 

@@ -229,7 +229,7 @@ JournaldEntry::JournaldEntry(std::string identifier) : identifier_(std::move(ide
     fields_.reserve(kCrashFields);  // the crash path's record never grows it
 }
 
-void JournaldEntry::build(const TypedRecordView& record) {
+void JournaldEntry::build(const RecordView& record) {
     static const EncoderOptions defaults{};
     // How values are written: the time's and durations' forms, the call facts, the value cap.
     const EncoderOptions& encoding = record.options != nullptr ? *record.options : defaults;
@@ -241,7 +241,7 @@ void JournaldEntry::build(const TypedRecordView& record) {
     append_field(entry_, "FIELDLOG_TS",
                  {time, static_cast<std::size_t>(append_rfc3339(time, record.time, encoding.timestamp) - time)});
     append_text_field(entry_, "FIELDLOG_LOGGER", record.logger);
-    const Message& message = record.message;
+    const Message& message = *record.message;
     if (message.formatted()) {
         scratch_.clear();
         fmt::vformat_to(std::back_inserter(scratch_), message.text(), message.args());

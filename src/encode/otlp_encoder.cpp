@@ -524,20 +524,8 @@ private:
 
 // ---- records -------------------------------------------------------------------------------
 
-/// What the encoder reads of a record; parts_of() is the one place that knows the typed view.
-struct RecordParts {
-    Level level;
-    Timestamp time;
-    const Message& message;
-    std::span<const Field> scope;                ///< the scopes' fields (the trace context is there)
-    std::array<std::span<const Field>, 3> lists;  ///< bound, scope and call fields, as written
-    const EncoderOptions* options;                ///< the sink's, when configure() gave it some
-    int thread_id;
-};
-
-RecordParts parts_of(const TypedRecordView& r) noexcept {
-    return {r.level, r.time, r.message, r.scope, {r.bound, r.scope, r.fields}, r.options, r.thread_id};
-}
+/// The record's field lists as written: bound, scope, the call's.
+std::array<std::span<const Field>, 3> field_lists(const RecordView& r) noexcept { return {r.bound, r.scope, r.fields}; }
 
 /// The trace context a record's scope fields hold in the W3C form (Scope{TraceContext}).
 struct TraceContextFields {
@@ -582,8 +570,8 @@ TraceContextFields find_trace_context(std::span<const Field> scope) noexcept {
 }
 
 /// Whether a field of the record other than the lifted trace context has the key `key`.
-bool has_field(const RecordParts& r, const TraceContextFields& trace, std::string_view key) noexcept {
-    for (const std::span<const Field> list : r.lists) {
+bool has_field(const RecordView& r, const TraceContextFields& trace, std::string_view key) noexcept {
+    for (const std::span<const Field> list : field_lists(r)) {
         for (const Field& f : list) {
             if (f.key == key && !trace.lifted(&f)) return true;
         }
@@ -596,7 +584,7 @@ bool has_field(const RecordParts& r, const TraceContextFields& trace, std::strin
 /// earlier one of the same key, the lifted trace context left out. Calls
 /// on_member(key, value, first) for each.
 template <typename OnMember>
-void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, OnMember&& on_member) {
+void for_each_attribute(const RecordView& r, const TraceContextFields& trace, OnMember&& on_member) {
     bool first = true;
     const auto member = [&](std::string_view key, const Value& value) {
         on_member(key, value, first);
@@ -604,7 +592,7 @@ void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, O
     };
     const std::uint8_t facts = r.options != nullptr ? r.options->call_facts : 0;
     if (facts != 0) [[unlikely]] {
-        const SourceLocation where = r.message.where();
+        const SourceLocation where = r.message->where();
         const auto fact = [&](std::string_view key, const Value& value) {
             if (!has_field(r, trace, key)) member(key, value);
         };
@@ -615,7 +603,7 @@ void for_each_attribute(const RecordParts& r, const TraceContextFields& trace, O
         }
         if ((facts & thread_id_fact) != 0) fact("thread.id", Value(static_cast<std::int64_t>(r.thread_id)));
     }
-    const auto& lists = r.lists;
+    const auto lists = field_lists(r);
     for (std::size_t l = 0; l < 3; ++l) {
         for (std::size_t i = 0; i < lists[l].size(); ++i) {
             const Field& f = lists[l][i];
@@ -652,10 +640,9 @@ public:
         write_resource(options.resource);
     }
 
-    std::string_view log_record(const TypedRecordView& view) override {
-        const RecordParts r = parts_of(view);
+    std::string_view log_record(const RecordView& r) override {
         message_.clear();
-        const Message& message = r.message;
+        const Message& message = *r.message;
         if (message.formatted()) {
             fmt::vformat_to(std::back_inserter(message_), message.text(), message.args());
         } else {
@@ -696,7 +683,7 @@ public:
     }
 
 private:
-    void proto_record(const RecordParts& r, const TraceContextFields& trace) {
+    void proto_record(const RecordView& r, const TraceContextFields& trace) {
         Buffer& b = forward_;
         const std::uint64_t time = unix_nanos(r.time);
         fixed64(b, pb::kTime, time);
@@ -716,7 +703,7 @@ private:
         if (trace.flags_field != nullptr) fixed32(b, pb::kFlags, trace.flags);
     }
 
-    void json_record(const RecordParts& r, const TraceContextFields& trace) {
+    void json_record(const RecordView& r, const TraceContextFields& trace) {
         Buffer& b = forward_;
         const std::uint64_t time = unix_nanos(r.time);
         b.append("{\"timeUnixNano\":\"");

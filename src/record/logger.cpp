@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The record path past the level gate: make the Record, encode it once per format in use into
-// this thread's buffer and hand each line to the dispatcher (a typed channel gets the record's
-// typed form instead). In async mode the record's owned copy goes to the writer's rings
+// this thread's buffer and hand each line to the dispatcher (a channel of parts gets the
+// record's parts instead). In async mode the record's owned copy goes to the writer's rings
 // (queued_record.hpp), which does the same on its thread. Hot path: no heap, no lock other
 // than each sink's own. docs/architecture.md walks it.
 #include "fieldlog/logger.hpp"
@@ -71,23 +71,23 @@ inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) n
     return pipeline.clock != nullptr ? pipeline.clock() : context.clock.now();
 }
 
-/// Hands `record` to the sinks of a typed channel, in its typed form.
-void write_typed(ThreadContext& context, const Pipeline& pipeline, const Channel& channel, const Record& record,
+/// Hands `record`'s parts to the sinks of a channel of parts.
+void write_parts(ThreadContext& context, const Pipeline& pipeline, const Channel& channel, const Record& record,
                  LoggerMask admitted) noexcept {
     struct Target {
         const Pipeline& pipeline;
         const Channel& channel;
         LoggerMask admitted;
     } const target{pipeline, channel, admitted};
-    const auto to_channel = [](const TypedRecordView& view, const void* argument) {
+    const auto to_channel = [](const RecordView& view, const void* argument) {
         const auto& t = *static_cast<const Target*>(argument);
         t.pipeline.dispatch(t.channel, view, t.admitted);
     };
-    with_typed_view(record, channel.options, pipeline.redact, context.typed_views, to_channel, &target);
+    with_parts_view(record, channel.options, pipeline.redact, context.parts_views, to_channel, &target);
 }
 
-/// Encodes `record` once per channel that takes it and dispatches each line (a typed channel
-/// gets the record's typed form).
+/// Encodes `record` once per channel that takes it and dispatches each line (a channel of parts
+/// gets the record's parts).
 inline void write_record(ThreadContext& context, const Pipeline& pipeline, const Record& record,
                          LoggerMask admitted) noexcept {
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
@@ -95,8 +95,8 @@ inline void write_record(ThreadContext& context, const Pipeline& pipeline, const
     bool oversized = false;
     for (const Channel& channel : pipeline.routing.channels) {
         if (!channel.takes(record.level, admitted)) continue;
-        if (channel.typed) [[unlikely]] {
-            write_typed(context, pipeline, channel, record, admitted);
+        if (!channel.lines) [[unlikely]] {
+            write_parts(context, pipeline, channel, record, admitted);
             continue;
         }
         const ContextEncoding encoding{channel.options, channel.options_id};

@@ -29,7 +29,7 @@ static_assert(sizeof(OwnedRecord) % 8 == 0 && alignof(OwnedRecord) <= 8);  // th
 void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
                           LoggerMask admitted) {
     for (const Channel& channel : pipeline.routing.channels) {
-        if (channel.typed || !channel.takes(level, admitted)) continue;
+        if (!channel.lines || !channel.takes(level, admitted)) continue;
         context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
                          context.scratch);
     }
@@ -54,18 +54,18 @@ bool encode_queued(const QueuedView& view, const Channel& channel, Buffer& out, 
     return true;
 }
 
-/// The writer's storage for typed views: its thread alone makes them.
-TypedViewStorage& writer_typed_views() noexcept {
-    static thread_local TypedViewStorage storage;
+/// The writer's storage for views of parts: its thread alone makes them.
+PartsViewStorage& writer_parts_views() noexcept {
+    static thread_local PartsViewStorage storage;
     return storage;
 }
 
-void write_queued_typed(const QueuedView& view, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept {
+void write_queued_parts(const QueuedView& view, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept {
     const OwnedRecord& queued = record_of(view);
     const Message message(queued.message, queued.where);
-    with_typed_view(queued.record(message), channel.options, pipeline.redact, writer_typed_views(),
-                    [](const TypedRecordView& typed, const void* target) {
-                        deliver_typed(*static_cast<Sink*>(const_cast<void*>(target)), typed);
+    with_parts_view(queued.record(message), channel.options, pipeline.redact, writer_parts_views(),
+                    [](const RecordView& parts, const void* target) {
+                        deliver(*static_cast<Sink*>(const_cast<void*>(target)), parts);
                     }, &sink);
 }
 
@@ -108,7 +108,7 @@ void release_queued(const QueuedView& view) noexcept {
 
 }  // namespace
 
-const QueuedCodec queued_codec{&queued_facts, &encode_queued, &queued_line_bound, &release_queued, &queued_logger_name, &write_queued_typed};
+const QueuedCodec queued_codec{&queued_facts, &encode_queued, &queued_line_bound, &release_queued, &queued_logger_name, &write_queued_parts};
 
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A record in an async ring: its owned copy (owned_record.hpp) made by the logging thread, which
 // encodes nothing; the writer thread makes the Record again from it and encodes it once per
-// format in use, or hands typed channels its typed form, through queued_codec.
+// format in use, or hands channels of parts its parts, through queued_codec.
 //
 //   Logger::emit ─► queue_record: the owned copy into the thread's ring ─► writer: queued_codec ─► sinks
 #pragma once
@@ -21,7 +21,7 @@ struct ThreadContext;
 /// for a ring: the caller writes it.
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept;
 
-/// How the writer (and the crash path) make lines and typed views of queued records, and let go of them.
+/// How the writer (and the crash path) make lines and views of parts of queued records, and let go of them.
 extern const QueuedCodec queued_codec;
 
 }  // namespace fieldlog::detail

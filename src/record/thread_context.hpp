@@ -60,9 +60,9 @@ struct ThreadContext {
     /// it allocates only when a record has more fields than any before it on this thread.
     std::vector<Field> counted_fields;
     std::uint64_t counted_suppressed = 0;  ///< the count counted_fields begins with
-    /// Typed views of this thread's records, for the typed channels (typed_record.hpp); reused
-    /// like counted_fields, and never touched without a typed channel.
-    TypedViewStorage typed_views;
+    /// Views of parts of this thread's records, for the channels of parts (typed_record.hpp);
+    /// reused like counted_fields, and never touched without such a channel.
+    PartsViewStorage parts_views;
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.

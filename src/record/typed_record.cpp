@@ -7,8 +7,8 @@
 
 namespace fieldlog::detail {
 
-void with_typed_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
-                     TypedViewStorage& storage, void (*use)(const TypedRecordView& view, const void* argument),
+void with_parts_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
+                     PartsViewStorage& storage, void (*use)(const RecordView& view, const void* argument),
                      const void* argument) noexcept {
     std::vector<Field>& gathered = storage.gathered;
     gathered.clear();
@@ -18,7 +18,7 @@ void with_typed_view(const Record& record, const EncoderOptions& options, std::s
         gather_fields(record.scope, nullptr, gathered);
         std::span<const Field> context(gathered);
         std::span<const Field> fields = record.fields;
-        // With redaction the typed outputs get copies in which no named value is left.
+        // With redaction the sinks get copies in which no named value is left.
         std::vector<Field> redacted;
         std::vector<RedactedValue> held;
         if (!redact.empty()) [[unlikely]] {
@@ -29,15 +29,16 @@ void with_typed_view(const Record& record, const EncoderOptions& options, std::s
             context = std::span<const Field>(redacted).first(gathered.size());
             fields = std::span<const Field>(redacted).subspan(gathered.size());
         }
-        use(TypedRecordView{.level = record.level,
-                            .time = record.time,
-                            .logger = record.logger.name.text,
-                            .message = record.message,
-                            .bound = context.first(bound_count),
-                            .scope = context.subspan(bound_count),
-                            .fields = fields,
-                            .options = &options,
-                            .thread_id = record.thread_id != 0 ? record.thread_id : cached_thread_id()},
+        use(RecordView{.bytes = {},
+                       .level = record.level,
+                       .time = record.time,
+                       .logger = record.logger.name.text,
+                       .message = &record.message,
+                       .bound = context.first(bound_count),
+                       .scope = context.subspan(bound_count),
+                       .fields = fields,
+                       .options = &options,
+                       .thread_id = record.thread_id != 0 ? record.thread_id : cached_thread_id()},
             argument);
     } catch (...) {  // memory ran out gathering the fields
     }

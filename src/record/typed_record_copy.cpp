@@ -6,6 +6,7 @@
 
 #include <iterator>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,7 +32,8 @@ void TypedRecordCopy::Release::operator()(Block* block) const noexcept {
     ::operator delete(block, std::align_val_t{detail::kCopyAlign});
 }
 
-TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
+TypedRecordCopy::TypedRecordCopy(const RecordView& record) {
+    if (record.message == nullptr) throw std::invalid_argument("TypedRecordCopy: the view holds a line, not the record's parts");
     // One list of the three, so that one measure and one copy keep the recordings in order.
     std::vector<Field> all;
     all.reserve(record.bound.size() + record.scope.size() + record.fields.size());
@@ -41,10 +43,10 @@ TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
     detail::Buffer recordings;
     const detail::FieldsRoom room = detail::measure_fields(all, recordings);
     detail::Buffer message;
-    if (record.message.formatted()) {
-        fmt::vformat_to(std::back_inserter(message), record.message.text(), record.message.args());
+    if (record.message->formatted()) {
+        fmt::vformat_to(std::back_inserter(message), record.message->text(), record.message->args());
     } else {
-        message.append(record.message.text());
+        message.append(record.message->text());
     }
 
     const std::size_t head = detail::align_copy(sizeof(Block));
@@ -63,7 +65,7 @@ TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
     detail::copy_text(text, record.logger, logger_copy);
     const std::span<const Field> copied(fields, all.size());
     block_.reset(new (raw) Block{
-        .message = Message(message_copy, record.message.where()),
+        .message = Message(message_copy, record.message->where()),
         .time = record.time,
         .logger = logger_copy,
         .bound = copied.first(record.bound.size()),
@@ -77,16 +79,17 @@ TypedRecordCopy::TypedRecordCopy(const TypedRecordView& record) {
 TypedRecordCopy& TypedRecordCopy::operator=(TypedRecordCopy&&) noexcept = default;
 TypedRecordCopy::~TypedRecordCopy() = default;
 
-TypedRecordView TypedRecordCopy::view() const noexcept {
-    return TypedRecordView{.level = block_->level,
-                           .time = block_->time,
-                           .logger = block_->logger,
-                           .message = block_->message,
-                           .bound = block_->bound,
-                           .scope = block_->scope,
-                           .fields = block_->fields,
-                           .options = nullptr,
-                           .thread_id = block_->thread_id};
+RecordView TypedRecordCopy::view() const noexcept {
+    return RecordView{.bytes = {},
+                      .level = block_->level,
+                      .time = block_->time,
+                      .logger = block_->logger,
+                      .message = &block_->message,
+                      .bound = block_->bound,
+                      .scope = block_->scope,
+                      .fields = block_->fields,
+                      .options = nullptr,
+                      .thread_id = block_->thread_id};
 }
 
 }  // namespace fieldlog

@@ -38,7 +38,7 @@ FIELDLOG_API SinkDestination sink_destination(const JournaldSinkOptions& options
 /// Sends each record as one AF_UNIX datagram to options.socket. What a full queue, a stopped
 /// journald and a crash do to a record, and why, is in docs/sinks.md ("journald").
 ///
-/// - Records: typed (SinkInfo::typed), from the logging thread (async mode: the writer
+/// - Records: their parts (SinkInfo::lines false), from the logging thread (async mode: the writer
 ///   thread). info() names json as its one format: its values are written as the JSON format
 ///   writes them, and configure() rejects a SinkConfig::format of another kind (ConfigError).
 /// - Fields, in this order: PRIORITY (trace and debug 7, info 6, warn 4, error 3, fatal 2),
@@ -77,11 +77,10 @@ public:
     explicit JournaldSink(JournaldSinkOptions options);
     ~JournaldSink() override;
 
-    /// Never called: the sink takes typed records (write_typed).
+    /// Sends the record's parts as one journal entry.
     void write(const RecordView& record) override;
-    void write_typed(const TypedRecordView& record) override;
     /// The crash path's `fatal` record, as one datagram (async-signal-safe: its wait is poll(2)).
-    void write_typed_on_crash(const TypedRecordView& record) noexcept override;
+    void write_on_crash(std::span<const RecordView> records) noexcept override;
     void flush() override {}
     [[nodiscard]] SinkInfo info() const override;
 

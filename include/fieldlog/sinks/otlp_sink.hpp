@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The OTLP sink: records to an OpenTelemetry Collector (or any OTLP/HTTP endpoint) as
-// ExportLogsServiceRequest messages, protobuf or JSON. A typed sink: it reads the record's
-// parts, so numbers stay numbers. The caller encodes its record into the sink's own buffer and
+// ExportLogsServiceRequest messages, protobuf or JSON. It reads the record's parts
+// (SinkInfo::lines false), so numbers stay numbers. The caller encodes its record into the sink's own buffer and
 // queues the bytes; the sink's thread batches them, sends them with libcurl (HTTP/1.1,
 // keep-alive) and retries what the receiver could not take yet. docs/otlp.md states the mapping.
 //
@@ -119,15 +119,14 @@ public:
     OtlpSink(const OtlpSinkOptions& options, std::unique_ptr<detail::OtlpRecordEncoder> encoder);
     ~OtlpSink() override;
 
+    /// Encodes the record's parts and queues them for the next request.
     void write(const RecordView& record) override;
-    void write_typed(const TypedRecordView& record) override;
     /// Waits (at most flush_timeout) until every record queued before it was delivered or dropped.
     void flush() override;
     /// The crash path, to an http:// endpoint (https:// has none: TLS is not safe in a signal
     /// handler): what is queued, then the `fatal` record, each in plain POSTs within one second
     /// together (docs/crashes-signals-fork.md).
     void write_on_crash(std::span<const RecordView> records) noexcept override;
-    void write_typed_on_crash(const TypedRecordView& record) noexcept override;
     [[nodiscard]] SinkInfo info() const override;
 
     /// The close deadline begins (Sink::begin_close): every record, queued or written later,

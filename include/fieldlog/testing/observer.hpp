@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The test observer (zap's zaptest/observer): a sink that keeps the records it takes in their
 // typed form, so that a test asks "exactly one warn record of logger `db` with rows == 3 and the
-// scope's request_id" without parsing a line. It is a typed sink (SinkInfo::typed): the
+// scope's request_id" without parsing a line. It reads parts (SinkInfo::lines false): the
 // dispatcher hands it each record's parts and encodes nothing for it, and it keeps each one's
 // owned copy (TypedRecordCopy). Every reader first waits until the records logged before it
 // reached the sinks (fieldlog::flush()), so a test reads it without a flush, in async mode too.
@@ -223,11 +223,10 @@ private:
 /// sink's mutex(). Each reader returns a copy.
 class FIELDLOG_API Observer final : public Sink {
 public:
-    /// Never called: a typed sink takes write_typed.
-    void write(const RecordView& record) override { static_cast<void>(record); }
-    void write_typed(const TypedRecordView& record) override;
+    /// Keeps a copy of the record's parts.
+    void write(const RecordView& record) override;
     void flush() override {}
-    [[nodiscard]] SinkInfo info() const override { return {.kind = "observer", .typed = true}; }
+    [[nodiscard]] SinkInfo info() const override { return {.kind = "observer", .lines = false}; }
 
     /// Every record taken so far, in the order they were logged (across threads: the order
     /// they reached the observer).
