@@ -118,20 +118,21 @@ inline void write_record(ThreadContext& context, const Pipeline& pipeline, const
     if (oversized) ThreadCounters::bump(context.counters.oversized);
 }
 
-/// Async mode: the record's owned copy to the writer's rings; one too large for them is
-/// written here, once the writer has written this thread's earlier records.
-void queue_or_write(ThreadContext& context, const Pipeline& pipeline, const Record& record,
-                    LoggerMask admitted) noexcept {
-    if (queue_record(context, pipeline, record, admitted)) return;
+/// Async mode, a record too large for the writer's rings: written here, once the writer has
+/// written this thread's earlier records. A function of its own on an unlikely branch, so that
+/// the compiler keeps it out of Logger::emit, which a second write_record would make larger.
+void write_too_large(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                     LoggerMask admitted) noexcept {
     pipeline.writer->drain();
     write_record(context, pipeline, record, admitted);
 }
 
-/// The record path past the gates: queued in async mode, else written here.
+/// The record path past the gates: its owned copy to the writer's rings in async mode, else
+/// written here.
 inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
                            const Record& record, LoggerMask admitted) noexcept {
     if (pipeline.writer) {
-        queue_or_write(context, pipeline, record, admitted);
+        if (!queue_record(context, pipeline, record, admitted)) [[unlikely]] write_too_large(context, pipeline, record, admitted);
         return;
     }
     write_record(context, pipeline, record, admitted);
