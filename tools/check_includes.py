@@ -5,7 +5,10 @@
 exits 1 with one line per include against the flow (and per cycle between layers); else prints
 one OK line. Stdlib only. Usage: check_includes.py [ROOT] (default: this script's repository).
 
-Layers, in the flow order: public (include/fieldlog/) → record → encode → dispatch → sinks.
+Layers, in the order they use each other: public (include/fieldlog/) → dispatch → record →
+encode → sinks. dispatch is the record path (Logger::emit past the gate, the routing, the async
+writer): it takes the record (record: its context, its owned copy, the thread's state), has it
+encoded (encode) and hands it to the sinks, and nothing else on the path calls back up into it.
  - An include goes downstream only: from a layer to itself or a later one.
  - base (src/base/, shared primitives such as the byte buffer) lies below every layer: any
    layer may include it; it includes only base and public headers.
@@ -18,7 +21,7 @@ import os
 import re
 import sys
 
-FLOW = ["record", "encode", "dispatch", "sinks"]
+FLOW = ["dispatch", "record", "encode", "sinks"]
 SCANNED = ["src", "sinks", "include"]
 INCLUDE_DIRS = ["src", "include", "."]  # the library's include path (CMakeLists.txt)
 EXTENSIONS = (".hpp", ".cpp")
@@ -76,7 +79,7 @@ def sources(root):
                     yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
 
 
-RANK = {"public": 0, "base": 1, "record": 2, "encode": 3, "dispatch": 4, "sinks": 5, "control": 6}
+RANK = {"public": 0, "base": 1, "dispatch": 2, "record": 3, "encode": 4, "sinks": 5, "control": 6}
 
 
 def layer_cycles(edges):
@@ -171,10 +174,10 @@ def main(argv):
         print(line)
     if violations:
         print(f"check_includes: FAILED, {len(violations)} violation(s) of the flow "
-              "(public → record → encode → dispatch → sinks; base below all; control above all)")
+              "(public → dispatch → record → encode → sinks; base below all; control above all)")
         return 1
     print(f"check_includes: OK, {includes} includes in {files} files run with the flow "
-          "(public → record → encode → dispatch → sinks; base below all; control above all)")
+          "(public → dispatch → record → encode → sinks; base below all; control above all)")
     return 0
 
 

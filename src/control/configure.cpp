@@ -16,7 +16,6 @@
 #include "fieldlog/sinks/otlp_sink.hpp"
 #include "dispatch/sink_calls.hpp"
 #include "record/backtrace.hpp"
-#include "record/queued_record.hpp"
 #include "record/thread_registry.hpp"
 
 namespace fieldlog {
@@ -231,7 +230,7 @@ std::unique_ptr<Pipeline> build_pipeline(const Config& config, const Pipeline* p
     pipeline->seal_rules();
     if (config.async.enabled) {
         reserve_final_storage();
-        pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async, queued_codec);
+        pipeline->writer = std::make_unique<AsyncWriter>(*pipeline, config.async);
     }
     return pipeline;
 }

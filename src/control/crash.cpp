@@ -12,7 +12,9 @@
 #include <cstdint>
 
 #include "control/state.hpp"
+#include "dispatch/channels.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/ring_entry.hpp"
 #include "dispatch/sink_calls.hpp"
 #include "encode/text.hpp"
 
@@ -54,7 +56,6 @@ Timestamp now_for(const Pipeline& pipeline) noexcept {
 /// One sink's share of the queued records, encoded into g_queued_lines, gathered into g_batch.
 struct CrashShare {
     const RoutingTable& routing;
-    const QueuedCodec codec;
     std::size_t sink;
     std::size_t count = 0;
 
@@ -63,23 +64,27 @@ struct CrashShare {
         count = 0;
         g_queued_lines.clear();
     }
-    static void take(void* self, const QueuedView& record) noexcept {
+    static void take(void* self, const OwnedRecord& queued, std::size_t size, LoggerMask admitted) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
+        const Message message(queued.message, queued.where);
+        const Record record = queued.record(message);
         for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
             const Channel& channel = share.routing.channels[c];
             const Route* route = share.routing.route(share.sink, c);
             // The parts of a record would need the heap to gather its context: lost here.
-            if (!channel.lines || route == nullptr || !route->takes(record.level, record.admitted)) continue;
-            const std::size_t bound = share.codec.line_bound(record, channel);
+            if (!channel.lines || route == nullptr || !route->takes(record.level, admitted)) continue;
+            const std::size_t bound = line_bound(queued, size, channel);
             if (bound > g_queued_lines.capacity()) continue;  // its line might need the heap
             if (g_queued_lines.capacity() - g_queued_lines.size() < bound) share.flush();
             const std::size_t start = g_queued_lines.size();
-            if (!share.codec.encode(record, channel, g_queued_lines, g_final_scratch)) {
+            try {
+                encode_line(channel, record, nullptr, g_queued_lines, g_final_scratch);
+            } catch (...) {
                 g_queued_lines.truncate(start);
                 continue;
             }
             g_batch[share.count++] = RecordView{{g_queued_lines.data() + start, g_queued_lines.size() - start},
-                                                record.level, record.time, share.codec.logger_name(record)};
+                                                record.level, record.time, record.logger.name.text};
             if (share.count == kBatch) share.flush();
         }
     }
@@ -156,7 +161,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         while (!writer->rings_mutex().try_lock() && monotonic_now() < lock_deadline) sleep_briefly();
     }
     for (std::size_t i = 0; i < sinks; ++i) {
-        CrashShare share{routing, writer != nullptr ? writer->codec() : QueuedCodec{}, i};
+        CrashShare share{routing, i};
         if (writer != nullptr) writer->visit_unwritten(i, &CrashShare::take, &share);
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;

@@ -68,12 +68,11 @@ thread_local RingReturn t_ring_return;
 
 }  // namespace
 
-AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec)
-    : codec_(codec),
-      overflow_(config.overflow),
+AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config)
+    : overflow_(config.overflow),
       serial_(g_writer_serials.fetch_add(1, std::memory_order_relaxed) + 1),
       rings_(ring_capacity(config.queue_bytes), pipeline.routing.sinks.size()),
-      merge_(pipeline, codec, rings_.capacity()) {}
+      merge_(pipeline, rings_.capacity()) {}
 
 AsyncWriter::~AsyncWriter() { stop(); }
 

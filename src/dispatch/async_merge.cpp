@@ -6,16 +6,17 @@
 #include <mutex>
 
 #include "dispatch/async_ring.hpp"
+#include "dispatch/channels.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/ring_entry.hpp"
 #include "dispatch/sink_calls.hpp"
 
 namespace fieldlog::detail {
 
 using namespace async_entry;
 
-AsyncMerge::AsyncMerge(const Pipeline& pipeline, const QueuedCodec& codec, std::size_t ring_capacity)
+AsyncMerge::AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity)
     : pipeline_(pipeline),
-      codec_(codec),
       ring_share_(ring_capacity / 4),
       batch_(kMaxBatch),
       views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
@@ -89,9 +90,9 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
             if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
         }
         if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
-        const QueuedView record = view_of(codec_, batch_[first->begin].record);
-        if (!encode_lines(record)) break;  // the batch's lines are full: the rest go in the next
-        taken_.push_back(record);          // reserved: never allocates
+        const char* entry = batch_[first->begin].record;
+        if (!take_record(record_of(entry), admitted_of(entry))) break;  // the batch's lines are full: the rest go in the next
+        taken_.push_back(&record_of(entry));  // reserved: never allocates
         ++first->begin;
     }
     for (const Run& run : runs_) {  // what was held back is taken again by the next batch
@@ -111,20 +112,16 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     for (std::size_t s = 0; s < routing.sinks.size(); ++s) {
         Sink& sink = *routing.sinks[s]->sink;
         const std::lock_guard lock(sink.mutex());
-        if (!routing.sinks[s]->info.lines) {
-            write_parts_share(s, sink);
-        } else {
-            std::size_t n = 0;
-            for (std::size_t i = 0; i < count; ++i) {
-                const Line& line = line_facts_[i];
-                const Route* route = routing.route(s, line.channel);
-                if (route != nullptr && route->takes(line.level, line.admitted)) chosen[n++] = all[i];
-            }
-            if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            const Line& line = line_facts_[i];
+            const Route* route = routing.route(s, line.channel);
+            if (route != nullptr && route->takes(line.level, line.admitted)) chosen[n++] = all[i];
         }
+        if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
         for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
     }
-    for (const QueuedView& record : taken_) codec_.release(record);
+    for (const OwnedRecord* record : taken_) release_entry(*record);
     for (const Run& run : runs_) {
         run.ring->read = run.ring->batch_end;
         run.ring->queue.release(run.ring->batch_end);
@@ -140,43 +137,32 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
 
-void AsyncMerge::write_parts_share(std::size_t s, Sink& sink) noexcept {
-    const std::vector<Channel>& channels = pipeline_.routing.channels;
-    for (std::size_t c = 0; c < channels.size(); ++c) {
-        const Route* route = pipeline_.routing.route(s, c);
-        if (channels[c].lines || route == nullptr) continue;
-        for (const QueuedView& record : taken_) {
-            if (route->takes(record.level, record.admitted)) codec_.write_parts(record, pipeline_, channels[c], sink);
-        }
-    }
-}
-
-bool AsyncMerge::encode_lines(const QueuedView& record) noexcept {
+bool AsyncMerge::take_record(const OwnedRecord& queued, LoggerMask admitted) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
-    const std::vector<Channel>& channels = pipeline_.routing.channels;
-    for (std::size_t c = 0; c < channels.size(); ++c) {
-        if (!channels[c].lines || !channels[c].takes(record.level, record.admitted)) continue;
-        line_.clear();
-        if (codec_.encode(record, channels[c], line_, scratch_)) {
-            if (lines_.size() + line_.size() > lines_.capacity() && !taken_.empty()) {
-                lines_.resize(lines_before);  // within capacity: never allocates
-                line_facts_.resize(facts_before);
-                line_.shrink();
-                return false;
-            }
-            try {
-                const std::size_t offset = lines_.size();
-                lines_.insert(lines_.end(), line_.data(), line_.data() + line_.size());
-                line_facts_.push_back(Line{offset, line_.size(), record.level, record.time,
-                                           static_cast<std::uint32_t>(c), record.admitted,
-                                           codec_.logger_name(record)});  // reserved
-            } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
-            }
+    const Message message(queued.message, queued.where);
+    const Record record = queued.record(message);
+    FormBuffers buffers{line_, scratch_, nullptr, parts_};
+    return for_each_channel(pipeline_, record, admitted, buffers, [&](const Channel& channel, const RecordView& view) {
+        if (!channel.lines) {  // every line of the record fit: they come first
+            pipeline_.dispatch(channel, view, admitted);
+            return true;
         }
-        line_.shrink();
-    }
-    return true;
+        if (lines_.size() + view.bytes.size() > lines_.capacity() && !taken_.empty()) {
+            lines_.resize(lines_before);  // within capacity: never allocates
+            line_facts_.resize(facts_before);
+            return false;
+        }
+        try {
+            const std::size_t offset = lines_.size();
+            lines_.insert(lines_.end(), view.bytes.begin(), view.bytes.end());
+            line_facts_.push_back(Line{offset, view.bytes.size(), view.level, view.time,
+                                       static_cast<std::uint32_t>(&channel - pipeline_.routing.channels.data()),
+                                       admitted, view.logger});  // reserved
+        } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
+        }
+        return true;
+    });
 }
 
 }  // namespace fieldlog::detail

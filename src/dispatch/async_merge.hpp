@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The async writer thread's work, sweep by sweep (the order it keeps: async_writer.hpp): one
 // look at every ring of the set; batches of what that look saw, merged by time with hold-back;
-// each record encoded once per channel that takes it, each sink handed its share
-// (Route::takes), sinks that read parts the record's parts; then each record's payload released and each
-// ring's part freed. Used by the writer thread alone; metrics() reads its counters.
+// each record made again from its owned copy and put through the per-channel loop of sync mode
+// (channels.hpp): its lines go into the batch, each sink handed its share of them (Route::takes),
+// and its parts to the sinks that read them at once; then each record's payload released and
+// each ring's part freed. Used by the writer thread alone; metrics() reads its counters.
 #pragma once
 
 #include <atomic>
@@ -13,13 +14,15 @@
 #include <vector>
 
 #include "base/buffer.hpp"
-#include "dispatch/queued_codec.hpp"
 #include "dispatch/ring_set.hpp"
+#include "dispatch/routing.hpp"
 #include "fieldlog/sink.hpp"
+#include "record/typed_record.hpp"
 
 namespace fieldlog::detail {
 
 struct Pipeline;
+struct OwnedRecord;
 
 class AsyncMerge {
 public:
@@ -28,7 +31,7 @@ public:
 
     /// Reserves every batch array and the room for a batch's lines: nothing allocates after
     /// this unless a single record's lines are larger than that room. `pipeline` MUST outlive it.
-    AsyncMerge(const Pipeline& pipeline, const QueuedCodec& codec, std::size_t ring_capacity);
+    AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity);
 
     /// The sweep's look: what each ring of `rings` has published now is what its batches take.
     void look(RingSet& rings) noexcept;
@@ -66,24 +69,22 @@ private:
     /// Takes each ring's share of the next batch into batch_ and runs_; returns how many.
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
-    /// Hands `sink` (index `s`), which reads parts, the batch's records it takes; the caller
-    /// holds its mutex.
-    void write_parts_share(std::size_t s, Sink& sink) noexcept;
-    /// Appends `record`'s line for each channel that takes it to the batch's lines; false, adding
-    /// nothing, when they would not fit in the reserved room (the first record of a batch always fits).
-    bool encode_lines(const QueuedView& record) noexcept;
+    /// Puts `record` (its logger's mask `admitted`) through the per-channel loop: its lines into
+    /// the batch's, its parts to their sinks. False, adding nothing, when its lines would not fit
+    /// in the reserved room (the first record of a batch always fits).
+    bool take_record(const OwnedRecord& record, LoggerMask admitted) noexcept;
 
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};
     const Pipeline& pipeline_;
-    const QueuedCodec codec_;
     const std::uint64_t ring_share_;  // the most of one ring a batch takes: a quarter
     std::vector<AsyncRing*> sweep_rings_;  // the set as of the sweep's look
     std::vector<Pending> batch_;
     std::vector<Run> runs_;
-    std::vector<QueuedView> taken_;  // the batch's records in the order they go out
+    std::vector<const OwnedRecord*> taken_;  // the batch's records in the order they go out
     Buffer line_;                    // one line being encoded
     Buffer scratch_;                 // the encoders' scratch
+    PartsViewStorage parts_;         // the views of parts made here
     std::vector<char> lines_;        // the batch's lines, back to back (capacity kept)
     std::vector<Line> line_facts_;   // where each is, and for whom
     std::vector<RecordView> views_;

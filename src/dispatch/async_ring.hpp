@@ -19,13 +19,14 @@
 #include <cstring>
 
 #include "dispatch/async_writer.hpp"
+#include "record/owned_record.hpp"
 
 namespace fieldlog::detail {
 
 namespace async_entry {
 
-// The record header at the start of each ring entry (offsets in bytes); the payload follows it.
-// The record's own level and time are in the payload (QueuedCodec::facts).
+// The record header at the start of each ring entry (offsets in bytes); the payload, the
+// record's owned copy (ring_entry.hpp), follows it.
 inline constexpr std::size_t kLengthAt = 0;
 inline constexpr std::size_t kAdmittedAt = 4;  // the logger's LoggerMask
 inline constexpr std::size_t kOrderKeyAt = 8;
@@ -42,13 +43,14 @@ T get(const char* at) noexcept {
     return value;
 }
 
-/// The entry starting at `entry` as the writer sees it.
-inline QueuedView view_of(const QueuedCodec& codec, const char* entry) noexcept {
-    QueuedView view{entry + kHeaderSize, get<std::uint32_t>(entry + kLengthAt), Level::info, Timestamp{},
-                    get<LoggerMask>(entry + kAdmittedAt)};
-    codec.facts(view.payload, view.level, view.time);
-    return view;
+/// The owned copy in the entry starting at `entry`.
+inline const OwnedRecord& record_of(const char* entry) noexcept {
+    return *reinterpret_cast<const OwnedRecord*>(entry + kHeaderSize);
 }
+/// The size of that copy, its fields and texts included.
+inline std::size_t payload_size_of(const char* entry) noexcept { return get<std::uint32_t>(entry + kLengthAt); }
+/// The mask of the logger that logged it, for the filtered sinks (routing.hpp).
+inline LoggerMask admitted_of(const char* entry) noexcept { return get<LoggerMask>(entry + kAdmittedAt); }
 
 /// The sort key of the entry at `entry`.
 inline std::int64_t order_key_of(const char* entry) noexcept { return get<std::int64_t>(entry + kOrderKeyAt); }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The async half of the dispatcher: each logging thread copies its record (the owned copy) into
 // a bounded SPSC ring of its own (spsc_ring.hpp); one writer thread drains every ring in
-// batches, encodes each record once per format in use (through the record layer's QueuedCodec),
+// batches, makes each record again from its copy and encodes it once per format in use,
 // hands each sink its share with one write_batch call (writev / sendmmsg in the sinks), and each
 // sink that reads parts the records' parts.
 //
 //   Logger::emit ─► AsyncWriter::reserve, the owned copy, commit ─► the thread's ring
-//       ─► writer: QueuedCodec::encode per channel ─► sinks
+//       ─► writer: the per-channel loop (channels.hpp) ─► sinks
 //
 // Order: a thread's records keep their order. Across threads the writer works in sweeps: a
 // sweep begins with one look at every ring's published end, and its batches take only what was
@@ -30,7 +30,6 @@
 #include <cstdint>
 
 #include "dispatch/async_merge.hpp"
-#include "dispatch/queued_codec.hpp"
 #include "dispatch/ring_set.hpp"
 #include "dispatch/routing.hpp"
 #include "fieldlog/config.hpp"
@@ -40,6 +39,7 @@
 namespace fieldlog::detail {
 
 struct Pipeline;
+struct OwnedRecord;
 
 class AsyncWriter {
 public:
@@ -53,7 +53,7 @@ public:
 
     /// Allocates the writer's batch arrays; the rings come with the threads that log. No thread
     /// runs until start(). NOTE: `pipeline` MUST outlive the writer (the Pipeline owns it).
-    AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config, const QueuedCodec& codec);
+    AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config);
     ~AsyncWriter();
     AsyncWriter(const AsyncWriter&) = delete;
     AsyncWriter& operator=(const AsyncWriter&) = delete;
@@ -115,13 +115,12 @@ public:
     /// Whether a writer thread runs, or is starting, and is not the calling thread: then what
     /// was accepted reaches the sinks if the caller waits (the sinks that read parts have no other way).
     [[nodiscard]] bool another_thread_writes() const noexcept;
-    /// Calls `visit(context, record)` for each published record the writer has not yet handed
-    /// to sink `sink` (an index into the routing table), the rings merged by timestamp. A record
-    /// a thread has not published yet is not visited.
-    using Visitor = void (*)(void* context, const QueuedView& record);
+    /// Calls `visit(context, record, size, admitted)` for each published record the writer has
+    /// not yet handed to sink `sink` (an index into the routing table), the rings merged by
+    /// timestamp: its owned copy, that copy's size, its logger's mask. A record a thread has not
+    /// published yet is not visited.
+    using Visitor = void (*)(void* context, const OwnedRecord& record, std::size_t size, LoggerMask admitted);
     void visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept;
-    /// What makes the lines of queued records.
-    [[nodiscard]] const QueuedCodec& codec() const noexcept { return codec_; }
 
 private:
     // needs_thread: the thread should run but does not (lost in a fork, or creation failed);
@@ -142,7 +141,6 @@ private:
     void note_progress() noexcept;
     void raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept;
 
-    const QueuedCodec codec_;
     const OverflowPolicy overflow_;
     const std::uint64_t serial_;  // tells this writer from any other, even at the same address
 

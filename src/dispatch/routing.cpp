@@ -103,13 +103,16 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
         return c.lines == lines && c.options == options;
     });
     if (channel == channels.end()) {
-        channels.push_back(Channel{.options = options,
-                                   .final_record_options = with_thread_id(options),
-                                   .options_id = lines ? intern_options(options) : 0,
-                                   .lines = lines,
-                                   .min_level = Level::off,
-                                   .routes = {}});
-        channel = channels.end() - 1;
+        // Line channels before those of parts: the async writer, which may stop a record at a
+        // line that does not fit its batch, has then handed no parts of it yet.
+        const auto place = lines ? std::find_if(channels.begin(), channels.end(), [](const Channel& c) { return !c.lines; })
+                                 : channels.end();
+        channel = channels.insert(place, Channel{.options = options,
+                                                 .final_record_options = with_thread_id(options),
+                                                 .options_id = lines ? intern_options(options) : 0,
+                                                 .lines = lines,
+                                                 .min_level = Level::off,
+                                                 .routes = {}});
     }
     channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level, .filter = bit});
     channel->min_level = std::min(channel->min_level, level);

@@ -10,21 +10,23 @@
 #include <vector>
 
 #include "base/record.hpp"
+#include "encode/redact.hpp"
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog::detail {
 
-/// What making views of parts reuses from one record to the next, so that they allocate only while
-/// it grows.
+/// What a view of parts refers to besides the record, reused from one record to the next so
+/// that it allocates only while it grows; valid until the next view is made.
 struct PartsViewStorage {
     std::vector<Field> gathered;
+    std::vector<Field> redacted;       ///< copies of the fields, named values replaced
+    std::vector<RedactedValue> held;   ///< what those replaced values refer to
 };
 
-/// Calls `use(view, argument)` with `record`'s parts for a channel of parts of `options`, under
-/// the redaction rules `redact`. Nothing when memory runs out gathering the fields: the sinks
-/// that read parts miss this record.
-void with_parts_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
-                     PartsViewStorage& storage, void (*use)(const RecordView& view, const void* argument),
-                     const void* argument) noexcept;
+/// Makes `view` the parts of `record` for a channel of parts of `options`, under the redaction
+/// rules `redact`; what it refers to besides the record is in `storage`. False when memory ran
+/// out gathering the fields: the sinks that read parts miss this record.
+bool make_parts_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
+                     PartsViewStorage& storage, RecordView& view) noexcept;
 
 }  // namespace fieldlog::detail

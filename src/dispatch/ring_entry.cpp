@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The owned copy into the ring (caller side), and the Record made again from it (writer side).
-#include "record/queued_record.hpp"
+// The owned copy into the ring (caller side), and what the writer and the crash path need of it
+// besides the Record it makes again (writer side).
+#include "dispatch/ring_entry.hpp"
 
 #include <iterator>
 #include <new>
@@ -8,11 +9,9 @@
 #include "base/buffer.hpp"
 #include "base/thread_id.hpp"
 #include "dispatch/pipeline.hpp"
-#include "dispatch/sink_calls.hpp"
 #include "encode/encode.hpp"
 #include "record/context_node.hpp"
 #include "record/owned_record.hpp"
-#include "record/typed_record.hpp"
 #include "record/thread_context.hpp"
 
 namespace fieldlog::detail {
@@ -35,48 +34,6 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Cont
     }
 }
 
-const OwnedRecord& record_of(const QueuedView& view) noexcept {
-    return *reinterpret_cast<const OwnedRecord*>(view.payload);
-}
-
-bool encode_queued(const QueuedView& view, const Channel& channel, Buffer& out, Buffer& scratch) noexcept {
-    const OwnedRecord& queued = record_of(view);
-    const ContextEncoding encoding{channel.options, channel.options_id};
-    try {
-        const Message message(queued.message, queued.where);
-        // The encodings were made when the record was queued: these find them.
-        const EncodedContexts contexts{context_encoding(nullptr, queued.bound, encoding, out, scratch),
-                                       context_encoding(nullptr, queued.scope, encoding, out, scratch)};
-        encode_record(channel.options, out, scratch, queued.record(message), contexts);
-    } catch (...) {  // memory ran out
-        return false;
-    }
-    return true;
-}
-
-/// The writer's storage for views of parts: its thread alone makes them.
-PartsViewStorage& writer_parts_views() noexcept {
-    static thread_local PartsViewStorage storage;
-    return storage;
-}
-
-void write_queued_parts(const QueuedView& view, const Pipeline& pipeline, const Channel& channel, Sink& sink) noexcept {
-    const OwnedRecord& queued = record_of(view);
-    const Message message(queued.message, queued.where);
-    with_parts_view(queued.record(message), channel.options, pipeline.redact, writer_parts_views(),
-                    [](const RecordView& parts, const void* target) {
-                        deliver(*static_cast<Sink*>(const_cast<void*>(target)), parts);
-                    }, &sink);
-}
-
-void queued_facts(const char* payload, Level& level, Timestamp& time) noexcept {
-    const auto& queued = *reinterpret_cast<const OwnedRecord*>(payload);
-    level = queued.level;
-    time = queued.time;
-}
-
-std::string_view queued_logger_name(const QueuedView& view) noexcept { return record_of(view).logger->name.text; }
-
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
     if (node == nullptr) return 0;
     const EncodedContext* e = find_encoded(
@@ -84,31 +41,27 @@ std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexc
     return e != nullptr ? e->size : 0;
 }
 
-std::size_t queued_line_bound(const QueuedView& view, const Channel& channel) noexcept {
+}  // namespace
+
+std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channel& channel) noexcept {
     // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
     // a recorded call's one and more) is written as at most 6 (a recorded error code's 13 as
     // at most 78: the crash path writes a user category as "(name:value)", its name cut to
     // 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
-    const OwnedRecord& queued = record_of(view);
-    const std::size_t texts = view.size + queued.logger->name.text.size() +
+    const std::size_t texts = size + queued.logger->name.text.size() +
                               std::string_view(queued.where.file_name()).size() +
                               std::string_view(queued.where.function_name()).size();
     return kFixedParts + kEscapedAtMost * texts + context_bytes(queued.bound, channel) +
            context_bytes(queued.scope, channel);
 }
 
-void release_queued(const QueuedView& view) noexcept {
-    const OwnedRecord& queued = record_of(view);
+void release_entry(const OwnedRecord& queued) noexcept {
     ContextHome* home = t_context != nullptr ? t_context->home : nullptr;
     if (queued.bound != nullptr) release(home, queued.bound);
     if (queued.scope != nullptr) release(home, queued.scope);
 }
-
-}  // namespace
-
-const QueuedCodec queued_codec{&queued_facts, &encode_queued, &queued_line_bound, &release_queued, &queued_logger_name, &write_queued_parts};
 
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 // A record in an async ring: its owned copy (owned_record.hpp) made by the logging thread, which
-// encodes nothing; the writer thread makes the Record again from it and encodes it once per
-// format in use, or hands channels of parts its parts, through queued_codec.
+// encodes nothing; the writer thread makes the Record again from it and runs the same
+// per-channel loop as sync mode (channels.hpp).
 //
-//   Logger::emit ─► queue_record: the owned copy into the thread's ring ─► writer: queued_codec ─► sinks
+//   Logger::emit ─► queue_record: the owned copy into the thread's ring ─► writer: OwnedRecord::record,
+//   for_each_channel ─► sinks
 #pragma once
+
+#include <cstddef>
 
 #include "base/record.hpp"
 #include "dispatch/async_writer.hpp"
+#include "dispatch/routing.hpp"
+#include "record/owned_record.hpp"
 
 namespace fieldlog::detail {
 
@@ -21,7 +26,11 @@ struct ThreadContext;
 /// for a ring: the caller writes it.
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept;
 
-/// How the writer (and the crash path) make lines and views of parts of queued records, and let go of them.
-extern const QueuedCodec queued_codec;
+/// The most bytes `queued`'s line in `channel`'s format takes (`size`: its entry's payload):
+/// the crash path, which may not grow a buffer, asks first.
+std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channel& channel) noexcept;
+
+/// Gives back what `queued` holds (its context references) once every sink has it.
+void release_entry(const OwnedRecord& queued) noexcept;
 
 }  // namespace fieldlog::detail
