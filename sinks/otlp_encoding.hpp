@@ -13,8 +13,9 @@
 
 namespace fieldlog::detail {
 
-/// One queued record as the request is made of it: its logger's name and its LogRecord's bytes.
-struct QueuedLogRecord {
+/// One record as a request is made of it, encoded already: its logger's name and its
+/// LogRecord's bytes.
+struct LogRecordBytes {
     std::string_view logger;
     std::string_view log_record;
 };
@@ -31,10 +32,10 @@ public:
     virtual std::string_view log_record(const RecordView& record) = 0;
     /// Appends one ExportLogsServiceRequest holding `records` (in order; a run of one logger's
     /// records is one ScopeLogs) to `out`.
-    virtual void request(std::span<const QueuedLogRecord> records, Buffer& out) = 0;
+    virtual void request(std::span<const LogRecordBytes> records, Buffer& out) = 0;
     /// The most bytes request() may need free in `out` for `records`: room reserved up to it
     /// keeps the request off the heap (the crash path's).
-    [[nodiscard]] virtual std::size_t request_bound(std::span<const QueuedLogRecord> records) const noexcept = 0;
+    [[nodiscard]] virtual std::size_t request_bound(std::span<const LogRecordBytes> records) const noexcept = 0;
     /// The partial success's rejected_log_records in a response body (0 when there is none).
     [[nodiscard]] virtual std::int64_t rejected_records(std::string_view response) const noexcept = 0;
     /// The request's Content-Type.

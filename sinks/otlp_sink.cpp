@@ -184,7 +184,7 @@ public:
     /// heap) in a request of its own.
     void send_on_crash(std::string_view logger, std::string_view record) noexcept {
         if (http_.crash_post() == nullptr || fork_generation() != fork_at_start_) return;
-        add_on_crash(QueuedLogRecord{logger, record});
+        add_on_crash(LogRecordBytes{logger, record});
         post_on_crash();
     }
 
@@ -195,7 +195,7 @@ private:
             EntryHeader header{};
             std::memcpy(&header, queue.data() + offset, sizeof header);
             const char* bytes = queue.data() + offset + sizeof header;
-            add_on_crash(QueuedLogRecord{std::string_view(bytes, header.logger_size),
+            add_on_crash(LogRecordBytes{std::string_view(bytes, header.logger_size),
                                          std::string_view(bytes + header.logger_size, header.record_size)});
             offset += sizeof header + header.logger_size + header.record_size;
         }
@@ -203,8 +203,8 @@ private:
 
     /// Adds a record to the crash path's next request, sending the one before when it is full;
     /// a record too large for the reserved room alone is passed over.
-    void add_on_crash(const QueuedLogRecord& record) noexcept {
-        const std::span<const QueuedLogRecord> alone(&record, 1);
+    void add_on_crash(const LogRecordBytes& record) noexcept {
+        const std::span<const LogRecordBytes> alone(&record, 1);
         if (encoder_.request_bound(alone) > crash_body_.capacity()) return;
         if (crash_batch_.size() == crash_batch_.capacity()) post_on_crash();
         crash_batch_.push_back(record);  // within the reserved capacity: no heap
@@ -281,7 +281,7 @@ private:
                 EntryHeader header{};
                 std::memcpy(&header, sending_.data() + offset, sizeof header);
                 const char* bytes = sending_.data() + offset + sizeof header;
-                batch_.push_back(QueuedLogRecord{std::string_view(bytes, header.logger_size),
+                batch_.push_back(LogRecordBytes{std::string_view(bytes, header.logger_size),
                                                  std::string_view(bytes + header.logger_size, header.record_size)});
                 offset += sizeof header + header.logger_size + header.record_size;
                 --records;
@@ -410,9 +410,9 @@ private:
     Clock::time_point deadline_{};
     OtlpSinkStats stats_{};
 
-    std::vector<QueuedLogRecord> batch_;  ///< the sink's thread's
+    std::vector<LogRecordBytes> batch_;  ///< the sink's thread's
     Buffer body_;
-    std::vector<QueuedLogRecord> crash_batch_;  ///< the crash path's, reserved
+    std::vector<LogRecordBytes> crash_batch_;  ///< the crash path's, reserved
     Buffer crash_body_;
     std::int64_t crash_deadline_ns_ = 0;
     bool queue_sent_on_crash_ = false;

@@ -14,7 +14,7 @@ encoded (encode) and hands it to the sinks, and nothing else on the path calls b
    layer may include it; it includes only base and public headers.
  - public headers may be included by everything and include only public headers.
  - control (src/control/, the cold path) may include everything; nothing else includes it.
- - a sink that takes typed records declares the encoder it needs in sinks/ (journald_entry.hpp,
+ - a sink that reads parts declares the encoder it needs in sinks/ (journald_entry.hpp,
    otlp_encoding.hpp) and the encode layer defines it, so the include runs downstream.
 """
 import os

@@ -130,8 +130,8 @@ inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
 /// site; the sinks' levels and the loggers' filters apply, not the sampler), then gives them
 /// back.
 void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
-                        KeptRecords& kept) noexcept {
-    for (const KeptRecord* kept_record = kept.first; kept_record != nullptr && pipeline != nullptr;
+                        BacktraceStore& kept) noexcept {
+    for (const KeptEntry* kept_record = kept.first; kept_record != nullptr && pipeline != nullptr;
          kept_record = kept_record->next) {
         const OwnedRecord& r = kept_record->record;
         if (r.level < pipeline->routing.min_level) continue;
@@ -148,7 +148,7 @@ void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
 /// records are the later ones).
 void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger,
                       Level level) noexcept {
-    if (KeptRecords taken; take_logger_records(logger, level, taken)) write_kept_records(context, pipeline, taken);
+    if (BacktraceStore taken; take_logger_records(logger, level, taken)) write_kept_records(context, pipeline, taken);
     for (ScopeLayer& layer : context.home->layers) {
         if (layer.kept != nullptr && layer.kept->count != 0 && level >= layer.kept->trigger)
             write_kept_records(context, pipeline, *layer.kept);

@@ -658,7 +658,7 @@ public:
         return forward_.view();
     }
 
-    void request(std::span<const QueuedLogRecord> records, Buffer& out) override {
+    void request(std::span<const LogRecordBytes> records, Buffer& out) override {
         if (json_) {
             json_request(records, out);
         } else {
@@ -666,11 +666,11 @@ public:
         }
     }
 
-    [[nodiscard]] std::size_t request_bound(std::span<const QueuedLogRecord> records) const noexcept override {
+    [[nodiscard]] std::size_t request_bound(std::span<const LogRecordBytes> records) const noexcept override {
         // Per record: its bytes, its tag and length, and a ScopeLogs around it whose name may
         // grow sixfold (JSON escapes; U+FFFD for a bad byte in protobuf); a varint reserves 10.
         std::size_t bound = resource_.size() + 64;
-        for (const QueuedLogRecord& r : records) bound += r.log_record.size() + 6 * r.logger.size() + 64;
+        for (const LogRecordBytes& r : records) bound += r.log_record.size() + 6 * r.logger.size() + 64;
         return bound;
     }
 
@@ -778,7 +778,7 @@ private:
         resource_.assign(forward_.data(), forward_.size());
     }
 
-    void proto_request(std::span<const QueuedLogRecord> records, Buffer& out) {
+    void proto_request(std::span<const LogRecordBytes> records, Buffer& out) {
         const std::size_t resource_logs = open_message(out, pb::kRequestResourceLogs);
         out.append(resource_);
         std::size_t i = 0;
@@ -796,7 +796,7 @@ private:
         close_message(out, resource_logs);
     }
 
-    void json_request(std::span<const QueuedLogRecord> records, Buffer& out) {
+    void json_request(std::span<const LogRecordBytes> records, Buffer& out) {
         out.append("{\"resourceLogs\":[{");
         out.append(resource_);
         out.append(",\"scopeLogs\":[");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Backtraces: keeping a record (appended to its backtrace's chunks in one pass: the
-// KeptRecord, the marker field, the call's fields and their strings, the message; or a block
+// KeptEntry, the marker field, the call's fields and their strings, the message; or a block
 // of its own), letting the oldest go past the bound, giving the memory back. A logger's
 // backtrace is a scope's kept records under a mutex: its chunks and blocks come from the pools
 // of the threads that log, and go back from whichever thread writes or drops them. The gate's
@@ -39,14 +39,14 @@ char* align_record(char* at) noexcept {
 
 /// The levels a backtrace keeps: from keep_from up to, not including, the trigger.
 template <typename Each>
-void for_kept_levels(const KeptRecords& kept, Each each) noexcept {
+void for_kept_levels(const BacktraceStore& kept, Each each) noexcept {
     for (auto l = static_cast<std::size_t>(kept.keep_from); l < static_cast<std::size_t>(kept.trigger) && l < level_count - 1;
          ++l)
         each(below_threshold_takers[l]);
 }
 
 /// Lets go of what `record` holds: its references, and its block when it has one of its own.
-void let_go(ContextHome& home, KeptRecords& kept, KeptRecord* record) noexcept {
+void let_go(ContextHome& home, BacktraceStore& kept, KeptEntry* record) noexcept {
     const bool owning = record->record.bound != nullptr || record->holds_scope || record->chunk == nullptr;
     if (record->record.bound != nullptr) release(&home, record->record.bound);
     if (record->holds_scope) release(&home, record->record.scope);
@@ -56,7 +56,7 @@ void let_go(ContextHome& home, KeptRecords& kept, KeptRecord* record) noexcept {
 
 /// The oldest chunk had its last record go: back to the pool, unless it is the one records
 /// are appended to (then it starts over, empty).
-void chunk_emptied(ContextHome& home, KeptRecords& kept, KeptChunk* chunk) noexcept {
+void chunk_emptied(ContextHome& home, BacktraceStore& kept, KeptChunk* chunk) noexcept {
     if (chunk == kept.newest) {
         kept.free = reinterpret_cast<char*>(chunk + 1);
         return;
@@ -67,7 +67,7 @@ void chunk_emptied(ContextHome& home, KeptRecords& kept, KeptChunk* chunk) noexc
 
 /// A fresh chunk to append to (the newest, emptied, when it has no record left). Throws
 /// std::bad_alloc.
-void start_chunk(ContextHome& home, KeptRecords& kept) {
+void start_chunk(ContextHome& home, BacktraceStore& kept) {
     KeptChunk* chunk = kept.newest;
     if (chunk == nullptr || chunk->records != 0) {
         chunk = new (pool_allocate(&home, kChunkBytes)) KeptChunk{nullptr, 0};
@@ -92,13 +92,13 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
 /// Appends a record's parts to `kept`'s newest chunk in one pass: its head (left for the
 /// caller to fill), the marker, `fields` and their strings, the message. Null when they do not
 /// fit what is left of it, or (`not_flat` set) a value is other than a scalar or a string.
-[[gnu::always_inline]] inline KeptRecord* append_to_chunk(KeptRecords& kept, std::span<const Field> fields,
+[[gnu::always_inline]] inline KeptEntry* append_to_chunk(BacktraceStore& kept, std::span<const Field> fields,
                                                           std::string_view message, std::string_view& message_copy,
                                                           bool& not_flat) noexcept {
     char* const at = align_record(kept.free);
-    const std::size_t head = sizeof(KeptRecord) + (1 + fields.size()) * sizeof(Field);
+    const std::size_t head = sizeof(KeptEntry) + (1 + fields.size()) * sizeof(Field);
     if (kept.free == nullptr || static_cast<std::size_t>(kept.end - at) < head) return nullptr;
-    auto* const copied = reinterpret_cast<Field*>(at + sizeof(KeptRecord));
+    auto* const copied = reinterpret_cast<Field*>(at + sizeof(KeptEntry));
     new (copied) Field{"backtrace", true};
     char* chars = at + head;
     for (std::size_t i = 0; i < fields.size(); ++i) {
@@ -123,20 +123,20 @@ void start_chunk(ContextHome& home, KeptRecords& kept) {
     if ((chars = copy_within(chars, kept.end, message, message_copy)) == nullptr) return nullptr;
     kept.free = chars;
     ++kept.newest->records;
-    return reinterpret_cast<KeptRecord*>(at);
+    return reinterpret_cast<KeptEntry*>(at);
 }
 
 /// A block of its own for a record that does not go in a chunk: the general copy, any value
 /// (user types recorded, their code run once). Throws what they throw, or std::bad_alloc.
-KeptRecord* own_block(ContextHome& home, Buffer& scratch, std::span<const Field> fields, std::string_view message,
+KeptEntry* own_block(ContextHome& home, Buffer& scratch, std::span<const Field> fields, std::string_view message,
                       std::string_view& message_copy) {
     const FieldsRoom room = measure_fields(fields, scratch);
-    constexpr std::size_t head = sizeof(KeptRecord) + sizeof(Field);
+    constexpr std::size_t head = sizeof(KeptEntry) + sizeof(Field);
     static_assert(head % alignof(Field) == 0);
     void* const block = pool_allocate(&home, head + room.structs + room.chars + message.size());
     char* const text = static_cast<char*>(block) + head + room.structs + room.chars;
     try {
-        new (static_cast<char*>(block) + sizeof(KeptRecord)) Field{"backtrace", true};
+        new (static_cast<char*>(block) + sizeof(KeptEntry)) Field{"backtrace", true};
         copy_fields(fields, room, static_cast<char*>(block) + head, scratch);
     } catch (...) {
         pool_release(&home, block);
@@ -144,14 +144,14 @@ KeptRecord* own_block(ContextHome& home, Buffer& scratch, std::span<const Field>
     }
     if (!message.empty()) std::memcpy(text, message.data(), message.size());
     message_copy = std::string_view(text, message.size());
-    return static_cast<KeptRecord*>(block);
+    return static_cast<KeptEntry*>(block);
 }
 
 /// The innermost layer of `home` whose backtrace keeps records at `level`, or null.
 ScopeLayer* keeper_of(ContextHome& home, Level level) noexcept {
     for (std::size_t i = home.layers.size(); i > 0; --i) {
         ScopeLayer& layer = home.layers[i - 1];
-        if (const KeptRecords* kept = layer.kept) return level >= kept->keep_from && level < kept->trigger ? &layer : nullptr;
+        if (const BacktraceStore* kept = layer.kept) return level >= kept->keep_from && level < kept->trigger ? &layer : nullptr;
     }
     return nullptr;
 }
@@ -168,12 +168,12 @@ LoggerBacktrace* lock_logger_backtrace(const LoggerCore& logger, Level level) no
 
 }  // namespace
 
-KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept {
+BacktraceStore* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept {
     if (backtrace.records == 0 || backtrace.keep_from >= backtrace.trigger) return nullptr;
-    KeptRecords* kept;
+    BacktraceStore* kept;
     try {
-        kept = new (pool_allocate(&home, sizeof(KeptRecords)))
-            KeptRecords{.capacity = backtrace.records, .keep_from = backtrace.keep_from, .trigger = backtrace.trigger};
+        kept = new (pool_allocate(&home, sizeof(BacktraceStore)))
+            BacktraceStore{.capacity = backtrace.records, .keep_from = backtrace.keep_from, .trigger = backtrace.trigger};
     } catch (...) {
         return nullptr;
     }
@@ -181,9 +181,9 @@ KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) no
     return kept;
 }
 
-void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept {
-    for (KeptRecord* record = kept.first; record != nullptr && kept.owning != 0;) {
-        KeptRecord* next = record->next;
+void discard_kept_records(ContextHome& home, BacktraceStore& kept) noexcept {
+    for (KeptEntry* record = kept.first; record != nullptr && kept.owning != 0;) {
+        KeptEntry* next = record->next;
         let_go(home, kept, record);
         record = next;
     }
@@ -198,15 +198,15 @@ void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept {
     kept.count = 0;
 }
 
-void close_kept_records(ContextHome& home, KeptRecords* kept) noexcept {
+void close_kept_records(ContextHome& home, BacktraceStore* kept) noexcept {
     discard_kept_records(home, *kept);
     for_kept_levels(*kept, [](std::atomic<std::uint32_t>& n) { n.fetch_sub(1, std::memory_order_relaxed); });
-    kept->~KeptRecords();
+    kept->~BacktraceStore();
     pool_release(&home, kept);
 }
 
-void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept {
-    for (KeptRecord* record = kept.first; record != nullptr; record = record->next) {
+void hold_kept_scopes(BacktraceStore& kept, ContextNode* chain) noexcept {
+    for (KeptEntry* record = kept.first; record != nullptr; record = record->next) {
         if (record->holds_scope || record->record.scope != chain) continue;
         retain(chain);
         if (record->record.bound == nullptr && record->chunk != nullptr) ++kept.owning;
@@ -214,7 +214,7 @@ void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept {
     }
 }
 
-Backtrace backtrace_of(const KeptRecords& kept) noexcept {
+Backtrace backtrace_of(const BacktraceStore& kept) noexcept {
     return Backtrace{.records = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
 }
 
@@ -226,12 +226,12 @@ bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record&
     ScopeLayer* const layer = keeper_of(home, level);
     LoggerBacktrace* const store = layer == nullptr ? lock_logger_backtrace(logger, level) : nullptr;
     if (layer == nullptr && store == nullptr) return false;
-    KeptRecords& kept = layer != nullptr ? *layer->kept : store->kept;
+    BacktraceStore& kept = layer != nullptr ? *layer->kept : store->kept;
     // Logged on the keeping layer's own chain (no scope without a backtrace open inside it),
     // the record needs no reference: the layer outlives what it keeps. A logger's record
     // outlives any scope open now.
     const bool holds_scope = home.top != nullptr && (store != nullptr || home.top != layer->chain);
-    KeptRecord* kept_record;
+    KeptEntry* kept_record;
     std::string_view message_copy;
     try {
         std::string_view message_text = message.text();
@@ -249,7 +249,7 @@ bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record&
         KeptChunk* const chunk = kept_record != nullptr ? kept.newest : nullptr;
         if (kept_record == nullptr) kept_record = own_block(home, scratch, fields, message_text, message_copy);
         text.shrink();
-        new (kept_record) KeptRecord{.next = nullptr,
+        new (kept_record) KeptEntry{.next = nullptr,
                                      .chunk = chunk,
                                      .holds_scope = holds_scope,
                                      .record = owned_head(record, reinterpret_cast<const Field*>(kept_record + 1),
@@ -271,7 +271,7 @@ bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record&
     }
     kept.last = kept_record;
     if (++kept.count > kept.capacity) {  // the oldest goes
-        KeptRecord* const oldest = kept.first;
+        KeptEntry* const oldest = kept.first;
         KeptChunk* const chunk = oldest->chunk;
         kept.first = oldest->next;
         --kept.count;
@@ -299,7 +299,7 @@ LoggerBacktrace& logger_backtrace_store(LoggerCore& logger) {
 void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace& backtrace) {
     LoggerBacktrace* const store = &logger_backtrace_store(logger);
     const std::lock_guard lock(store->mutex);
-    KeptRecords& kept = store->kept;
+    BacktraceStore& kept = store->kept;
     if (store->on) {
         discard_kept_records(home, kept);
         for_kept_levels(kept, [](std::atomic<std::uint32_t>& n) { n.fetch_sub(1, std::memory_order_relaxed); });
@@ -314,14 +314,14 @@ void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace
     logger.backtrace_on.store(store->on, std::memory_order_relaxed);
 }
 
-bool take_logger_records(const LoggerCore& logger, Level level, KeptRecords& out) noexcept {
+bool take_logger_records(const LoggerCore& logger, Level level, BacktraceStore& out) noexcept {
     LoggerBacktrace* const store = logger.backtrace.load(std::memory_order_acquire);
     if (store == nullptr) return false;
     const std::lock_guard lock(store->mutex);
-    KeptRecords& kept = store->kept;
+    BacktraceStore& kept = store->kept;
     if (!store->on || kept.count == 0 || level < kept.trigger) return false;
     out = kept;
-    kept = KeptRecords{.capacity = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
+    kept = BacktraceStore{.capacity = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
     return true;
 }
 

@@ -29,13 +29,13 @@ struct ContextNode;
 
 struct KeptChunk;
 
-/// One kept record: its owned copy (owned_record.hpp), in a chunk of its backtrace or a block
-/// of its own. The copy's fields are "backtrace": true, then the call's; its bound context is a
+/// A backtrace's list entry: a kept record's owned copy (owned_record.hpp), in a chunk of its
+/// backtrace or a block of its own. The copy's fields are "backtrace": true, then the call's; its bound context is a
 /// reference; its scope (the thread's open scopes when it was logged) is a reference when
 /// `holds_scope`, else the chain of the layer that keeps the record, alive while the layer is
 /// (hold_kept_scopes). Its thread id is set when another thread may write it (a logger's).
-struct KeptRecord {
-    KeptRecord* next;
+struct KeptEntry {
+    KeptEntry* next;
     KeptChunk* chunk;  ///< the chunk it lies in, or null: a pooled block of its own
     bool holds_scope;
     OwnedRecord record;
@@ -46,9 +46,9 @@ struct KeptRecord {
 /// after the other in chunks (pooled blocks, oldest first), each written in one pass; a chunk
 /// goes back when the last record in it goes. A record too large for a chunk, or with values
 /// other than scalars and strings, takes a block of its own.
-struct KeptRecords {
-    KeptRecord* first = nullptr;
-    KeptRecord* last = nullptr;
+struct BacktraceStore {
+    KeptEntry* first = nullptr;
+    KeptEntry* last = nullptr;
     KeptChunk* oldest = nullptr;
     KeptChunk* newest = nullptr;
     char* free = nullptr;  ///< where the next record goes in `newest`
@@ -65,23 +65,23 @@ struct KeptRecords {
 /// A logger's backtrace (Logger::keep_backtrace): records of any thread, kept under its mutex.
 struct LoggerBacktrace {
     std::mutex mutex;
-    KeptRecords kept;
+    BacktraceStore kept;
     bool on = false;
 };
 
 /// The kept records' state for a scope of `home` opening with `backtrace`, counted in
 /// below_threshold_takers; null when it keeps nothing (0 records, or no level below the trigger)
 /// or memory ran out (then the scope opens without a backtrace).
-KeptRecords* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept;
+BacktraceStore* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept;
 /// Discards what `kept` holds, takes it out of below_threshold_takers and gives its block back.
-void close_kept_records(ContextHome& home, KeptRecords* kept) noexcept;
+void close_kept_records(ContextHome& home, BacktraceStore* kept) noexcept;
 /// The layer keeping `kept` is about to let go of its chain `chain` (a scope below it closed,
 /// and the chain is remade): its records logged on that chain take a reference of their own.
-void hold_kept_scopes(KeptRecords& kept, ContextNode* chain) noexcept;
+void hold_kept_scopes(BacktraceStore& kept, ContextNode* chain) noexcept;
 /// Gives back every record `kept` holds; it stays open.
-void discard_kept_records(ContextHome& home, KeptRecords& kept) noexcept;
+void discard_kept_records(ContextHome& home, BacktraceStore& kept) noexcept;
 /// The settings `kept` was opened with.
-Backtrace backtrace_of(const KeptRecords& kept) noexcept;
+Backtrace backtrace_of(const BacktraceStore& kept) noexcept;
 
 /// Keeps `record` (below its logger's level; its scope is home.top) in the innermost open scope
 /// of `home` that keeps a backtrace at its level, else in its logger's backtrace if that keeps
@@ -98,6 +98,6 @@ void set_logger_backtrace(ContextHome& home, LoggerCore& logger, const Backtrace
 /// Moves what `logger`'s backtrace kept into `out` (empty) when a record at `level` triggers
 /// it; false, moving nothing, when there is nothing to write. `out` is then the caller's to
 /// write and discard.
-bool take_logger_records(const LoggerCore& logger, Level level, KeptRecords& out) noexcept;
+bool take_logger_records(const LoggerCore& logger, Level level, BacktraceStore& out) noexcept;
 
 }  // namespace fieldlog::detail

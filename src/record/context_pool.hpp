@@ -40,7 +40,7 @@ inline constexpr std::size_t kPoolRetainedBytes = 256 * 1024;
 struct ScopeLayer {
     ContextNode* own;
     ContextNode* chain;
-    KeptRecords* kept;
+    BacktraceStore* kept;
     std::optional<Level> level;
 };
 

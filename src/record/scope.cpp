@@ -64,7 +64,7 @@ void find_scope_level(ContextHome& home) noexcept {
 /// MUST: the layers have room for one more (push_back cannot throw).
 inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain, const Backtrace& backtrace,
                        std::optional<Level> level) noexcept {
-    KeptRecords* const kept = backtrace.records != 0 ? open_kept_records(home, backtrace) : nullptr;
+    BacktraceStore* const kept = backtrace.records != 0 ? open_kept_records(home, backtrace) : nullptr;
     home.layers.push_back(ScopeLayer{own, chain, kept, level});
     if (kept != nullptr) ++home.backtraces;
     if (level) {
