@@ -196,7 +196,7 @@ private:
             std::memcpy(&header, queue.data() + offset, sizeof header);
             const char* bytes = queue.data() + offset + sizeof header;
             add_on_crash(LogRecordBytes{std::string_view(bytes, header.logger_size),
-                                         std::string_view(bytes + header.logger_size, header.record_size)});
+                                        std::string_view(bytes + header.logger_size, header.record_size)});
             offset += sizeof header + header.logger_size + header.record_size;
         }
     }
@@ -282,7 +282,7 @@ private:
                 std::memcpy(&header, sending_.data() + offset, sizeof header);
                 const char* bytes = sending_.data() + offset + sizeof header;
                 batch_.push_back(LogRecordBytes{std::string_view(bytes, header.logger_size),
-                                                 std::string_view(bytes + header.logger_size, header.record_size)});
+                                                std::string_view(bytes + header.logger_size, header.record_size)});
                 offset += sizeof header + header.logger_size + header.record_size;
                 --records;
             }

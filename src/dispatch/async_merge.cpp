@@ -91,7 +91,8 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
         }
         if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
         const char* entry = batch_[first->begin].record;
-        if (!take_record(record_of(entry), admitted_of(entry))) break;  // the batch's lines are full: the rest go in the next
+        // When the batch's lines are full, the rest go in the next.
+        if (!take_record(record_of(entry), admitted_of(entry))) break;
         taken_.push_back(&record_of(entry));  // reserved: never allocates
         ++first->begin;
     }

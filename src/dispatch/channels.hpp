@@ -61,7 +61,8 @@ inline bool for_each_channel(const Pipeline& pipeline, const Record& record, Log
             buffers.line.shrink();
             continue;
         }
-        const bool taken = take(channel, RecordView{buffers.line.span(), record.level, record.time, record.logger.name.text});
+        const bool taken =
+            take(channel, RecordView{buffers.line.span(), record.level, record.time, record.logger.name.text});
         buffers.oversized = buffers.line.shrink() || buffers.oversized;
         if (!taken) return false;
     }

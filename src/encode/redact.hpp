@@ -89,9 +89,10 @@ struct RedactedValue {
 };
 void fieldlog_encode(ValueEncoder& enc, const RedactedValue& redacted);
 
-/// Appends `fields` to `out` as a sink that reads parts may see them under `rules`: a named key's value is
-/// kRedacted, a container or user type is wrapped in a RedactedValue kept in `held`. MUST:
-/// `held` has capacity for every field, so the Values of `out` that point into it stay put.
+/// Appends `fields` to `out` as a sink that reads parts may see them under `rules`: a named
+/// key's value is kRedacted, a container or user type is wrapped in a RedactedValue kept in
+/// `held`. MUST: `held` has capacity for every field, so the Values of `out` that point into it
+/// stay put.
 void append_redacted_fields(std::span<const std::string> rules, std::span<const Field> fields, std::vector<Field>& out,
                             std::vector<RedactedValue>& held);
 

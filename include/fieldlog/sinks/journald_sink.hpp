@@ -38,9 +38,10 @@ FIELDLOG_API SinkDestination sink_destination(const JournaldSinkOptions& options
 /// Sends each record as one AF_UNIX datagram to options.socket. What a full queue, a stopped
 /// journald and a crash do to a record, and why, is in docs/sinks.md ("journald").
 ///
-/// - Records: their parts (SinkInfo::lines false), from the logging thread (async mode: the writer
-///   thread). info() names json as its one format: its values are written as the JSON format
-///   writes them, and configure() rejects a SinkConfig::format of another kind (ConfigError).
+/// - Records: their parts (SinkInfo::lines false), from the logging thread (async mode: the
+///   writer thread). info() names json as its one format: its values are written as the JSON
+///   format writes them, and configure() rejects a SinkConfig::format of another kind
+///   (ConfigError).
 /// - Fields, in this order: PRIORITY (trace and debug 7, info 6, warn 4, error 3, fatal 2),
 ///   SYSLOG_IDENTIFIER, FIELDLOG_TS (the record's time as the JSON line's `ts`; journald keeps
 ///   its own receive time too), FIELDLOG_LOGGER, MESSAGE; with Config::caller on CODE_FILE and

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The OTLP sink: records to an OpenTelemetry Collector (or any OTLP/HTTP endpoint) as
 // ExportLogsServiceRequest messages, protobuf or JSON. It reads the record's parts
-// (SinkInfo::lines false), so numbers stay numbers. The caller encodes its record into the sink's own buffer and
-// queues the bytes; the sink's thread batches them, sends them with libcurl (HTTP/1.1,
-// keep-alive) and retries what the receiver could not take yet. docs/otlp.md states the mapping.
+// (SinkInfo::lines false), so numbers stay numbers. The caller encodes its record into the
+// sink's own buffer and queues the bytes; the sink's thread batches them, sends them with
+// libcurl (HTTP/1.1, keep-alive) and retries what the receiver could not take yet. docs/otlp.md
+// states the mapping.
 //
 // What is lost, and when (each counted in the sink's `dropped`):
 // - a record that does not fit in `queue_bytes` with overflow = drop (block waits for room);
