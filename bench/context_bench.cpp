@@ -19,7 +19,7 @@
 //   fieldlog/debug_8_scope_level/null  the logger at info, the request's Scope at debug: the 8
 //                               records written
 //   fieldlog/disabled_scope_level/null  a trace call of 3 fields in a Scope at debug (logger at
-//                               info): refused at the gate
+//                               info): refused at the level check
 //   fieldlog/disabled_level_scope_elsewhere/null  a debug call of 3 fields, logger at info,
 //                               while another thread has a Scope at debug open: what that costs
 //                               the threads without one

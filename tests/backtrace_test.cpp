@@ -2,7 +2,7 @@
 // Backtraces of scopes (fieldlog::Backtrace): records below the logger's level kept per scope,
 // written before a record at the trigger level within it, marked, each with its own time and
 // context; discarded when the scope closes without one. Nested scopes, captures re-opened on
-// other threads, the bound, the sinks' levels, async mode, the typed observer, the gate after
+// other threads, the bound, the sinks' levels, async mode, the typed observer, the level check after
 // the last backtrace closes. A logger's backtrace: records of every thread, the bound, its end
 // and replacement, beside a scope's.
 #include <catch2/catch.hpp>
@@ -281,7 +281,7 @@ TEST_CASE("records another thread logs are not kept by this thread's backtrace",
     const auto log = fieldlog::get("svc");
     const Scope request{Backtrace{.records = 8}};
     std::thread other([&log] {
-        log.debug("elsewhere");  // let through by the gate, dropped: no backtrace open there
+        log.debug("elsewhere");  // let through by the level check, dropped: no backtrace open there
         log.error("elsewhere failed");
     });
     other.join();
@@ -289,7 +289,7 @@ TEST_CASE("records another thread logs are not kept by this thread's backtrace",
     CHECK(sinks.all->lines() == std::vector<std::string>{line(1, "error", "elsewhere failed", ""), line(2, "error", "here", "")});
 }
 
-TEST_CASE("a scope's backtrace lasts while it is open: the level gate is back once the last closes", "[backtrace][gate]") {
+TEST_CASE("a scope's backtrace lasts while it is open: the level check is back once the last closes", "[backtrace][level]") {
     const Capture sinks = configure_at_info();
     const auto log = fieldlog::get("svc");
     CHECK_FALSE(log.enabled(Level::debug));
@@ -442,8 +442,8 @@ TEST_CASE("a logger's backtrace keeps its records from every thread and writes t
     CHECK(after.backtrace_written - before.backtrace_written == 2);
 }
 
-TEST_CASE("a logger's backtrace keeps its newest records, and ending it drops them and closes the gate",
-          "[backtrace][logger][gate]") {
+TEST_CASE("a logger's backtrace keeps its newest records, and ending it drops them and closes the level check",
+          "[backtrace][logger][level]") {
     const Capture sinks = configure_at_info();
     const auto log = fieldlog::get("svc");
     {

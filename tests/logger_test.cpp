@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Loggers: the level gate, names of every length, macros that skip argument evaluation, child
+// Loggers: the level check, names of every length, macros that skip argument evaluation, child
 // loggers (and their bound fields kept between records), per-logger levels, metrics, and many
 // threads writing one file without interleaving.
 #include <catch2/catch.hpp>
@@ -166,7 +166,7 @@ TEST_CASE("levels() and set_levels() read and replace the levels set at run time
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("a field list built at run time is logged behind the level gate", "[logger]") {
+TEST_CASE("a field list built at run time is logged behind the level check", "[logger]") {
     auto sink = capture();
     const auto log = fieldlog::get("runtime.fields");
     log.set_level(fieldlog::Level::info);
@@ -174,8 +174,8 @@ TEST_CASE("a field list built at run time is logged behind the level gate", "[lo
     for (int n = 0; n < 3; ++n) fields.push_back({n == 0 ? "a" : n == 1 ? "b" : "c", n});
     log.info("vector", fields);
     log.log(fieldlog::Level::warn, "span", std::span<const fieldlog::Field>(fields).first(2));
-    log.debug("below the gate", fields);
-    log.log(fieldlog::Level::debug, "below the gate", std::span<const fieldlog::Field>(fields));
+    log.debug("below the level", fields);
+    log.log(fieldlog::Level::debug, "below the level", std::span<const fieldlog::Field>(fields));
     FIELDLOG_INFO(log, "macro", std::span<const fieldlog::Field>(fields).last(1));
     log.reset_level();
     const auto lines = sink->lines();

@@ -6,7 +6,7 @@ exits 1 with one line per include against the flow (and per cycle between layers
 one OK line. Stdlib only. Usage: check_includes.py [ROOT] (default: this script's repository).
 
 Layers, in the order they use each other: public (include/fieldlog/) → dispatch → record →
-encode → sinks. dispatch is the record path (Logger::emit past the gate, the routing, the async
+encode → sinks. dispatch is the record path (Logger::emit past the level check, the routing, the async
 writer): it takes the record (record: its context, its owned copy, the thread's state), has it
 encoded (encode) and hands it to the sinks, and nothing else on the path calls back up into it.
  - An include goes downstream only: from a layer to itself or a later one.

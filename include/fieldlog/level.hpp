@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Levels: the first thing a record meets. The level gate compares a record's level with the
-// logger's threshold (Logger::enabled); everything in this header is constexpr.
+// Levels: the first thing a record meets. The level check compares a record's level with the
+// logger's level (Logger::enabled); everything in this header is constexpr.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 namespace fieldlog {
 
-/// Severity of a record, in increasing order. `off` as a threshold disables a logger.
+/// Severity of a record, in increasing order. `off` as a logger's level disables a logger.
 enum class Level : std::uint8_t { trace, debug, info, warn, error, fatal, off };
 
 inline constexpr int level_count = 7;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Loggers: the call site of the flow. A Logger is a cheap handle (a registry entry plus the
-// context node of the fields it carries); its level gate (enabled()) is inline, and everything
+// context node of the fields it carries); its level check (enabled()) is inline, and everything
 // past it runs out of line in src/record/: Record → encoder → dispatcher → sinks.
 //
-//   call site ─► level gate ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
+//   call site ─► level check ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
 #pragma once
 
 #include <atomic>
@@ -85,7 +85,7 @@ struct LoggerBacktrace;
 struct LoggerCore {
     explicit LoggerCore(std::string_view logger_name) : name(logger_name) {}
 
-    std::atomic<Level> threshold{Level::info};
+    std::atomic<Level> level{Level::info};
     LoggerName name;
     /// The running pipeline's rules for this logger, worked out once per pipeline
     /// (Pipeline::rules_for, src/dispatch/pipeline.hpp); 0 until first asked.
@@ -105,14 +105,14 @@ FIELDLOG_API void release_context(ContextNode* node) noexcept;
 
 /// Per level: how many open backtraces (scopes' on any thread, and loggers'; backtrace.hpp)
 /// keep records at that level, plus how many scopes open on any thread have a level at or below
-/// it (scope.hpp). While one does, the level gate lets such records through to Logger::emit,
+/// it (scope.hpp). While one does, the level check lets such records through to Logger::emit,
 /// which keeps them when their thread has that backtrace open, or their logger, and writes them
 /// when their thread has such a scope open.
-FIELDLOG_API extern std::atomic<std::uint32_t> below_threshold_takers[level_count];
+FIELDLOG_API extern std::atomic<std::uint32_t> below_level_takers[level_count];
 
 /// True when some open backtrace keeps records at `level`, or some open scope's level lets them through.
-inline bool taken_below_threshold(Level level) noexcept {
-    return level < Level::off && below_threshold_takers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
+inline bool taken_below_level(Level level) noexcept {
+    return level < Level::off && below_level_takers[static_cast<std::size_t>(level)].load(std::memory_order_relaxed) != 0;
 }
 
 /// True when calls at `level` survive FIELDLOG_ACTIVE_LEVEL (a template so that the default 0
@@ -232,8 +232,8 @@ public:
     Logger();
 
     [[nodiscard]] std::string_view name() const noexcept { return core_->name.text; }
-    [[nodiscard]] Level level() const noexcept { return core_->threshold.load(std::memory_order_relaxed); }
-    /// Sets the threshold of this name and of the names below it (`db` also sets `db.pool`)
+    [[nodiscard]] Level level() const noexcept { return core_->level.load(std::memory_order_relaxed); }
+    /// Sets the level of this name and of the names below it (`db` also sets `db.pool`)
     /// that have no level of their own, for every handle and thread, until reset_level(); a
     /// configure() or reload() keeps it. On the root logger: the global level.
     void set_level(Level level) const;
@@ -250,13 +250,13 @@ public:
     /// while the record is copied. Does nothing when called from inside a logging call (a
     /// user type's encoder, a sink). Throws std::bad_alloc (the logger's first backtrace only).
     void keep_backtrace(const Backtrace& backtrace) const;
-    /// The level gate: one relaxed load and a compare, and below the threshold a second look,
+    /// The level check: one relaxed load and a compare, and below the level a second look,
     /// at whether an open backtrace anywhere keeps records at `level` (then the record goes on,
     /// to be kept if its thread has one open, or its logger; see backtrace.hpp), or a scope's
     /// level anywhere lets it through (scope.hpp; then it goes on when its thread has one open).
     [[nodiscard]] bool enabled(Level level) const noexcept {
-        return (level >= core_->threshold.load(std::memory_order_relaxed) && level != Level::off) ||
-               detail::taken_below_threshold(level);
+        return (level >= core_->level.load(std::memory_order_relaxed) && level != Level::off) ||
+               detail::taken_below_level(level);
     }
 
     /// Logs one record when `level` is enabled. Fields are encoded before the call returns.
@@ -337,7 +337,7 @@ private:
         const auto store = fmt::make_format_args(args...);
         emit(level, Message(fmt::string_view(format.format), store, format.where), {});
     }
-    /// The record path past the gate: encode and dispatch. Out of line by design.
+    /// The record path past the level check: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
     /// emit() for a rate-limited call site (rate_limit.hpp) that kept `suppressed` records back
     /// since it last wrote one: the record's first field is "suppressed": that count.
@@ -358,8 +358,8 @@ private:
 FIELDLOG_API Logger get(std::string_view name);
 
 namespace detail {
-/// What the FIELDLOG_* macros call once they checked the level themselves: Logger's gate-less
-/// entry points are private, so no other code logs past the level gate.
+/// What the FIELDLOG_* macros call once they checked the level themselves: Logger's check-less
+/// entry points are private, so no other code logs past the level check.
 struct LoggerAccess {
     static void log_enabled(const Logger& logger, Level level, const Message& message, Fields fields = {}) {
         logger.log_enabled(level, message, fields);

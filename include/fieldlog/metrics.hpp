@@ -48,7 +48,7 @@ struct FIELDLOG_API AsyncMetrics {
 };
 
 struct FIELDLOG_API Metrics {
-    std::array<std::uint64_t, level_count> records_by_level{};  ///< records that passed the gate
+    std::array<std::uint64_t, level_count> records_by_level{};  ///< records that passed the level check
     std::uint64_t encoded_bytes = 0;     ///< bytes encoded (once per format in use)
     std::uint64_t oversized_records = 0; ///< records that outgrew the inline buffer
     /// Context fields not attached: a Scope opened from inside a logging call, or a value (a

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The one shape of a record: a logging call past the level gate. The record path makes it once
+// The one shape of a record: a logging call past the level check. The record path makes it once
 // and lends it to everything it passes: sync dispatch encodes it once per format in use, typed
 // outputs read it, and an async ring or a backtrace keeps an owned copy of it
 // (record/owned_record.hpp), from which the same shape is made again when the copy is written.

@@ -318,7 +318,7 @@ void apply(State& s, const Config& config, bool at_exit = false) {
     std::string path = config.source.empty() ? s.config_path : config.source;
     s.config = std::move(in_force);
     s.config_path = std::move(path);
-    refresh_thresholds(s);
+    refresh_levels(s);
     apply_backtraces(backtraces);
     Pipeline* next_raw = next.get();
     const Pipeline* previous = g_current_pipeline.load(std::memory_order_acquire);

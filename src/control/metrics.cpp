@@ -100,7 +100,7 @@ std::string metrics_text() {
         }
     };
 
-    counter(out, "fieldlog_records_total", "Records that passed the level gate, by level.");
+    counter(out, "fieldlog_records_total", "Records that passed the level check, by level.");
     for (int i = 0; i < level_count - 1; ++i) {
         line("fieldlog_records_total", fmt::format("level=\"{}\"", to_string(static_cast<Level>(i))),
              m.records_by_level[static_cast<std::size_t>(i)]);

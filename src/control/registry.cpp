@@ -38,9 +38,9 @@ Level level_for(const State& s, std::string_view name) noexcept {
     return level;
 }
 
-void refresh_thresholds(State& s) noexcept {
+void refresh_levels(State& s) noexcept {
     const std::lock_guard lock(s.loggers_mutex);
-    for (const auto& [name, core] : s.loggers) core->threshold.store(level_for(s, name), std::memory_order_relaxed);
+    for (const auto& [name, core] : s.loggers) core->level.store(level_for(s, name), std::memory_order_relaxed);
 }
 
 LoggerCore& logger_core(State& s, std::string_view name) {
@@ -48,7 +48,7 @@ LoggerCore& logger_core(State& s, std::string_view name) {
     auto it = s.loggers.find(name);
     if (it == s.loggers.end()) {
         auto core = std::make_unique<LoggerCore>(name);
-        core->threshold.store(level_for(s, name), std::memory_order_relaxed);
+        core->level.store(level_for(s, name), std::memory_order_relaxed);
         it = s.loggers.emplace(std::string(name), std::move(core)).first;
     }
     return *it->second;
@@ -73,7 +73,7 @@ void Logger::set_level(Level level) const {
     } else {
         s.runtime_levels.insert_or_assign(std::string(name()), level);
     }
-    detail::refresh_thresholds(s);
+    detail::refresh_levels(s);
 }
 
 void Logger::reset_level() const {
@@ -84,7 +84,7 @@ void Logger::reset_level() const {
     } else if (const auto it = s.runtime_levels.find(name()); it != s.runtime_levels.end()) {
         s.runtime_levels.erase(it);
     }
-    detail::refresh_thresholds(s);
+    detail::refresh_levels(s);
 }
 
 std::string levels() {
@@ -112,7 +112,7 @@ void set_levels(std::string_view spec) {
     const std::lock_guard lock(s.configure_mutex);
     s.runtime_level = global;
     s.runtime_levels = std::move(named);
-    detail::refresh_thresholds(s);
+    detail::refresh_levels(s);
 }
 
 }  // namespace fieldlog

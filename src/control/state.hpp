@@ -52,12 +52,12 @@ void report_unapplied_environment(const Config& config) noexcept;
 /// Makes the default configuration (environment, else stdout JSON at info) if none was made.
 void ensure_configured();
 
-/// The threshold of a logger called `name` (caller holds configure_mutex): the level of the
+/// The level of a logger called `name` (caller holds configure_mutex): that of the
 /// longest name that is `name` or a dotted prefix of it and has one — set at run time before
 /// configured — else the global level (run time before configured).
 Level level_for(const State& s, std::string_view name) noexcept;
-/// Gives every registered logger the threshold level_for() says (caller holds configure_mutex).
-void refresh_thresholds(State& s) noexcept;
+/// Gives every registered logger the level level_for() says (caller holds configure_mutex).
+void refresh_levels(State& s) noexcept;
 /// The logger called `name`, registered by its first call (caller holds configure_mutex).
 /// Throws std::bad_alloc.
 LoggerCore& logger_core(State& s, std::string_view name);

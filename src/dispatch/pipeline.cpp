@@ -18,7 +18,7 @@ std::atomic<std::uint32_t> g_generations{0};
 void Pipeline::seal_rules() {
     generation = g_generations.fetch_add(1, std::memory_order_relaxed) + 1;
     if (samplers.size() > 255) throw ConfigError("sampling: at most 255 entries");
-    gate = routing.filters.empty() && samplers.empty() ? routing.min_level : Level::off;
+    unfiltered_level = routing.filters.empty() && samplers.empty() ? routing.lowest_level : Level::off;
 }
 
 std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept {

@@ -21,9 +21,10 @@ namespace fieldlog::detail {
 
 struct Pipeline {
     RoutingTable routing;
-    /// The record path's first gate: routing.min_level, or `off` when some logger has rules of
-    /// its own (a filtered sink, a sampler), so that every record asks rules_for() past it.
-    Level gate = Level::off;
+    /// From this level up a record goes to its channels as it is: routing.lowest_level, or `off`
+    /// when some logger has rules of its own (a filtered sink, a sampler), so that every record
+    /// asks rules_for().
+    Level unfiltered_level = Level::off;
     /// Config::sampling: the logger name each sampler covers (with its dotted children).
     std::vector<std::pair<std::string, std::unique_ptr<Sampler>>> samplers;
     /// Names this pipeline among all of the process: a logger's cached rules hold for the
@@ -44,7 +45,7 @@ struct Pipeline {
     /// Declared last, so it stops before the sinks it writes to go away.
     std::unique_ptr<AsyncWriter> writer;
 
-    /// What this pipeline does with a logger's records, past the level gates.
+    /// What this pipeline does with a logger's records, past the level checks.
     struct LoggerRules {
         LoggerMask admitted = kEveryLogger;  ///< the filtered sinks that take it
         Sampler* sampler = nullptr;
@@ -58,7 +59,7 @@ struct Pipeline {
         return {static_cast<LoggerMask>(cached) | ~((LoggerMask{1} << kSamplerShift) - 1),
                 sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
     }
-    /// Works out the generation and `gate` from the routes and samplers (configure()).
+    /// Works out the generation and `unfiltered_level` from the routes and samplers (configure()).
     void seal_rules();
 
     static constexpr unsigned kSamplerShift = kMaxFilteredSinks;

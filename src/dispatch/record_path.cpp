@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The record path from Logger::emit past the level gate: make the Record, encode it once per
+// The record path from Logger::emit past the level check: make the Record, encode it once per
 // format in use into this thread's buffer and hand each line to the sinks (a channel of parts
 // gets the record's parts instead). In async mode the record's owned copy goes to the writer's
 // rings (ring_entry.hpp), which does the same on its thread. Hot path: no heap, no lock other
@@ -91,7 +91,7 @@ void write_too_large(ThreadContext& context, const Pipeline& pipeline, const Rec
     write_record(context, pipeline, record, admitted);
 }
 
-/// The record path past the gates: its owned copy to the writer's rings in async mode, else
+/// The record path past the level checks: its owned copy to the writer's rings in async mode, else
 /// written here.
 inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
                            const Record& record, LoggerMask admitted) noexcept {
@@ -102,7 +102,7 @@ inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
     write_record(context, pipeline, record, admitted);
 }
 
-/// From the gate to the sinks, inlined into Logger::emit: out of line, passing its seven
+/// From the level check to the sinks, inlined into Logger::emit: out of line, passing its seven
 /// arguments costs every record.
 [[gnu::always_inline]] inline void route_record(ThreadContext& context, const Pipeline* pipeline,
                                                        const LoggerCore& logger, ContextNode* bound, Level level,
@@ -115,8 +115,8 @@ inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
     // indexed past its end.
     if (level > Level::fatal) [[unlikely]] level = Level::fatal;
     LoggerMask admitted = kEveryLogger;
-    if (level < pipeline->gate) [[unlikely]] {  // below every sink's level, or loggers have rules
-        if (level < pipeline->routing.min_level) return;
+    if (level < pipeline->unfiltered_level) [[unlikely]] {  // below every sink's level, or loggers have rules
+        if (level < pipeline->routing.lowest_level) return;
         const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
         admitted = rules.admitted;
         if (rules.sampler != nullptr && !sample(context, *rules.sampler, logger, level, message, fields)) return;
@@ -134,8 +134,8 @@ void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
     for (const KeptEntry* kept_record = kept.first; kept_record != nullptr && pipeline != nullptr;
          kept_record = kept_record->next) {
         const OwnedRecord& r = kept_record->record;
-        if (r.level < pipeline->routing.min_level) continue;
-        const LoggerMask admitted = r.level < pipeline->gate ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
+        if (r.level < pipeline->routing.lowest_level) continue;
+        const LoggerMask admitted = r.level < pipeline->unfiltered_level ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
         const Message message(r.message, r.where);
         ThreadCounters::bump(context.counters.backtrace_written);
         deliver_record(context, *pipeline, r.record(message), admitted);
@@ -155,13 +155,13 @@ void write_backtraces(ThreadContext& context, const Pipeline* pipeline, const Lo
     }
 }
 
-/// A record below its logger's level that the gate let through for a backtrace open
+/// A record below its logger's level that the level check let through for a backtrace open
 /// somewhere: kept when this thread has one that keeps its level, or its logger has, else
 /// dropped.
 void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, ContextNode* bound,
                         Level level, const Message& message, std::span<const Field> fields) noexcept {
     if ((context.home->backtraces == 0 && !logger.backtrace_on.load(std::memory_order_relaxed)) ||
-        logger.threshold.load(std::memory_order_relaxed) == Level::off)
+        logger.level.load(std::memory_order_relaxed) == Level::off)
         return;
     context.busy = true;
     const Pipeline* pipeline = acquire_pipeline(context);
@@ -193,7 +193,7 @@ void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
 /// made: one shared context, one record at a time; never on a thread with a context.
 void emit_without_context(const LoggerCore& logger, ContextNode* bound, Level level,
                          const Message& message, std::span<const Field> fields) noexcept {
-    if (level < logger.threshold.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
+    if (level < logger.level.load(std::memory_order_relaxed)) return;  // let through for a backtrace elsewhere
     // Never destroyed, as records may come until the process ends. Recursive: a record logged
     // from inside this one (by a sink) is dropped below instead of deadlocking.
     static auto* const mutex = new std::recursive_mutex;
@@ -229,13 +229,13 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         return;
     }
     detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
-    // Below the threshold (the innermost scope's level, if one has a level, else the logger's),
-    // the gate let the record through for a backtrace (backtrace.hpp) or another thread's scope.
+    // Below the level (the innermost scope's level, if one has a level, else the logger's),
+    // the level check let the record through for a backtrace (backtrace.hpp) or another thread's scope.
     const std::optional<Level> scope_level = context->home->scope_level;
-    const bool below_threshold = scope_level ? level < *scope_level : level < core_->threshold.load(std::memory_order_relaxed);
-    if (below_threshold || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
+    const bool below_level = scope_level ? level < *scope_level : level < core_->level.load(std::memory_order_relaxed);
+    if (below_level || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
         [[unlikely]] {
-        if (below_threshold) {
+        if (below_level) {
             detail::keep_for_backtrace(*context, *core_, context_, level, message, fields);
         } else {
             detail::emit_after_backtraces(*context, *core_, context_, level, message, fields);

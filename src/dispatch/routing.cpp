@@ -97,7 +97,7 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
         filters.push_back(filter);
     }
     if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
-    min_level = std::min(min_level, level);
+    lowest_level = std::min(lowest_level, level);
     const bool lines = handle->info.lines;
     auto channel = std::find_if(channels.begin(), channels.end(), [&](const Channel& c) {
         return c.lines == lines && c.options == options;
@@ -111,11 +111,11 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
                                                  .final_record_options = with_thread_id(options),
                                                  .options_id = lines ? intern_options(options) : 0,
                                                  .lines = lines,
-                                                 .min_level = Level::off,
+                                                 .lowest_level = Level::off,
                                                  .routes = {}});
     }
     channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level, .filter = bit});
-    channel->min_level = std::min(channel->min_level, level);
+    channel->lowest_level = std::min(channel->lowest_level, level);
     channel->filtered = channel->filtered || bit != kEveryLogger;
     index_routes();
 }

@@ -97,13 +97,13 @@ struct Channel {
     std::uint32_t options_id = 0;
     bool lines = true;  ///< SinkInfo::lines of its sinks
     /// The lowest level a route takes: below it, no route is asked.
-    Level min_level = Level::off;
+    Level lowest_level = Level::off;
     bool filtered = false;  ///< some route takes only some loggers
     std::vector<Route> routes;
 
     /// True when some route takes the record (Route::takes).
     [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept {
-        if (level < min_level) return false;
+        if (level < lowest_level) return false;
         if (!filtered) return true;
         for (const Route& route : routes) {
             if (route.takes(level, admitted)) return true;
@@ -119,7 +119,7 @@ std::uint32_t intern_options(const EncoderOptions& options);
 struct RoutingTable {
     std::vector<std::shared_ptr<SinkHandle>> sinks;  ///< each running sink once
     std::vector<Channel> channels;
-    Level min_level = Level::off;       ///< lowest level any sink takes
+    Level lowest_level = Level::off;       ///< lowest level any sink takes
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers

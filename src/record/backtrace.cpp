@@ -3,7 +3,7 @@
 // KeptEntry, the marker field, the call's fields and their strings, the message; or a block
 // of its own), letting the oldest go past the bound, giving the memory back. A logger's
 // backtrace is a scope's kept records under a mutex: its chunks and blocks come from the pools
-// of the threads that log, and go back from whichever thread writes or drops them. The gate's
+// of the threads that log, and go back from whichever thread writes or drops them. The level check's
 // per-level counts change only when a backtrace opens or closes.
 #include "record/backtrace.hpp"
 
@@ -19,7 +19,7 @@
 
 namespace fieldlog::detail {
 
-constinit std::atomic<std::uint32_t> below_threshold_takers[level_count]{};
+constinit std::atomic<std::uint32_t> below_level_takers[level_count]{};
 
 /// A pooled block of kept records, one after the other after this head.
 struct alignas(16) KeptChunk {
@@ -42,7 +42,7 @@ template <typename Each>
 void for_kept_levels(const BacktraceStore& kept, Each each) noexcept {
     for (auto l = static_cast<std::size_t>(kept.keep_from); l < static_cast<std::size_t>(kept.trigger) && l < level_count - 1;
          ++l)
-        each(below_threshold_takers[l]);
+        each(below_level_takers[l]);
 }
 
 /// Lets go of what `record` holds: its references, and its block when it has one of its own.

@@ -3,10 +3,10 @@
 // below its logger's level while the scope is open, kept as owned copies (fields and
 // strings copied in) in chunks of the thread's context pool, until a record at the trigger
 // level writes them or the scope's close discards them; all on the owning thread, the only
-// shared state the per-level count the level gate reads. A logger's: the same records of that
+// shared state the per-level count the level check reads. A logger's: the same records of that
 // logger from any thread, the newest kept under the logger's own mutex.
 //
-//   Logger::emit, below the threshold ─► keep_for_backtrace ─► keep_record
+//   Logger::emit, below its level ─► keep_for_backtrace ─► keep_record
 //   Logger::emit, at the trigger ─► emit_after_backtraces ─► write_kept_records, then the record
 #pragma once
 
@@ -70,10 +70,10 @@ struct LoggerBacktrace {
 };
 
 /// The kept records' state for a scope of `home` opening with `backtrace`, counted in
-/// below_threshold_takers; null when it keeps nothing (0 records, or no level below the trigger)
+/// below_level_takers; null when it keeps nothing (0 records, or no level below the trigger)
 /// or memory ran out (then the scope opens without a backtrace).
 BacktraceStore* open_kept_records(ContextHome& home, const Backtrace& backtrace) noexcept;
-/// Discards what `kept` holds, takes it out of below_threshold_takers and gives its block back.
+/// Discards what `kept` holds, takes it out of below_level_takers and gives its block back.
 void close_kept_records(ContextHome& home, BacktraceStore* kept) noexcept;
 /// The layer keeping `kept` is about to let go of its chain `chain` (a scope below it closed,
 /// and the chain is remade): its records logged on that chain take a reference of their own.

@@ -36,7 +36,7 @@ inline constexpr std::size_t kPoolRetainedBytes = 256 * 1024;
 /// records carry (own, or a node made from it: a re-opened capture, or a rebuild after an
 /// outer scope closed first). Each layer's chain descends from the layer's below it.
 /// `kept`: the records its backtrace holds, or null when it keeps none (backtrace.hpp).
-/// `level`: the threshold of every logger on this thread while it is the innermost with one.
+/// `level`: the level of every logger on this thread while it is the innermost with one.
 struct ScopeLayer {
     ContextNode* own;
     ContextNode* chain;
@@ -59,7 +59,7 @@ struct ContextHome {
     std::vector<ScopeLayer> layers;  ///< open scopes, outermost first (capacity kept)
     ContextNode* top = nullptr;      ///< layers.back().chain, or null: what records carry
     std::uint32_t backtraces = 0;    ///< layers that keep a backtrace
-    std::optional<Level> scope_level;  ///< the innermost layer's with a level: every logger's threshold here
+    std::optional<Level> scope_level;  ///< the innermost layer's with a level: every logger's level here
     std::vector<SegmentMember> members;  ///< scratch of encode_context (capacity kept)
     std::vector<Field> gathered;         ///< scratch of a re-opened capture (capacity kept)
 

@@ -38,14 +38,14 @@ bool chain_holds(const ContextNode* node, const ContextNode* top) noexcept {
     return false;
 }
 
-/// Counts a scope's level in the gate (logger.hpp): records at it and above pass the gate on
+/// Counts a scope's level in the level check (logger.hpp): records at it and above pass it on
 /// every thread while the scope is open, and Logger::emit decides by the thread's own scopes.
 void count_scope_level(Level level, bool open) noexcept {
     for (auto l = static_cast<std::size_t>(level); l < level_count - 1; ++l) {
         if (open) {
-            below_threshold_takers[l].fetch_add(1, std::memory_order_relaxed);
+            below_level_takers[l].fetch_add(1, std::memory_order_relaxed);
         } else {
-            below_threshold_takers[l].fetch_sub(1, std::memory_order_relaxed);
+            below_level_takers[l].fetch_sub(1, std::memory_order_relaxed);
         }
     }
 }
@@ -74,7 +74,7 @@ inline void push_layer(ContextHome& home, ContextNode* own, ContextNode* chain, 
     home.top = chain;
 }
 
-/// Gives back what a closing layer's backtrace kept, and its level's count in the gate.
+/// Gives back what a closing layer's backtrace kept, and its level's count in the level check.
 void close_backtrace(ContextHome& home, ScopeLayer& layer) noexcept {
     if (layer.level) {
         count_scope_level(*layer.level, false);

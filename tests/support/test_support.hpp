@@ -149,7 +149,7 @@ std::string info_line(std::string_view msg, std::string_view members, std::strin
 std::shared_ptr<fieldlog::MemorySink> capture(fieldlog::Format format = fieldlog::Format::json, bool async = false);
 
 /// A configuration whose one sink, a NullSink, takes no record: no record passes the pipeline's
-/// gate, as if there were no sinks at all.
+/// lowest level, as if there were no sinks at all.
 fieldlog::Config no_output();
 /// Lets go of every sink a test configured: configures no_output().
 void release_sinks();
