@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What the journald sink sends: a typed record as one entry of journald's native protocol. The
+// What the journald sink sends: a record's parts as one entry of journald's native protocol. The
 // sink declares it and only sends its bytes; the encode layer builds it
 // (src/encode/journald_entry.cpp), writing values as the JSON encoder does. The field mapping
 // is documented on JournaldSink.

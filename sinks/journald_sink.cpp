@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The journald sink: each typed record's native-protocol entry (journald_entry.hpp) is sent as
+// The journald sink: each record's native-protocol entry (journald_entry.hpp) is sent as
 // one datagram, or, when too large for one, as a sealed memfd, waiting for room in journald's
 // queue within a bound. The last step of the record path; the entry's buffers are reused, so a
 // record allocates only to grow them.

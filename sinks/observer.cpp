@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The test observer (see fieldlog/testing/observer.hpp): it keeps each record's owned copy
-// (TypedRecordCopy) and makes the ObservedRecords a test reads from it, through the ValueEncoder
+// (RecordCopy) and makes the ObservedRecords a test reads from it, through the ValueEncoder
 // calls an encoder gets; and the observer's queries.
 #include "fieldlog/testing/observer.hpp"
 
@@ -194,10 +194,10 @@ ObservedRecord observed(const RecordView& record) {
     return made;
 }
 
-std::vector<ObservedRecord> observed(const std::vector<TypedRecordCopy>& copies) {
+std::vector<ObservedRecord> observed(const std::vector<RecordCopy>& copies) {
     std::vector<ObservedRecord> made;
     made.reserve(copies.size());
-    for (const TypedRecordCopy& copy : copies) made.push_back(observed(copy.view()));
+    for (const RecordCopy& copy : copies) made.push_back(observed(copy.view()));
     return made;
 }
 

@@ -143,11 +143,11 @@ struct FIELDLOG_API Config {
     /// Keys whose values never leave the process: exact names or globs (`*` any run of
     /// bytes), ASCII case-insensitive, like {"password", "*token*"}. At every depth (call,
     /// with() and Scope fields, nested objects, user types, maps), in every format and sink,
-    /// the typed ones too, the value is written as "[REDACTED]" and the key stays.
+    /// the sinks that read parts too, the value is written as "[REDACTED]" and the key stays.
     std::vector<std::string> redact{};
     /// The most bytes one string value is written with; 0 (the default): no cap. A longer one
     /// is cut at a UTF-8 boundary at or below it and ends in `…[truncated N bytes]`, N the
-    /// bytes cut. Typed sinks get values as logged.
+    /// bytes cut. Sinks that read parts get values as logged.
     std::size_t max_value_bytes = 0;
     /// Where records go. Empty (the default) means one stdout sink, so `sinks.push_back(file)`
     /// gives the file alone. To discard every record, give one NullSink.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The one shape of a record: a logging call past the level check. The record path makes it once
-// and lends it to everything it passes: sync dispatch encodes it once per format in use, typed
-// outputs read it, and an async ring or a backtrace keeps an owned copy of it
+// and lends it to everything it passes: sync dispatch encodes it once per format in use, sinks that
+// read parts read it, and an async ring or a backtrace keeps an owned copy of it
 // (record/owned_record.hpp), from which the same shape is made again when the copy is written.
 //
 //   call site ─► Record ─► encoders (with the context's encoding for the channel) ─► sinks

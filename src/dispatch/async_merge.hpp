@@ -17,7 +17,7 @@
 #include "dispatch/ring_set.hpp"
 #include "dispatch/routing.hpp"
 #include "fieldlog/sink.hpp"
-#include "record/typed_record.hpp"
+#include "record/parts_view.hpp"
 
 namespace fieldlog::detail {
 

@@ -15,7 +15,7 @@
 #include "encode/encode.hpp"
 #include "fieldlog/sink.hpp"
 #include "record/context_node.hpp"
-#include "record/typed_record.hpp"
+#include "record/parts_view.hpp"
 
 namespace fieldlog::detail {
 

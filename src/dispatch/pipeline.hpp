@@ -31,7 +31,7 @@ struct Pipeline {
     /// pipeline of their generation only.
     std::uint32_t generation = 0;
     ClockFn clock = nullptr;
-    /// Config::redact, for the channels of parts (record/typed_record.hpp); the encoders have it
+    /// Config::redact, for the channels of parts (record/parts_view.hpp); the encoders have it
     /// in their options.
     std::vector<std::string> redact;
     /// The pipeline after normal exit: each record is flushed as soon as it is written, since

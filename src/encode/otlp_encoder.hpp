@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The OTLP encoder: a typed record as an OpenTelemetry LogRecord, and batches of them as an
+// The OTLP encoder: a record's parts as an OpenTelemetry LogRecord, and batches of them as an
 // ExportLogsServiceRequest, in protobuf (the wire format written by hand: these few messages
 // need a dozen field writers, no generated code) or in OTLP/JSON (proto3's JSON mapping).
 #pragma once

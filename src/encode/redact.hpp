@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Redaction and the value-size cap (EncoderOptions::redact, max_value_bytes): what an encoder
 // asks before it writes a member's value. Every encoder asks where it writes a key, at every
-// depth, so call, bound, scope and nested fields and user types all pass here; the typed
-// sinks' fields pass through RedactingEncoder on their way from the record path.
+// depth, so call, bound, scope and nested fields and user types all pass here; the
+// fields of sinks that read parts pass through RedactingEncoder on their way from the record path.
 #pragma once
 
 #include <cstddef>
@@ -58,7 +58,7 @@ inline ValuePolicy policy_of(const EncoderOptions& options, Buffer& scratch) noe
 /// and cuts a string over the cap. Containers come apart into calls through it, and a user
 /// type writes through one of its own (RedactedValue), so every key at every depth passes it.
 /// The one place redaction happens: the encoders' member loops go through it when rules or a
-/// cap are set, and so do the typed sinks' fields.
+/// cap are set, and so do the fields of sinks that read parts.
 class RedactingEncoder final : public ValueEncoder {
 public:
     RedactingEncoder(ValueEncoder& inner, const ValuePolicy& policy) noexcept : inner_(inner), policy_(policy) {}

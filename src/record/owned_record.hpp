@@ -26,7 +26,7 @@ class Buffer;
 
 /// The head of an owned copy; the fields and the message's text lie after it, in its block.
 struct OwnedRecord {
-    const LoggerCore* logger;
+    const LoggerCore* logger;  ///< null in a RecordCopy, which keeps the logger's name beside it
     ContextNode* bound;  ///< a reference, or (backtrace.hpp) a chain kept alive by its holder
     ContextNode* scope;  ///< likewise
     SourceLocation where;
@@ -36,6 +36,11 @@ struct OwnedRecord {
     Level level;
     Timestamp time;
     int thread_id;  ///< of the thread that logged it; 0: the one that writes it
+    /// A RecordCopy (fieldlog/record_copy.hpp) copies a view, whose context is fields, not
+    /// nodes: the first bound_count of `fields` are the bound (with()) ones, the next
+    /// scope_count the scopes'. 0 in every other copy.
+    std::uint32_t bound_count;
+    std::uint32_t scope_count;
 
     /// The record again, its message `message` (made by the caller from `this->message` and
     /// `where`, as it must outlive the Record).
@@ -56,7 +61,9 @@ inline OwnedRecord owned_head(const Record& record, const Field* fields, std::ui
                        .field_count = field_count,
                        .level = record.level,
                        .time = record.time,
-                       .thread_id = thread_id};
+                       .thread_id = thread_id,
+                       .bound_count = 0,
+                       .scope_count = 0};
 }
 
 /// Copies are 16-aligned within their blocks (a Field's alignment).

@@ -16,7 +16,7 @@
 #include "fieldlog/level.hpp"
 #include "record/record_clock.hpp"
 #include "record/context_pool.hpp"
-#include "record/typed_record.hpp"
+#include "record/parts_view.hpp"
 
 namespace fieldlog::detail {
 
@@ -60,7 +60,7 @@ struct ThreadContext {
     /// it allocates only when a record has more fields than any before it on this thread.
     std::vector<Field> counted_fields;
     std::uint64_t counted_suppressed = 0;  ///< the count counted_fields begins with
-    /// Views of parts of this thread's records, for the channels of parts (typed_record.hpp);
+    /// Views of parts of this thread's records, for the channels of parts (parts_view.hpp);
     /// reused like counted_fields, and never touched without such a channel.
     PartsViewStorage parts_views;
 };

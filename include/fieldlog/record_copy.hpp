@@ -18,15 +18,15 @@ namespace fieldlog {
 /// recorded once (its fieldlog_encode runs in the constructor; view() replays the recorded
 /// calls), a fmt message formatted. view() reads as the original did, except that its message
 /// is plain text, and its bytes and options are empty.
-class FIELDLOG_API TypedRecordCopy {
+class FIELDLOG_API RecordCopy {
 public:
     /// Throws std::invalid_argument for a view without parts (a line's), std::bad_alloc, or what
     /// a user type's encoding or a message's formatting throws.
-    explicit TypedRecordCopy(const RecordView& record);
-    TypedRecordCopy(TypedRecordCopy&&) noexcept = default;
+    explicit RecordCopy(const RecordView& record);
+    RecordCopy(RecordCopy&&) noexcept = default;
     // Out of line: they free the block, which only the library knows.
-    TypedRecordCopy& operator=(TypedRecordCopy&&) noexcept;
-    ~TypedRecordCopy();
+    RecordCopy& operator=(RecordCopy&&) noexcept;
+    ~RecordCopy();
 
     /// Refers into this copy: valid while it lives, and is not moved from.
     [[nodiscard]] RecordView view() const noexcept;

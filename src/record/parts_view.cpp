@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "record/typed_record.hpp"
+#include "record/parts_view.hpp"
 
 #include "base/thread_id.hpp"
 #include "record/context_node.hpp"

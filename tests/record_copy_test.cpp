@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// TypedRecordCopy: a typed record's owned copy reads as the record did after everything the
+// RecordCopy: a record's owned copy reads as the record did after everything the
 // record referred to is gone; a user type's encoding runs once, when the copy is made.
 #include <catch2/catch.hpp>
 
@@ -12,15 +12,15 @@
 #include <fmt/format.h>
 
 #include "fieldlog/testing/observer.hpp"
-#include "fieldlog/typed_record_copy.hpp"
+#include "fieldlog/record_copy.hpp"
 
 using fieldlog::Field;
-using fieldlog::TypedRecordCopy;
+using fieldlog::RecordCopy;
 using fieldlog::RecordView;
 using fieldlog::testing::ObservedMember;
 using fieldlog::testing::ObservedValue;
 
-namespace typed_record_copy_test {
+namespace record_copy_test {
 
 struct Counted {
     int* encodes;
@@ -34,14 +34,14 @@ void fieldlog_encode(fieldlog::ValueEncoder& enc, const Counted& c) {
 struct Throwing {};
 void fieldlog_encode(fieldlog::ValueEncoder&, const Throwing&) { throw std::runtime_error("no encoding"); }
 
-}  // namespace typed_record_copy_test
+}  // namespace record_copy_test
 
-using typed_record_copy_test::Counted;
-using typed_record_copy_test::Throwing;
+using record_copy_test::Counted;
+using record_copy_test::Throwing;
 
-TEST_CASE("a typed record's copy reads as the record did once the record's own memory is gone", "[typed_record_copy]") {
+TEST_CASE("a record's copy reads as the record did once the record's own memory is gone", "[record_copy]") {
     int encodes = 0;
-    std::unique_ptr<TypedRecordCopy> copy;
+    std::unique_ptr<RecordCopy> copy;
     {
         auto logger = std::make_unique<std::string>("db.pool");
         auto id = std::make_unique<std::string>("req-7f3a");
@@ -61,14 +61,14 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
                               .scope = scope,
                               .fields = fields,
                               .thread_id = 4242};
-        copy = std::make_unique<TypedRecordCopy>(view);
+        copy = std::make_unique<RecordCopy>(view);
         CHECK(encodes == 1);
         // Overwrite what the record referred to before freeing it.
         logger->assign(logger->size(), 'x');
         id->assign(id->size(), 'x');
         key->assign(key->size(), 'x');
     }
-    const TypedRecordCopy moved = std::move(*copy);
+    const RecordCopy moved = std::move(*copy);
     copy.reset();
 
     const RecordView read = moved.view();
@@ -99,9 +99,9 @@ TEST_CASE("a typed record's copy reads as the record did once the record's own m
     CHECK(encodes == 1);
 }
 
-TEST_CASE("a typed record's copy of no fields and an empty message", "[typed_record_copy]") {
+TEST_CASE("a record's copy of no fields and an empty message", "[record_copy]") {
     const fieldlog::Message message("");
-    const TypedRecordCopy copy(RecordView{.logger = "", .message = &message});
+    const RecordCopy copy(RecordView{.logger = "", .message = &message});
     const RecordView read = copy.view();
     CHECK(read.message->text().empty());
     CHECK(read.logger.empty());
@@ -110,16 +110,16 @@ TEST_CASE("a typed record's copy of no fields and an empty message", "[typed_rec
     CHECK(read.fields.empty());
 }
 
-TEST_CASE("a user type that throws while a typed record is copied: the copy throws it", "[typed_record_copy]") {
+TEST_CASE("a user type that throws while a record is copied: the copy throws it", "[record_copy]") {
     const fieldlog::Message message("boom");
     const Throwing throwing;
     const std::vector<Field> fields{{"bad", throwing}};
-    CHECK_THROWS_WITH(TypedRecordCopy(RecordView{.logger = "x", .message = &message, .fields = fields}),
+    CHECK_THROWS_WITH(RecordCopy(RecordView{.logger = "x", .message = &message, .fields = fields}),
                       "no encoding");
 }
 
-TEST_CASE("a line's view cannot be copied as parts: the copy says so", "[typed_record_copy]") {
+TEST_CASE("a line's view cannot be copied as parts: the copy says so", "[record_copy]") {
     const char line[] = "{\"msg\":\"x\"}\n";
-    CHECK_THROWS_WITH(TypedRecordCopy(RecordView{.bytes = {line, sizeof line - 1}, .logger = "x"}),
+    CHECK_THROWS_WITH(RecordCopy(RecordView{.bytes = {line, sizeof line - 1}, .logger = "x"}),
                       Catch::Contains("holds a line"));
 }
