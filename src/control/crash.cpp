@@ -26,7 +26,6 @@ using namespace std::chrono_literals;
 constexpr auto kDrainWait = 1000ms;  // for the writer thread to hand out what was accepted
 constexpr auto kLockWait = 500ms;    // for all sink mutexes together
 constexpr std::size_t kBatch = 64;   // records per write_on_crash call
-constexpr std::size_t kMaxSinks = 64;
 constexpr std::size_t kQueuedLinesRoom = std::size_t{1} << 20;  // reserve_final_storage()
 
 // The handler's own storage: only one final path ever runs.
@@ -151,7 +150,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
             }
         }
     }
-    const std::size_t sinks = routing.sinks.size() < kMaxSinks ? routing.sinks.size() : kMaxSinks;
+    const std::size_t sinks = routing.sinks.size();
     const auto lock_deadline = monotonic_now() + kLockWait;
     for (std::size_t i = 0; i < sinks; ++i) {
         SinkMutex& mutex = routing.sinks[i]->sink->mutex();
