@@ -12,6 +12,8 @@
 //         sigterm_opted_out      the same with SignalOptions{.terminate = false}
 //         abort_opted_out        that configuration, then abort()
 //         abort_redact           abort, its records holding a secret under a key Config::redact names
+//         abort_filtered         abort, async, the file sink the 71st that names loggers: it takes
+//                                every logger but `other`, whose records go to no sink
 //         default_abort[_sync]   no install_signal_handlers(): the application's SIGABRT handler
 //         default_segv[_sync]    (or SIGSEGV) before configure(), a crash reporter after it that
 //                                chains to what it found, then abort() (or a fault)
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -222,6 +225,14 @@ int main(int argc, char** argv) {
         .target = fieldlog::FileSinkOptions{.path = g_log_path, .flush_interval = std::chrono::hours(1)}}};
     const bool redacting = how == "abort_redact";
     if (redacting) config.redact = {"*SECRET*"};
+    const bool filtered = how == "abort_filtered";
+    if (filtered) {  // filter bits past the first word, on the crash path too
+        config.sinks[0].exclude = {"other"};
+        for (int i = 0; i < 70; ++i) {
+            config.sinks.insert(config.sinks.begin(), fieldlog::SinkConfig{.target = std::make_shared<fieldlog::NullSink>(),
+                                                                           .loggers = {"x." + std::to_string(i)}});
+        }
+    }
     fieldlog::configure(config);
     if (by_default) {
         install_reporter(crash_signal);
@@ -232,7 +243,7 @@ int main(int argc, char** argv) {
     }
 
     const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
-    if (how == "abort" || redacting) {
+    if (how == "abort" || redacting || filtered) {
         struct sigaction action {};
         action.sa_handler = &on_abort;
         sigemptyset(&action.sa_mask);
@@ -255,8 +266,10 @@ int main(int argc, char** argv) {
     if (how == "sigterm" || opted_out) report_sigterm_action();
 
     const fieldlog::Logger log = fieldlog::get("child");
+    if (filtered) fieldlog::get("other").info("to no sink");
     log_records(log, 0, redacting);
-    if (how == "abort" || how == "abort_opted_out" || redacting) std::abort();
+    if (filtered) fieldlog::get("other").info("to no sink either");
+    if (how == "abort" || how == "abort_opted_out" || redacting || filtered) std::abort();
     if (how == "segv") fault();
 
     ::kill(::getpid(), SIGTERM);

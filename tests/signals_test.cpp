@@ -107,6 +107,14 @@ TEST_CASE("Queued async records the crash path writes carry a redacted key's val
     CHECK(lines.back().find("\"signal\":\"SIGABRT\"") != std::string::npos);
 }
 
+TEST_CASE("The crash path keeps to each sink's logger rules, with more filtered sinks than one word of bits",
+          "[signals][routing]") {
+    const fieldlog_test::TempDir dir;
+    const ChildRun run = run_child(dir, "abort_filtered");
+    CHECK(killed_by(run.status, SIGABRT));
+    check_log(run.log_path, kRecords, "SIGABRT");  // nothing of the excluded logger
+}
+
 TEST_CASE("A SA_SIGINFO SIGSEGV handler from before ours gets the real fault's siginfo after the crash flush",
           "[signals]") {
     const fieldlog_test::TempDir dir;

@@ -63,7 +63,7 @@ struct CrashShare {
         count = 0;
         g_queued_lines.clear();
     }
-    static void take(void* self, const OwnedRecord& queued, std::size_t size, LoggerMask admitted) noexcept {
+    static void take(void* self, const OwnedRecord& queued, std::size_t size, FilterBits admitted) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
         const Message message(queued.message, queued.where);
         const Record record = queued.record(message);
@@ -165,10 +165,9 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         share.flush();  // also when empty: the sink writes what it buffered
         if (!fatal_record) continue;
         const std::string_view logger = final_record_logger().name.text;
-        const LoggerMask admitted = routing.admitted(logger);
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             const Route* route = routing.route(i, c);
-            if (route == nullptr || !route->takes(Level::fatal, admitted)) continue;
+            if (route == nullptr || !routing.takes(*route, Level::fatal, logger)) continue;
             write_final_record(*routing.sinks[i]->sink, routing.channels[c], note, logger);
         }
     }

@@ -97,7 +97,7 @@ AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
     return {p + kHeaderSize, Enqueued::queued};
 }
 
-AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, LoggerMask admitted) noexcept {
+AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, FilterBits admitted) noexcept {
     AsyncRing* ring = t_ring.ring;
     char* p = payload - kHeaderSize;
     put(p + kOrderKeyAt, order_key(time));

@@ -138,7 +138,7 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
 }
 
-bool AsyncMerge::take_record(const OwnedRecord& queued, LoggerMask admitted) noexcept {
+bool AsyncMerge::take_record(const OwnedRecord& queued, FilterBits admitted) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
     const Message message(queued.message, queued.where);
@@ -157,9 +157,9 @@ bool AsyncMerge::take_record(const OwnedRecord& queued, LoggerMask admitted) noe
         try {
             const std::size_t offset = lines_.size();
             lines_.insert(lines_.end(), view.bytes.begin(), view.bytes.end());
-            line_facts_.push_back(Line{offset, view.bytes.size(), view.level, view.time,
+            line_facts_.push_back(Line{offset, view.bytes.size(), view.time, admitted, view.logger,
                                        static_cast<std::uint32_t>(&channel - pipeline_.routing.channels.data()),
-                                       admitted, view.logger});  // reserved
+                                       view.level});  // reserved
         } catch (...) {  // no memory for a record larger than the reserve: this channel's sinks miss it
         }
         return true;

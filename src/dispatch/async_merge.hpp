@@ -59,20 +59,20 @@ private:
     struct Line {  // one record's line for one channel, in lines_
         std::size_t offset;
         std::size_t size;
-        Level level;
         Timestamp time;
-        std::uint32_t channel;
-        LoggerMask admitted;
+        FilterBits admitted;
         std::string_view logger;
+        std::uint32_t channel;
+        Level level;
     };
 
     /// Takes each ring's share of the next batch into batch_ and runs_; returns how many.
     std::size_t collect() noexcept;
     void write_batch(std::size_t collected) noexcept;
-    /// Puts `record` (its logger's mask `admitted`) through the per-channel loop: its lines into
+    /// Puts `record` (its logger's filter bits `admitted`) through the per-channel loop: its lines into
     /// the batch's, its parts to their sinks. False, adding nothing, when its lines would not fit
     /// in the reserved room (the first record of a batch always fits).
-    bool take_record(const OwnedRecord& record, LoggerMask admitted) noexcept;
+    bool take_record(const OwnedRecord& record, FilterBits admitted) noexcept;
 
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};

@@ -28,9 +28,9 @@ namespace async_entry {
 // The record header at the start of each ring entry (offsets in bytes); the payload, the
 // record's owned copy (ring_entry.hpp), follows it.
 inline constexpr std::size_t kLengthAt = 0;
-inline constexpr std::size_t kAdmittedAt = 4;  // the logger's LoggerMask
 inline constexpr std::size_t kOrderKeyAt = 8;
-inline constexpr std::size_t kHeaderSize = 16;  // a multiple of 8: the payload is 8-aligned
+inline constexpr std::size_t kAdmittedAt = 16;  // the logger's FilterBits
+inline constexpr std::size_t kHeaderSize = 24;  // a multiple of 8: the payload is 8-aligned
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -49,8 +49,8 @@ inline const OwnedRecord& record_of(const char* entry) noexcept {
 }
 /// The size of that copy, its fields and texts included.
 inline std::size_t payload_size_of(const char* entry) noexcept { return get<std::uint32_t>(entry + kLengthAt); }
-/// The mask of the logger that logged it, for the filtered sinks (routing.hpp).
-inline LoggerMask admitted_of(const char* entry) noexcept { return get<LoggerMask>(entry + kAdmittedAt); }
+/// The filter bits of the logger that logged it, for the filtered sinks (routing.hpp).
+inline FilterBits admitted_of(const char* entry) noexcept { return get<FilterBits>(entry + kAdmittedAt); }
 
 /// The sort key of the entry at `entry`.
 inline std::int64_t order_key_of(const char* entry) noexcept { return get<std::int64_t>(entry + kOrderKeyAt); }

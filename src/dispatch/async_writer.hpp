@@ -73,9 +73,9 @@ public:
     /// order holds); with `drop` it is dropped and counted.
     Slot reserve(std::size_t size) noexcept;
     /// Publishes the payload reserve() gave this thread last, of a record at `time` of a logger
-    /// with mask `admitted`; from here the writer owns what it holds. Wakes the writer when the
+    /// with filter bits `admitted`; from here the writer owns what it holds. Wakes the writer when the
     /// ring is more than half full and it sleeps.
-    Enqueued commit(char* payload, Timestamp time, LoggerMask admitted) noexcept;
+    Enqueued commit(char* payload, Timestamp time, FilterBits admitted) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
     /// a sink both pipelines share gets the old pipeline's records first.
@@ -117,9 +117,9 @@ public:
     [[nodiscard]] bool another_thread_writes() const noexcept;
     /// Calls `visit(context, record, size, admitted)` for each published record the writer has
     /// not yet handed to sink `sink` (an index into the routing table), the rings merged by
-    /// timestamp: its owned copy, that copy's size, its logger's mask. A record a thread has not
+    /// timestamp: its owned copy, that copy's size, its logger's filter bits. A record a thread has not
     /// published yet is not visited.
-    using Visitor = void (*)(void* context, const OwnedRecord& record, std::size_t size, LoggerMask admitted);
+    using Visitor = void (*)(void* context, const OwnedRecord& record, std::size_t size, FilterBits admitted);
     void visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept;
 
 private:

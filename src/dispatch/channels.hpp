@@ -40,12 +40,12 @@ inline void encode_line(const Channel& channel, const Record& record, ContextHom
 }
 
 /// Calls `take(channel, view)` for each channel of `pipeline` that takes `record` (its logger's
-/// mask `admitted`), with the channel's form of it. Line channels come first (the routing
+/// filter bits `admitted`), with the channel's form of it. Line channels come first (the routing
 /// table keeps them so), so a caller that stops at a line has handed no parts yet. A line that
 /// cannot be made (a user formatter threw, memory ran out) is skipped: that channel's sinks
 /// miss the record. Returns false as soon as `take` does.
 template <typename Take>
-inline bool for_each_channel(const Pipeline& pipeline, const Record& record, LoggerMask admitted,
+inline bool for_each_channel(const Pipeline& pipeline, const Record& record, FilterBits admitted,
                              FormBuffers& buffers, Take&& take) noexcept {
     for (const Channel& channel : pipeline.routing.channels) {
         if (!channel.takes(record.level, admitted)) continue;

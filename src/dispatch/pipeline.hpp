@@ -7,7 +7,10 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,6 +21,38 @@
 #include "fieldlog/sink.hpp"
 
 namespace fieldlog::detail {
+
+/// The distinct FilterBits of the loggers that log through one pipeline, interned the first time
+/// each logger asks (Pipeline::work_out_rules), so that its one-word cache can name them by
+/// index. They lie in one array that grows by copying; the arrays it outgrew stay until the
+/// pipeline goes, so a reader takes no lock and may hold an older one.
+class FilterSets {
+public:
+    /// The most words of sets: the cache word's 24 bits name where a set starts.
+    static constexpr std::size_t kMaxWords = std::size_t{1} << 24;
+
+    /// Sets of `words` words from now on (configure()): with none (no filters), at() is
+    /// kEveryLogger; else the set of the sinks without a filter is interned first.
+    void start(std::size_t words);
+    [[nodiscard]] std::size_t words() const noexcept { return words_; }
+    /// The set at `start`, which intern() returned, on any thread after the cache word that
+    /// carries it was loaded with acquire.
+    [[nodiscard]] FilterBits at(std::uint32_t start) const noexcept {
+        return sets_.load(std::memory_order_acquire) + start;
+    }
+    /// Where `bits` (words() of them) start, interned if new. Throws std::bad_alloc, or
+    /// std::length_error past kMaxWords.
+    std::uint32_t intern(std::span<const std::uint64_t> bits);
+
+private:
+    std::size_t words_ = 0;
+    std::atomic<const std::uint64_t*> sets_{kEveryLogger};
+    std::mutex mutex_;
+    std::size_t used_ = 0;      ///< words
+    std::size_t capacity_ = 0;  ///< words
+    std::vector<std::unique_ptr<std::uint64_t[]>> arrays_;  ///< the current one last
+    std::unordered_map<std::string, std::uint32_t> known_;  ///< a set's bytes → where it starts
+};
 
 struct Pipeline {
     RoutingTable routing;
@@ -30,6 +65,8 @@ struct Pipeline {
     /// Names this pipeline among all of the process: a logger's cached rules hold for the
     /// pipeline of their generation only.
     std::uint32_t generation = 0;
+    /// The loggers' FilterBits, interned as work_out_rules finds them.
+    mutable FilterSets filter_sets;
     ClockFn clock = nullptr;
     /// Config::redact, for the channels of parts (record/parts_view.hpp); the encoders have it
     /// in their options.
@@ -47,30 +84,31 @@ struct Pipeline {
 
     /// What this pipeline does with a logger's records, past the level checks.
     struct LoggerRules {
-        LoggerMask admitted = kEveryLogger;  ///< the filtered sinks that take it
+        FilterBits admitted = kEveryLogger;  ///< the filtered sinks that take it
         Sampler* sampler = nullptr;
     };
-    /// Cached in `logger` (one word: generation, 1 + the sampler's index or 0, mask) for this
-    /// pipeline; worked out (cold) the first time a logger asks.
+    /// Cached in `logger` (one word: generation, 1 + the sampler's index or 0, where its
+    /// interned FilterBits are) for this pipeline; worked out (cold) the first time a logger asks.
     [[nodiscard]] LoggerRules rules_for(const LoggerCore& logger) const noexcept {
-        std::uint64_t cached = logger.rules_cache.load(std::memory_order_relaxed);
+        std::uint64_t cached = logger.rules_cache.load(std::memory_order_acquire);
         if (cached >> 32 != generation) [[unlikely]] cached = work_out_rules(logger);
         const auto sampler = static_cast<std::size_t>(cached >> kSamplerShift & 0xFF);
-        return {static_cast<LoggerMask>(cached) | ~((LoggerMask{1} << kSamplerShift) - 1),
+        return {filter_sets.at(static_cast<std::uint32_t>(cached & kSetMask)),
                 sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
     }
     /// Works out the generation and `unfiltered_level` from the routes and samplers (configure()).
     void seal_rules();
 
-    static constexpr unsigned kSamplerShift = kMaxFilteredSinks;
+    static constexpr unsigned kSamplerShift = 24;
+    /// The cache word's FilterSets::intern() result.
+    static constexpr std::uint64_t kSetMask = (std::uint64_t{1} << kSamplerShift) - 1;
     /// rules_for's cache word for `logger`, worked out and stored.
     std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
-
     /// Hands one record of `channel` (its line, or its parts) to each of its sinks
-    /// that takes it (Route::takes; `admitted`: the logger's mask) on the calling thread. In
+    /// that takes it (Route::takes; `admitted`: the logger's FilterBits) on the calling thread. In
     /// async mode records go to the writer's rings instead; only one too large for them comes
     /// here, after drain().
-    void dispatch(const Channel& channel, const RecordView& record, LoggerMask admitted) const noexcept;
+    void dispatch(const Channel& channel, const RecordView& record, FilterBits admitted) const noexcept;
     /// Waits until the writer (if any) has written every record queued so far, then flushes
     /// every sink.
     void flush() const noexcept;

@@ -71,7 +71,7 @@ inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) n
 /// Makes `record`'s form for each channel that takes it and hands each to its sinks. Inlined
 /// into Logger::emit, which GCC stops doing once the loop is a template of its own.
 [[gnu::always_inline]] inline void write_record(ThreadContext& context, const Pipeline& pipeline,
-                                                const Record& record, LoggerMask admitted) noexcept {
+                                                const Record& record, FilterBits admitted) noexcept {
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
     FormBuffers buffers{context.record, context.scratch, context.home, context.parts_views};
     for_each_channel(pipeline, record, admitted, buffers, [&](const Channel& channel, const RecordView& view) {
@@ -86,7 +86,7 @@ inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) n
 /// written this thread's earlier records. A function of its own on an unlikely branch, so that
 /// the compiler keeps it out of Logger::emit, which a second write_record would make larger.
 void write_too_large(ThreadContext& context, const Pipeline& pipeline, const Record& record,
-                     LoggerMask admitted) noexcept {
+                     FilterBits admitted) noexcept {
     pipeline.writer->drain();
     write_record(context, pipeline, record, admitted);
 }
@@ -94,7 +94,7 @@ void write_too_large(ThreadContext& context, const Pipeline& pipeline, const Rec
 /// The record path past the level checks: its owned copy to the writer's rings in async mode, else
 /// written here.
 inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
-                           const Record& record, LoggerMask admitted) noexcept {
+                           const Record& record, FilterBits admitted) noexcept {
     if (pipeline.writer) {
         if (!queue_record(context, pipeline, record, admitted)) [[unlikely]] write_too_large(context, pipeline, record, admitted);
         return;
@@ -114,7 +114,7 @@ inline void deliver_record(ThreadContext& context, const Pipeline& pipeline,
     // A value past `fatal` (a cast integer) is written as fatal: not lost, and no table below is
     // indexed past its end.
     if (level > Level::fatal) [[unlikely]] level = Level::fatal;
-    LoggerMask admitted = kEveryLogger;
+    FilterBits admitted = kEveryLogger;
     if (level < pipeline->unfiltered_level) [[unlikely]] {  // below every sink's level, or loggers have rules
         if (level < pipeline->routing.lowest_level) return;
         const Pipeline::LoggerRules rules = pipeline->rules_for(logger);
@@ -135,7 +135,7 @@ void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
          kept_record = kept_record->next) {
         const OwnedRecord& r = kept_record->record;
         if (r.level < pipeline->routing.lowest_level) continue;
-        const LoggerMask admitted = r.level < pipeline->unfiltered_level ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
+        const FilterBits admitted = r.level < pipeline->unfiltered_level ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
         const Message message(r.message, r.where);
         ThreadCounters::bump(context.counters.backtrace_written);
         deliver_record(context, *pipeline, r.record(message), admitted);

@@ -26,7 +26,7 @@ static_assert(sizeof(OwnedRecord) % 8 == 0 && alignof(OwnedRecord) <= 8);  // th
 
 /// Makes sure `node` (not null) carries its encoding for every channel that takes the record.
 void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
-                          LoggerMask admitted) {
+                          FilterBits admitted) {
     for (const Channel& channel : pipeline.routing.channels) {
         if (!channel.lines || !channel.takes(level, admitted)) continue;
         context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
@@ -63,7 +63,7 @@ void release_entry(const OwnedRecord& queued) noexcept {
     if (queued.scope != nullptr) release(home, queued.scope);
 }
 
-bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept {
+bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
     const Message& message = record.message;
     try {

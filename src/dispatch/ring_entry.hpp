@@ -20,11 +20,11 @@ struct Pipeline;
 struct ThreadContext;
 
 /// Copies `record` into this thread's ring of `pipeline`'s writer (`admitted`: the logger's
-/// mask). Every context encoding the writer will need is made first, here, so that neither the
+/// filter bits). Every context encoding the writer will need is made first, here, so that neither the
 /// writer nor the crash path ever makes one. True when the record is done with (queued;
 /// dropped by the overflow policy or because a user type threw); false when it is too large
 /// for a ring: the caller writes it.
-bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, LoggerMask admitted) noexcept;
+bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) noexcept;
 
 /// The most bytes `queued`'s line in `channel`'s format takes (`size`: its entry's payload):
 /// the crash path, which may not grow a buffer, asks first.

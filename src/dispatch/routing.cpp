@@ -88,12 +88,9 @@ std::string_view LoggerFilter::check(std::string_view pattern) noexcept {
 
 void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
                        const LoggerFilter& filter) {
-    LoggerMask bit = kEveryLogger;
+    std::uint32_t filter_index = Route::kUnfiltered;
     if (!filter.take.empty() || !filter.exclude.empty()) {
-        if (filters.size() == kMaxFilteredSinks) {
-            throw ConfigError("at most " + std::to_string(kMaxFilteredSinks) + " sinks may name loggers or exclude them");
-        }
-        bit = LoggerMask{1} << filters.size();
+        filter_index = static_cast<std::uint32_t>(filters.size());
         filters.push_back(filter);
     }
     if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
@@ -114,9 +111,14 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
                                                  .lowest_level = Level::off,
                                                  .routes = {}});
     }
-    channel->routes.push_back(Route{.sink = handle->sink.get(), .level = level, .filter = bit});
+    Route route{.sink = handle->sink.get(), .level = level, .filter = filter_index};
+    if (filter_index != Route::kUnfiltered) {
+        route.filter_word = (filter_index + 1) / 64;
+        route.filter_bit = std::uint64_t{1} << (filter_index + 1) % 64;
+    }
+    channel->routes.push_back(route);
     channel->lowest_level = std::min(channel->lowest_level, level);
-    channel->filtered = channel->filtered || bit != kEveryLogger;
+    channel->filtered = channel->filtered || filter_index != Route::kUnfiltered;
     index_routes();
 }
 
@@ -132,12 +134,12 @@ void RoutingTable::index_routes() {
     }
 }
 
-LoggerMask RoutingTable::admitted(std::string_view logger) const noexcept {
-    LoggerMask mask = kEveryLogger;
+void RoutingTable::admitted(std::string_view logger, std::span<std::uint64_t> bits) const noexcept {
+    std::fill(bits.begin(), bits.end(), 0);
+    bits[0] = 1;  // the sinks without a filter
     for (std::size_t i = 0; i < filters.size(); ++i) {
-        if (!filters[i].admits(logger)) mask &= ~(LoggerMask{1} << i);
+        if (filters[i].admits(logger)) bits[(i + 1) / 64] |= std::uint64_t{1} << (i + 1) % 64;
     }
-    return mask;
 }
 
 }  // namespace fieldlog::detail

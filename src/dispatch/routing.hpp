@@ -6,14 +6,15 @@
 // path (sink by sink): each asks Route::takes, the one rule.
 //
 // Logger rules (SinkConfig::loggers / exclude) are decided once per logger and table, not per
-// record: each filtered sink owns one bit of a LoggerMask, and a logger's mask (the filtered
-// sinks that take it) is cached in its LoggerCore (Pipeline::rules_for). A table without rules
-// never asks: its gates are the plain levels.
+// record: each filtered sink owns one bit of a logger's FilterBits, interned per pipeline and
+// named by index in the logger's LoggerCore (Pipeline::rules_for). A table without rules never
+// asks: its checks are the plain levels.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,10 +55,12 @@ private:
     const SinkCounters at_start_;
 };
 
-/// Bit i: the i-th filtered sink of a routing table takes the logger.
-using LoggerMask = std::uint32_t;
-inline constexpr LoggerMask kEveryLogger = ~LoggerMask{0};
-inline constexpr std::size_t kMaxFilteredSinks = 24;  // the cache word keeps 24 bits (pipeline.hpp)
+/// Which sinks take a logger's records: bit 0 (always set) for every sink without a filter,
+/// bit 1 + i for the routing table's filter i, in 64-bit words. Points into the pipeline's
+/// interned sets (Pipeline::rules_for), or is kEveryLogger when the table has no filters.
+using FilterBits = const std::uint64_t*;
+inline constexpr std::uint64_t kEveryLoggerWord[1] = {~std::uint64_t{0}};
+inline constexpr FilterBits kEveryLogger = kEveryLoggerWord;
 
 /// Which loggers one sink takes (README: Routing by logger). A pattern "a.b" names that logger
 /// and every logger below it ("a.b.c"); "a.b.*" only those below; "*" every logger, the root too.
@@ -72,15 +75,19 @@ struct LoggerFilter {
 
 /// One sink's place in a channel: the one rule of which records reach it.
 struct Route {
-    Sink* sink;
-    Level level;                       ///< the sink's level
-    LoggerMask filter = kEveryLogger;  ///< a filtered sink's bit; every bit: it takes every logger
+    static constexpr std::uint32_t kUnfiltered = UINT32_MAX;
 
-    /// True when the sink takes a record at `record` of a logger the pipeline gave the mask
-    /// `admitted` (Pipeline::rules_for; kEveryLogger when no sink is filtered). Sync dispatch,
-    /// the async writer and the crash path all ask this, and nothing else.
-    [[nodiscard]] bool takes(Level record, LoggerMask admitted) const noexcept {
-        return record >= level && (admitted & filter) != 0;
+    Sink* sink;
+    Level level;                         ///< the sink's level
+    std::uint32_t filter = kUnfiltered;  ///< a filtered sink's index in RoutingTable::filters
+    std::uint32_t filter_word = 0;       ///< its bit's word in FilterBits
+    std::uint64_t filter_bit = 1;        ///< its bit in that word (bit 0: no filter)
+
+    /// True when the sink takes a record at `record` of a logger whose filter bits are
+    /// `admitted` (Pipeline::rules_for). Sync dispatch, the async writer and the crash path's
+    /// queued records all ask this, and nothing else.
+    [[nodiscard]] bool takes(Level record, FilterBits admitted) const noexcept {
+        return record >= level && (admitted[filter_word] & filter_bit) != 0;
     }
 };
 
@@ -102,7 +109,7 @@ struct Channel {
     std::vector<Route> routes;
 
     /// True when some route takes the record (Route::takes).
-    [[nodiscard]] bool takes(Level level, LoggerMask admitted) const noexcept {
+    [[nodiscard]] bool takes(Level level, FilterBits admitted) const noexcept {
         if (level < lowest_level) return false;
         if (!filtered) return true;
         for (const Route& route : routes) {
@@ -119,12 +126,12 @@ std::uint32_t intern_options(const EncoderOptions& options);
 struct RoutingTable {
     std::vector<std::shared_ptr<SinkHandle>> sinks;  ///< each running sink once
     std::vector<Channel> channels;
-    Level lowest_level = Level::off;       ///< lowest level any sink takes
+    Level lowest_level = Level::off;    ///< lowest level any sink takes
     std::vector<LoggerFilter> filters;  ///< the filtered sinks' rules; filter i owns bit i
 
     /// Routes records of `options`' encoding at `level` and above to `handle`, of the loggers
     /// `filter` admits (cold: configure()); a sink that reads parts, to the parts channel of
-    /// those options. Throws ConfigError past kMaxFilteredSinks.
+    /// those options.
     void add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
              const LoggerFilter& filter);
 
@@ -134,9 +141,15 @@ struct RoutingTable {
         return routes_[sink * channels.size() + channel];
     }
 
-    /// The filtered sinks that take `logger` (every bit set when none is filtered). The record
-    /// path asks Pipeline::rules_for, which caches this per logger.
-    [[nodiscard]] LoggerMask admitted(std::string_view logger) const noexcept;
+    /// Fills `bits` (filter_words() of them) with the FilterBits of `logger`. The record path
+    /// asks Pipeline::rules_for, which interns them per logger.
+    void admitted(std::string_view logger, std::span<std::uint64_t> bits) const noexcept;
+    [[nodiscard]] std::size_t filter_words() const noexcept { return filters.empty() ? 0 : (filters.size() + 64) / 64; }
+    /// Whether `route` takes a record of `logger` at `level`, its filter asked directly: for the
+    /// crash path's `fatal` record, which may not intern a set.
+    [[nodiscard]] bool takes(const Route& route, Level level, std::string_view logger) const noexcept {
+        return level >= route.level && (route.filter == Route::kUnfiltered || filters[route.filter].admits(logger));
+    }
 
 private:
     /// Fills routes_ from the channels (add()).
