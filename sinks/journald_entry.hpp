@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// What the journald sink sends: a record's parts as one entry of journald's native protocol. The
-// sink declares it and only sends its bytes; the encode layer builds it
-// (src/encode/journald_entry.cpp), writing values as the JSON encoder does. The field mapping
-// is documented on JournaldSink.
+// What the journald sink sends: a record's parts as one entry of journald's native protocol,
+// values written as the JSON encoder (src/encode/) writes them. The field mapping is documented
+// on JournaldSink.
 #pragma once
 
 #include <string>

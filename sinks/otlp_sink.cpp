@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The OTLP sink (fieldlog/sinks/otlp_sink.hpp): the caller encodes its record (the encoder the
-// encode layer handed over) and appends it to the queue; the sink's thread takes the queue
-// whole, sends it in requests of batch_size records, and sends a request again after a backoff
-// until the receiver takes it or refuses it for good. The queue is two byte arrays reserved
+// The OTLP sink (fieldlog/sinks/otlp_sink.hpp): the caller encodes its record (otlp_encoder.hpp)
+// and appends it to the queue; the sink's thread takes the queue whole, sends it in requests of
+// batch_size records, and sends a request again after a backoff until the receiver takes it or
+// refuses it for good. The queue is two byte arrays reserved
 // when the sink is made (the one callers append to, the one being sent), so a record
 // allocates nothing on the caller's thread.
 #include "fieldlog/sinks/otlp_sink.hpp"
@@ -28,7 +28,7 @@
 #include <fmt/format.h>
 
 #include "base/error_reporter.hpp"
-#include "otlp_encoding.hpp"
+#include "otlp_encoder.hpp"
 #include "otlp_http.hpp"
 #include "sink_io.hpp"
 
@@ -423,6 +423,10 @@ private:
 };
 
 }  // namespace detail
+
+std::shared_ptr<OtlpSink> make_otlp_sink(const OtlpSinkOptions& options) {
+    return std::make_shared<OtlpSink>(options, detail::make_otlp_encoder(options));
+}
 
 OtlpSink::OtlpSink(const OtlpSinkOptions& options, std::unique_ptr<detail::OtlpRecordEncoder> encoder)
     : encoder_(std::move(encoder)), target_(options.endpoint) {

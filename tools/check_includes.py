@@ -6,22 +6,22 @@ exits 1 with one line per include against the flow (and per cycle between layers
 one OK line. Stdlib only. Usage: check_includes.py [ROOT] (default: this script's repository).
 
 Layers, in the order they use each other: public (include/fieldlog/) → dispatch → record →
-encode → sinks. dispatch is the record path (Logger::emit past the level check, the routing, the async
+sinks → encode. dispatch is the record path (Logger::emit past the level check, the routing, the async
 writer): it takes the record (record: its context, its owned copy, the thread's state), has it
-encoded (encode) and hands it to the sinks, and nothing else on the path calls back up into it.
+encoded once per line format (encode) and hands it to the sinks; a sink with an encoder of its
+own (journald's entry, OTLP's LogRecord) keeps it in its folder and writes with encode's value
+and text writers. Nothing on the path calls back up into an earlier layer.
  - An include goes downstream only: from a layer to itself or a later one.
  - base (src/base/, shared primitives such as the byte buffer) lies below every layer: any
    layer may include it; it includes only base and public headers.
  - public headers may be included by everything and include only public headers.
  - control (src/control/, the cold path) may include everything; nothing else includes it.
- - a sink that reads parts declares the encoder it needs in sinks/ (journald_entry.hpp,
-   otlp_encoding.hpp) and the encode layer defines it, so the include runs downstream.
 """
 import os
 import re
 import sys
 
-FLOW = ["dispatch", "record", "encode", "sinks"]
+FLOW = ["dispatch", "record", "sinks", "encode"]
 SCANNED = ["src", "sinks", "include"]
 INCLUDE_DIRS = ["src", "include", "."]  # the library's include path (CMakeLists.txt)
 EXTENSIONS = (".hpp", ".cpp")
@@ -79,7 +79,7 @@ def sources(root):
                     yield os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
 
 
-RANK = {"public": 0, "base": 1, "dispatch": 2, "record": 3, "encode": 4, "sinks": 5, "control": 6}
+RANK = {"public": 0, "base": 1, "dispatch": 2, "record": 3, "sinks": 4, "encode": 5, "control": 6}
 
 
 def layer_cycles(edges):
@@ -174,10 +174,10 @@ def main(argv):
         print(line)
     if violations:
         print(f"check_includes: FAILED, {len(violations)} violation(s) of the flow "
-              "(public → dispatch → record → encode → sinks; base below all; control above all)")
+              "(public → dispatch → record → sinks → encode; base below all; control above all)")
         return 1
     print(f"check_includes: OK, {includes} includes in {files} files run with the flow "
-          "(public → dispatch → record → encode → sinks; base below all; control above all)")
+          "(public → dispatch → record → sinks → encode; base below all; control above all)")
     return 0
 
 

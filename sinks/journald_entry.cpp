@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The journal entry of a record's parts (sinks/journald_entry.hpp): journald's native-protocol
+// The journal entry of a record's parts (journald_entry.hpp): journald's native-protocol
 // fields, its values written as the JSON encoder writes them, strings as their bytes.
-#include "sinks/journald_entry.hpp"
+#include "journald_entry.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -3,7 +3,7 @@
 // walks values (fields, nested objects and arrays, a user type's encoder calls) and decides
 // each one's OTLP kind; a format part (ProtoFormat, JsonFormat) writes the bytes. Everything goes
 // into buffers the encoder keeps, so a record allocates nothing once they have grown.
-#include "encode/otlp_encoder.hpp"
+#include "otlp_encoder.hpp"
 
 #include <algorithm>
 #include <array>
@@ -895,11 +895,3 @@ std::unique_ptr<OtlpRecordEncoder> make_otlp_encoder(const OtlpSinkOptions& opti
 }
 
 }  // namespace fieldlog::detail
-
-namespace fieldlog {
-
-std::shared_ptr<OtlpSink> make_otlp_sink(const OtlpSinkOptions& options) {
-    return std::make_shared<OtlpSink>(options, detail::make_otlp_encoder(options));
-}
-
-}  // namespace fieldlog

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
-// What the OTLP sink needs of an encoder: a record's LogRecord, and the request around a batch
-// of them. The sink declares it; the encode layer implements it (src/encode/otlp_encoder.hpp).
+// The OTLP encoder: a record's parts as an OpenTelemetry LogRecord, and batches of them as an
+// ExportLogsServiceRequest, in protobuf (the wire format written by hand: these few messages
+// need a dozen field writers, no generated code) or in OTLP/JSON (proto3's JSON mapping).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "base/buffer.hpp"
 #include "fieldlog/sink.hpp"
+#include "fieldlog/sinks/otlp_sink.hpp"
 
 namespace fieldlog::detail {
 
@@ -41,5 +44,8 @@ public:
     /// The request's Content-Type.
     [[nodiscard]] virtual std::string_view content_type() const noexcept = 0;
 };
+
+/// The encoder for `options` (its encoding, resource, duration and time formats).
+std::unique_ptr<OtlpRecordEncoder> make_otlp_encoder(const OtlpSinkOptions& options);
 
 }  // namespace fieldlog::detail
