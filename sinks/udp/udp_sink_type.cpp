@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The UDP sink as a configuration names it (`type = "udp"`): its keys, read into
 // UdpSinkOptions, and what configure() makes of those options.
-#include "address.hpp"
-#include "fieldlog/sinks/udp_sink.hpp"
 #include "base/builtin_sink_types.hpp"
+#include "fieldlog/sinks/udp_sink.hpp"
+#include "sinks/common/address.hpp"
 
 namespace fieldlog {
 

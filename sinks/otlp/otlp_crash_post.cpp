@@ -19,7 +19,7 @@
 #include <cstring>
 #include <utility>
 
-#include "sink_io.hpp"
+#include "sinks/common/sink_io.hpp"
 
 namespace fieldlog::detail {
 namespace {

@@ -20,15 +20,15 @@
 #include <string_view>
 #include <thread>
 
-#include "address.hpp"
 #include "byte_stream.hpp"
 #include "drain_deadline.hpp"
 #include "frame_ring.hpp"
 #include "octet_counted_session.hpp"
 #include "relp_session.hpp"
-#include "sink_io.hpp"
+#include "sinks/common/address.hpp"
+#include "sinks/common/sink_io.hpp"
+#include "sinks/common/syslog_header.hpp"
 #include "syslog_events.hpp"
-#include "syslog_header.hpp"
 #include "syslog_session.hpp"
 #include "syslog_wakeup.hpp"
 #include "tls_stream.hpp"

@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "address.hpp"
+#include "base/builtin_sink_types.hpp"
 #include "base/quoting.hpp"
 #include "fieldlog/sinks/syslog_sink.hpp"
-#include "base/builtin_sink_types.hpp"
+#include "sinks/common/address.hpp"
 
 namespace fieldlog {
 

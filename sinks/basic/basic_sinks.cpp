@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "sink_io.hpp"
+#include "sinks/common/sink_io.hpp"
 
 namespace fieldlog {
 namespace {

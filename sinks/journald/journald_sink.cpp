@@ -26,7 +26,7 @@
 #include <fmt/format.h>
 
 #include "journald_entry.hpp"
-#include "sink_io.hpp"
+#include "sinks/common/sink_io.hpp"
 
 namespace fieldlog {
 namespace {

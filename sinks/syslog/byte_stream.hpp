@@ -14,9 +14,9 @@
 #include <memory>
 #include <string_view>
 
-#include "address.hpp"
 #include "drain_deadline.hpp"
 #include "frame_ring.hpp"
+#include "sinks/common/address.hpp"
 #include "syslog_events.hpp"
 #include "tls_stream.hpp"
 

@@ -21,10 +21,10 @@
 #include <system_error>
 #include <thread>
 
-#include "address.hpp"
 #include "base/ticker.hpp"
-#include "sink_io.hpp"
-#include "syslog_header.hpp"
+#include "sinks/common/address.hpp"
+#include "sinks/common/sink_io.hpp"
+#include "sinks/common/syslog_header.hpp"
 
 namespace fieldlog {
 namespace {

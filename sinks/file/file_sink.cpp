@@ -21,7 +21,7 @@
 #include <system_error>
 
 #include "rotated_files.hpp"
-#include "sink_io.hpp"
+#include "sinks/common/sink_io.hpp"
 
 namespace fieldlog {
 namespace {

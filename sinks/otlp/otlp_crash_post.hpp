@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "address.hpp"
+#include "sinks/common/address.hpp"
 
 namespace fieldlog::detail {
 

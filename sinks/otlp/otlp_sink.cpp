@@ -30,7 +30,7 @@
 #include "base/error_reporter.hpp"
 #include "otlp_encoder.hpp"
 #include "otlp_http.hpp"
-#include "sink_io.hpp"
+#include "sinks/common/sink_io.hpp"
 
 namespace fieldlog {
 namespace detail {
