@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The simple sinks as a configuration names them: "stdout", "stderr" and "null" (none takes a
-// key of its own), and what configure() makes of StdoutSinkOptions.
+// Standard output and error as a configuration names them: "stdout" and "stderr" (neither takes
+// a key of its own), and what configure() makes of StdoutSinkOptions.
 #include <memory>
 
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/basic_sinks.hpp"
-#include "base/builtin_sink_types.hpp"
 
 namespace fieldlog {
 
@@ -16,16 +16,14 @@ SinkDestination sink_destination(const StdoutSinkOptions& options) {
 
 namespace detail {
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType stdout_sink_type() {
     return {"stdout", {}, [](SinkSettings&) -> SinkTarget { return StdoutSinkOptions{.stream = StdStream::out}; }};
 }
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType stderr_sink_type() {
     return {"stderr", {}, [](SinkSettings&) -> SinkTarget { return StdoutSinkOptions{.stream = StdStream::err}; }};
-}
-
-SinkType null_sink_type() {
-    return {"null", {}, [](SinkSettings&) -> SinkTarget { return std::make_shared<NullSink>(); }};
 }
 
 }  // namespace detail

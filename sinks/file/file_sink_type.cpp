@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "base/quoting.hpp"
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/file_sink.hpp"
-#include "base/builtin_sink_types.hpp"
 
 namespace fieldlog {
 
@@ -109,6 +109,7 @@ FileSinkOptions file_options(SinkSettings& settings) {
 
 }  // namespace
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType file_sink_type() {
     return {"file",
             {"path", "max_size", "rotate", "rotate_utc", "keep", "max_age", "max_total_bytes", "compress",

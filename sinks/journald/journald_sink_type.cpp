@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/journald_sink.hpp"
-#include "base/builtin_sink_types.hpp"
 
 namespace fieldlog {
 
@@ -22,6 +22,7 @@ constexpr std::size_t kLongestSocketPath = sizeof(sockaddr_un::sun_path) - 1;
 
 }  // namespace
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType journald_sink_type() {
     return {"journald", {"socket", "identifier", "when_full", "wait_timeout"}, [](SinkSettings& settings) -> SinkTarget {
                 if (settings.has("format") && settings.text("format", "a format") != "json") {

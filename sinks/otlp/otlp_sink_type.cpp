@@ -5,8 +5,8 @@
 // configure() makes of those options.
 #include <fmt/format.h>
 
-#include "base/builtin_sink_types.hpp"
 #include "base/quoting.hpp"
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/otlp_sink.hpp"
 #include "otlp_http.hpp"
 
@@ -39,6 +39,7 @@ std::vector<std::pair<std::string, std::string>> headers_setting(const SinkSetti
 
 }  // namespace
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType otlp_sink_type() {
     return {"otlp",
             {"endpoint", "encoding", "headers", "compression", "timeout", "batch_size", "linger", "queue_bytes",

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "base/builtin_sink_types.hpp"
 #include "base/quoting.hpp"
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/syslog_sink.hpp"
 #include "sinks/common/address.hpp"
 
@@ -67,6 +67,7 @@ SyslogSinkOptions syslog_options(SinkSettings& settings) {
 
 }  // namespace
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType syslog_sink_type() {
     return {"syslog",
             {"address", "transport", "ca_file", "cert_file", "key_file", "verify", "server_name", "buffer_bytes",

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The UDP sink as a configuration names it (`type = "udp"`): its keys, read into
 // UdpSinkOptions, and what configure() makes of those options.
-#include "base/builtin_sink_types.hpp"
+#include "fieldlog/sink_registry.hpp"
 #include "fieldlog/sinks/udp_sink.hpp"
 #include "sinks/common/address.hpp"
 
@@ -13,6 +13,7 @@ SinkDestination sink_destination(const UdpSinkOptions& options) { return {.kind 
 
 namespace detail {
 
+/// Listed by the folder's fieldlog_sink_module() line in CMakeLists.txt.
 SinkType udp_sink_type() {
     return {"udp",
             {"address", "framing", "max_datagram", "oversize", "facility", "app_name", "hostname", "resolve_interval"},

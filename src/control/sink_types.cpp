@@ -6,11 +6,33 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "base/builtin_sink_types.hpp"
-
 namespace fieldlog {
 namespace detail {
 namespace {
+
+/// Adds `type` to `types` after register_sink_type()'s checks, which a built-in type passes too.
+void add_sink_type(std::vector<SinkType>& types, SinkType type) {
+    if (type.name.empty()) throw std::invalid_argument("register_sink_type: an empty name");
+    if (!type.factory) throw std::invalid_argument("register_sink_type: \"" + type.name + "\" without a factory");
+    for (const std::string& key : type.keys) {
+        if (std::ranges::find(every_sink_key, key) != std::end(every_sink_key)) {
+            throw std::invalid_argument("register_sink_type: \"" + type.name + "\" declares the key \"" + key +
+                                        "\", which every sink takes");
+        }
+    }
+    for (const SinkType& known : types) {
+        if (known.name == type.name) {
+            throw std::invalid_argument("register_sink_type: \"" + type.name + "\" is registered already");
+        }
+    }
+    types.push_back(std::move(type));
+}
+
+std::vector<SinkType> checked_builtin_sink_types() {
+    std::vector<SinkType> types;
+    for (SinkType& type : builtin_sink_types()) add_sink_type(types, std::move(type));
+    return types;
+}
 
 struct SinkTypes {
     std::mutex mutex;
@@ -18,9 +40,7 @@ struct SinkTypes {
 };
 
 SinkTypes& sink_types() {
-    static SinkTypes registry{.mutex = {},
-                              .types = {stdout_sink_type(), stderr_sink_type(), file_sink_type(), udp_sink_type(),
-                                        journald_sink_type(), syslog_sink_type(), null_sink_type(), otlp_sink_type()}};
+    static SinkTypes registry{.mutex = {}, .types = checked_builtin_sink_types()};
     return registry;
 }
 
@@ -46,20 +66,9 @@ std::vector<std::string> sink_type_names() {
 }  // namespace detail
 
 void register_sink_type(std::string name, std::vector<std::string> keys, SinkFactory factory) {
-    if (name.empty()) throw std::invalid_argument("register_sink_type: an empty name");
-    if (!factory) throw std::invalid_argument("register_sink_type: \"" + name + "\" without a factory");
-    for (const std::string& key : keys) {
-        if (std::ranges::find(detail::every_sink_key, key) != std::end(detail::every_sink_key)) {
-            throw std::invalid_argument("register_sink_type: \"" + name + "\" declares the key \"" + key +
-                                        "\", which every sink takes");
-        }
-    }
     detail::SinkTypes& registry = detail::sink_types();
     const std::lock_guard lock(registry.mutex);
-    for (const SinkType& type : registry.types) {
-        if (type.name == name) throw std::invalid_argument("register_sink_type: \"" + name + "\" is registered already");
-    }
-    registry.types.push_back({std::move(name), std::move(keys), std::move(factory)});
+    detail::add_sink_type(registry.types, {std::move(name), std::move(keys), std::move(factory)});
 }
 
 }  // namespace fieldlog

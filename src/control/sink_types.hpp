@@ -16,6 +16,10 @@ namespace fieldlog::detail {
 inline constexpr std::string_view every_sink_key[] = {"type",      "name",  "format",       "level",   "caller", "tid",
                                                       "timestamp", "color", "logger_width", "loggers", "exclude"};
 
+/// The built-in sink types, in the order of their fieldlog_sink_module() lines in CMakeLists.txt
+/// (a source the build generates: cmake/FieldlogSinkModules.cmake).
+std::vector<SinkType> builtin_sink_types();
+
 /// The sink type `name` names, or nullopt.
 std::optional<SinkType> find_sink_type(std::string_view name);
 
