@@ -2,7 +2,7 @@
 // Config::load / Config::parse: the TOML schema (examples/fieldlog.toml documents every key)
 // read through toml++. This walk reads the generic keys (top level, levels, sampling,
 // backtraces, async, resource, and those every sink takes); a sink type reads its own from
-// SinkSettings (fieldlog/sink_registry.hpp; the built-in ones in sinks/<sink>_type.cpp). Each
+// SinkSettings (fieldlog/sink_registry.hpp; the built-in ones in sinks/<sink>/). Each
 // table is walked key by key, so an unknown key, a wrong type or a bad value is rejected with
 // the source, line and key path:
 //   fieldlog.toml:7: sinks[1].max_size: expected a size like "100MiB", got "lots"

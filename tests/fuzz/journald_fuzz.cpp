@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target for the journald sink's entries (sinks/journald_sink.cpp): the input gives a
+// libFuzzer target for the journald sink's entries (sinks/journald/): the input gives a
 // message and fields (strings of any bytes, numbers, booleans, null, nested objects and arrays)
 // logged through fieldlog to a MemorySink and the journald sink at once. The JSON line, read by
 // the strict parser of fuzz_support.hpp, predicts the entry exactly (PRIORITY, SYSLOG_IDENTIFIER,

@@ -37,7 +37,7 @@ from syslog_tls_cases import make_certificates
 
 RESTARTS = 10
 BUFFER_BYTES = 256 * 1024
-RELP_WINDOW = 128  # frames the sink sends without their rsp (sinks/syslog_sink.cpp)
+RELP_WINDOW = 128  # frames the sink sends without their rsp (sinks/syslog/syslog_sink.cpp)
 IMRELP = "/usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so"
 
 
