@@ -31,13 +31,6 @@ void AsyncMerge::look(RingSet& rings) noexcept {
     for (AsyncRing* ring : sweep_rings_) ring->sweep_end = ring->queue.published();
 }
 
-bool AsyncMerge::write_next_batch() noexcept {
-    const std::size_t count = collect();
-    if (count == 0) return false;
-    write_batch(count);
-    return true;
-}
-
 bool AsyncMerge::holds_unread() const noexcept {
     return std::any_of(sweep_rings_.begin(), sweep_rings_.end(),
                        [](const AsyncRing* ring) { return ring->queue.published() != ring->read; });

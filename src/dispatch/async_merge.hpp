@@ -35,8 +35,11 @@ public:
 
     /// The sweep's look: what each ring of `rings` has published now is what its batches take.
     void look(RingSet& rings) noexcept;
-    /// Hands the sinks the next batch of what the look saw; false when nothing of it is left.
-    bool write_next_batch() noexcept;
+    /// Takes each ring's share of the next batch of what the look saw into batch_ and runs_;
+    /// returns how many (0: nothing of it is left).
+    std::size_t collect() noexcept;
+    /// Hands the sinks the batch collect() took (`collected` records), in time order.
+    void write_batch(std::size_t collected) noexcept;
     /// Whether a ring the last look saw has published records not yet written.
     [[nodiscard]] bool holds_unread() const noexcept;
 
@@ -66,9 +69,6 @@ private:
         Level level;
     };
 
-    /// Takes each ring's share of the next batch into batch_ and runs_; returns how many.
-    std::size_t collect() noexcept;
-    void write_batch(std::size_t collected) noexcept;
     /// Puts `record` (its logger's filter bits `admitted`) through the per-channel loop: its lines into
     /// the batch's, its parts to their sinks. False, adding nothing, when its lines would not fit
     /// in the reserved room (the first record of a batch always fits).

@@ -111,27 +111,24 @@ void AsyncWriter::stop() noexcept {
 
 void AsyncWriter::run() noexcept {
     writer_tid_.store(kernel_thread_id(), std::memory_order_release);
-    for (;;) {
+    for (;;) {  // a sweep: every ring's published records, in batches
         const bool stopping = stopping_.load(std::memory_order_acquire);
-        if (sweep()) continue;
+        const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        merge_.look(rings_);
+        bool wrote = false;
+        while (const std::size_t collected = merge_.collect()) {
+            merge_.write_batch(collected);
+            wrote = true;
+            note_progress();
+        }
+        sweeps_done_.store(number, std::memory_order_release);
+        note_progress();
+        if (wrote) continue;
         if (stopping) break;  // a whole sweep after callers stopped found nothing
         idle_wait();
     }
     writer_tid_.store(0, std::memory_order_release);
-}
-
-bool AsyncWriter::sweep() noexcept {
-    const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    merge_.look(rings_);
-    bool wrote = false;
-    while (merge_.write_next_batch()) {
-        wrote = true;
-        note_progress();
-    }
-    sweeps_done_.store(number, std::memory_order_release);
-    note_progress();
-    return wrote;
 }
 
 void AsyncWriter::idle_wait() noexcept {

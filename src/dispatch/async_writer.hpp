@@ -137,7 +137,6 @@ private:
     char* wait_for_space(AsyncRing& ring, std::size_t size) noexcept;
     void wake_writer() noexcept;
     void idle_wait() noexcept;
-    bool sweep() noexcept;
     void note_progress() noexcept;
     void raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept;
 
