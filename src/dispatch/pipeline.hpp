@@ -104,6 +104,7 @@ struct Pipeline {
     static constexpr std::uint64_t kSetMask = (std::uint64_t{1} << kSamplerShift) - 1;
     /// rules_for's cache word for `logger`, worked out and stored.
     std::uint64_t work_out_rules(const LoggerCore& logger) const noexcept;
+
     /// Hands one record of `channel` (its line, or its parts) to each of its sinks
     /// that takes it (Route::takes; `admitted`: the logger's FilterBits) on the calling thread. In
     /// async mode records go to the writer's rings instead; only one too large for them comes

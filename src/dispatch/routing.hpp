@@ -7,8 +7,8 @@
 //
 // Logger rules (SinkConfig::loggers / exclude) are decided once per logger and table, not per
 // record: each filtered sink owns one bit of a logger's FilterBits, interned per pipeline and
-// named by index in the logger's LoggerCore (Pipeline::rules_for). A table without rules never
-// asks: its checks are the plain levels.
+// named in the logger's one-word cache (Pipeline::rules_for). A table without rules never asks:
+// its checks are the plain levels.
 #pragma once
 
 #include <chrono>
