@@ -167,7 +167,7 @@ void write_final_records(FinalNote& note, bool fatal_record) noexcept {
         const std::string_view logger = final_record_logger().name.text;
         for (std::size_t c = 0; c < routing.channels.size(); ++c) {
             const Route* route = routing.route(i, c);
-            if (route == nullptr || !routing.takes(*route, Level::fatal, logger)) continue;
+            if (route == nullptr || !route->takes(Level::fatal, pipeline->final_record_admitted)) continue;
             write_final_record(*routing.sinks[i]->sink, routing.channels[c], note, logger);
         }
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dispatch/sink_calls.hpp"
+#include "encode/final_record.hpp"
 
 namespace fieldlog::detail {
 
@@ -54,6 +55,7 @@ void Pipeline::seal_rules() {
     if (samplers.size() > 255) throw ConfigError("sampling: at most 255 entries");
     unfiltered_level = routing.filters.empty() && samplers.empty() ? routing.lowest_level : Level::off;
     filter_sets.start(routing.filter_words());
+    final_record_admitted = rules_for(final_record_logger()).admitted;
 }
 
 std::uint64_t Pipeline::work_out_rules(const LoggerCore& logger) const noexcept {

@@ -67,6 +67,9 @@ struct Pipeline {
     std::uint32_t generation = 0;
     /// The loggers' FilterBits, interned as work_out_rules finds them.
     mutable FilterSets filter_sets;
+    /// The FilterBits of the crash path's `fatal` record (final_record.hpp), worked out ahead:
+    /// a signal handler may not intern them.
+    FilterBits final_record_admitted = kEveryLogger;
     ClockFn clock = nullptr;
     /// Config::redact, for the channels of parts (record/parts_view.hpp); the encoders have it
     /// in their options.
@@ -96,7 +99,8 @@ struct Pipeline {
         return {filter_sets.at(static_cast<std::uint32_t>(cached & kSetMask)),
                 sampler == 0 ? nullptr : samplers[sampler - 1].second.get()};
     }
-    /// Works out the generation and `unfiltered_level` from the routes and samplers (configure()).
+    /// Works out the generation, `unfiltered_level` and `final_record_admitted` from the routes
+    /// and samplers (configure()).
     void seal_rules();
 
     static constexpr unsigned kSamplerShift = 24;

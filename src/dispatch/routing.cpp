@@ -88,9 +88,11 @@ std::string_view LoggerFilter::check(std::string_view pattern) noexcept {
 
 void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderOptions& options, Level level,
                        const LoggerFilter& filter) {
-    std::uint32_t filter_index = Route::kUnfiltered;
-    if (!filter.take.empty() || !filter.exclude.empty()) {
-        filter_index = static_cast<std::uint32_t>(filters.size());
+    Route route{.sink = handle->sink.get(), .level = level};
+    const bool filtered = !filter.take.empty() || !filter.exclude.empty();
+    if (filtered) {  // bit 0 stands for the sinks without a filter
+        route.filter_word = static_cast<std::uint32_t>((filters.size() + 1) / 64);
+        route.filter_bit = std::uint64_t{1} << (filters.size() + 1) % 64;
         filters.push_back(filter);
     }
     if (std::find(sinks.begin(), sinks.end(), handle) == sinks.end()) sinks.push_back(handle);
@@ -111,14 +113,9 @@ void RoutingTable::add(const std::shared_ptr<SinkHandle>& handle, const EncoderO
                                                  .lowest_level = Level::off,
                                                  .routes = {}});
     }
-    Route route{.sink = handle->sink.get(), .level = level, .filter = filter_index};
-    if (filter_index != Route::kUnfiltered) {
-        route.filter_word = (filter_index + 1) / 64;
-        route.filter_bit = std::uint64_t{1} << (filter_index + 1) % 64;
-    }
     channel->routes.push_back(route);
     channel->lowest_level = std::min(channel->lowest_level, level);
-    channel->filtered = channel->filtered || filter_index != Route::kUnfiltered;
+    channel->filtered = channel->filtered || filtered;
     index_routes();
 }
 

@@ -75,17 +75,14 @@ struct LoggerFilter {
 
 /// One sink's place in a channel: the one rule of which records reach it.
 struct Route {
-    static constexpr std::uint32_t kUnfiltered = UINT32_MAX;
-
     Sink* sink;
-    Level level;                         ///< the sink's level
-    std::uint32_t filter = kUnfiltered;  ///< a filtered sink's index in RoutingTable::filters
-    std::uint32_t filter_word = 0;       ///< its bit's word in FilterBits
-    std::uint64_t filter_bit = 1;        ///< its bit in that word (bit 0: no filter)
+    Level level;                    ///< the sink's level
+    std::uint32_t filter_word = 0;  ///< the word of FilterBits its bit is in
+    std::uint64_t filter_bit = 1;   ///< its bit: bit 0 without a filter, bit 1 + i for filter i
 
     /// True when the sink takes a record at `record` of a logger whose filter bits are
-    /// `admitted` (Pipeline::rules_for). Sync dispatch, the async writer and the crash path's
-    /// queued records all ask this, and nothing else.
+    /// `admitted` (Pipeline::rules_for). Sync dispatch, the async writer and the crash path
+    /// all ask this, and nothing else.
     [[nodiscard]] bool takes(Level record, FilterBits admitted) const noexcept {
         return record >= level && (admitted[filter_word] & filter_bit) != 0;
     }
@@ -145,11 +142,6 @@ struct RoutingTable {
     /// asks Pipeline::rules_for, which interns them per logger.
     void admitted(std::string_view logger, std::span<std::uint64_t> bits) const noexcept;
     [[nodiscard]] std::size_t filter_words() const noexcept { return filters.empty() ? 0 : (filters.size() + 64) / 64; }
-    /// Whether `route` takes a record of `logger` at `level`, its filter asked directly: for the
-    /// crash path's `fatal` record, which may not intern a set.
-    [[nodiscard]] bool takes(const Route& route, Level level, std::string_view logger) const noexcept {
-        return level >= route.level && (route.filter == Route::kUnfiltered || filters[route.filter].admits(logger));
-    }
 
 private:
     /// Fills routes_ from the channels (add()).
