@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "dispatch/pipeline.hpp"
+#include "record/thread_context.hpp"
 #include "support/test_support.hpp"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -691,4 +693,30 @@ TEST_CASE("Forking 1000 times while other threads log never hangs a child and lo
     CHECK(next[0] == sent[0]);
     CHECK(next[1] == sent[1]);
     CHECK(from_children == static_cast<std::uint64_t>(forks) * 10);
+}
+
+TEST_CASE("fork() waits while a logger's filter bits are interned, and the child interns its own", "[routing][fork]") {
+    FIELDLOG_SKIP_FORK_UNDER_ASAN();
+    const ResetAfter reset;
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure(fieldlog::Config{.sinks = {fieldlog::SinkConfig{.target = sink, .exclude = {"no.such.logger"}}}});
+    fieldlog::detail::Pipeline* pipeline = fieldlog::detail::g_current_pipeline.load();
+    REQUIRE(pipeline != nullptr);
+    // Another thread holds the pipeline's interning lock, as one does inside Pipeline::work_out_rules.
+    std::latch held(1);
+    std::thread holder([&] {
+        pipeline->filter_sets.lock_for_fork();
+        held.count_down();
+        std::this_thread::sleep_for(200ms);  // the fork below begins meanwhile, and must wait
+        pipeline->filter_sets.unlock_after_fork();
+    });
+    held.wait();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        fieldlog::get("child.new").info("m");  // a new logger: its filter bits are interned here
+        ::_exit(sink->lines().size() == 1 ? 0 : 1);
+    }
+    holder.join();
+    CHECK(child_exited_cleanly(child, std::chrono::seconds(20)));
 }

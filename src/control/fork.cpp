@@ -29,11 +29,13 @@ void prepare() noexcept {
             flush_sink(*handle->sink);  // what is buffered is the parent's; the child must not write it again
         }
         if (g_forking->writer) g_forking->writer->lock_for_fork();
+        g_forking->filter_sets.lock_for_fork();
     }
 }
 
 void release() noexcept {
     if (g_forking != nullptr) {  // the writer's ring list is unlocked by its after_fork hook
+        g_forking->filter_sets.unlock_after_fork();
         const auto& sinks = g_forking->routing.sinks;
         for (auto it = sinks.rbegin(); it != sinks.rend(); ++it) (*it)->sink->mutex().unlock();
     }

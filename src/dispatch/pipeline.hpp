@@ -43,6 +43,10 @@ public:
     /// Where `bits` (words() of them) start, interned if new. Throws std::bad_alloc, or
     /// std::length_error past kMaxWords.
     std::uint32_t intern(std::span<const std::uint64_t> bits);
+    /// fork(): prepare takes the lock, so that no child starts with it held by a thread it
+    /// does not have; the parent and the child give it back.
+    void lock_for_fork() noexcept { mutex_.lock(); }
+    void unlock_after_fork() noexcept { mutex_.unlock(); }
 
 private:
     std::size_t words_ = 0;
