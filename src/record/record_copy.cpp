@@ -47,6 +47,12 @@ RecordCopy::RecordCopy(const RecordView& record) {
         message.append(record.message->text());
     }
 
+    const auto count = [](std::size_t n) {
+        if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("RecordCopy: more fields than a copy holds");
+        return static_cast<std::uint32_t>(n);
+    };
+    const std::uint32_t field_count = count(all.size());
+
     const std::size_t head = detail::align_copy(sizeof(Block));
     const std::size_t size = head + room.structs + room.chars + message.size() + record.logger.size();
     char* const raw = static_cast<char*>(::operator new(size, std::align_val_t{detail::kCopyAlign}));
@@ -61,11 +67,6 @@ RecordCopy::RecordCopy(const RecordView& record) {
     std::string_view logger_copy;
     char* const text = detail::copy_text(raw + head + room.structs + room.chars, message.view(), message_copy);
     detail::copy_text(text, record.logger, logger_copy);
-    const std::span<const Field> copied(fields, all.size());
-    const auto count = [](std::size_t n) {
-        if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("RecordCopy: more fields than a copy holds");
-        return static_cast<std::uint32_t>(n);
-    };
     block_.reset(new (raw) Block{
         .record = {.logger = nullptr,
                    .bound = nullptr,
@@ -73,12 +74,12 @@ RecordCopy::RecordCopy(const RecordView& record) {
                    .where = record.message->where(),
                    .message = message_copy,
                    .fields = fields,
-                   .field_count = count(all.size()),
+                   .field_count = field_count,
                    .level = record.level,
                    .time = record.time,
                    .thread_id = record.thread_id,
-                   .bound_count = count(record.bound.size()),
-                   .scope_count = count(record.scope.size())},
+                   .bound_count = static_cast<std::uint32_t>(record.bound.size()),  // each at most field_count
+                   .scope_count = static_cast<std::uint32_t>(record.scope.size())},
         .logger = logger_copy,
         .message = Message(message_copy, record.message->where()),
     });
