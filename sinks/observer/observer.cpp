@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The test observer (see fieldlog/testing/observer.hpp): it keeps each record's owned copy
-// (RecordCopy) and makes the ObservedRecords a test reads from it, through the ValueEncoder
+// (copy_record) and makes the ObservedRecords a test reads from it, through the ValueEncoder
 // calls an encoder gets; and the observer's queries.
 #include "fieldlog/testing/observer.hpp"
 
@@ -194,10 +194,10 @@ ObservedRecord observed(const RecordView& record) {
     return made;
 }
 
-std::vector<ObservedRecord> observed(const std::vector<RecordCopy>& copies) {
+std::vector<ObservedRecord> observed(const std::vector<std::shared_ptr<const OwnedRecord>>& copies) {
     std::vector<ObservedRecord> made;
     made.reserve(copies.size());
-    for (const RecordCopy& copy : copies) made.push_back(observed(copy.view()));
+    for (const auto& copy : copies) made.push_back(observed(view_of(*copy)));
     return made;
 }
 
@@ -280,7 +280,7 @@ ObservedRecords ObservedRecords::filter(const std::function<bool(const ObservedR
     return keep_if(records_, keep);
 }
 
-void Observer::write(const RecordView& record) { records_.emplace_back(record); }
+void Observer::write(const RecordView& record) { records_.push_back(copy_record(record)); }
 
 ObservedRecords Observer::records() const { return ObservedRecords(all()); }
 

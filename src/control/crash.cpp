@@ -65,8 +65,7 @@ struct CrashShare {
     }
     static void take(void* self, const OwnedRecord& queued, std::size_t size, FilterBits admitted) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
-        const Message message(queued.message, queued.where);
-        const Record record = queued.record(message);
+        const Record record = queued.record();
         for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
             const Channel& channel = share.routing.channels[c];
             const Route* route = share.routing.route(share.sink, c);

@@ -16,13 +16,13 @@
 #include "base/buffer.hpp"
 #include "dispatch/ring_set.hpp"
 #include "dispatch/routing.hpp"
+#include "fieldlog/owned_record.hpp"
 #include "fieldlog/sink.hpp"
 #include "record/parts_view.hpp"
 
 namespace fieldlog::detail {
 
 struct Pipeline;
-struct OwnedRecord;
 
 class AsyncMerge {
 public:

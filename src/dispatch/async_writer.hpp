@@ -39,7 +39,6 @@
 namespace fieldlog::detail {
 
 struct Pipeline;
-struct OwnedRecord;
 
 class AsyncWriter {
 public:

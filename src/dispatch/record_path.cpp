@@ -136,9 +136,8 @@ void write_kept_records(ThreadContext& context, const Pipeline* pipeline,
         const OwnedRecord& r = kept_record->record;
         if (r.level < pipeline->routing.lowest_level) continue;
         const FilterBits admitted = r.level < pipeline->unfiltered_level ? pipeline->rules_for(*r.logger).admitted : kEveryLogger;
-        const Message message(r.message, r.where);
         ThreadCounters::bump(context.counters.backtrace_written);
-        deliver_record(context, *pipeline, r.record(message), admitted);
+        deliver_record(context, *pipeline, r.record(), admitted);
     }
     discard_kept_records(*context.home, kept);
 }

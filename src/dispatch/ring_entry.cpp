@@ -22,7 +22,7 @@ namespace {
 // writes while the writer reads it (the thread's next entry follows it at once).
 constexpr std::size_t kOverreadRoom = 16;
 
-static_assert(sizeof(OwnedRecord) % 8 == 0 && alignof(OwnedRecord) <= 8);  // the fields after it stay 8-aligned
+static_assert(sizeof(OwnedRecord) % alignof(Field) == 0);  // its fields follow it
 
 /// Makes sure `node` (not null) carries its encoding for every channel that takes the record.
 void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
@@ -51,8 +51,8 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
     const std::size_t texts = size + queued.logger->name.text.size() +
-                              std::string_view(queued.where.file_name()).size() +
-                              std::string_view(queued.where.function_name()).size();
+                              std::string_view(queued.message.where().file_name()).size() +
+                              std::string_view(queued.message.where().function_name()).size();
     return kFixedParts + kEscapedAtMost * texts + context_bytes(queued.bound, channel) +
            context_bytes(queued.scope, channel);
 }
@@ -89,10 +89,8 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         std::string_view message_copy;
         copy_text(copied_message, message_text, message_copy);
         text.shrink();
-        const Field* copied = copy_fields(record.fields, room, copied_fields, context.scratch);
-        new (slot.payload) OwnedRecord(owned_head(record, copied,
-                                                  copied != nullptr ? static_cast<std::uint32_t>(record.fields.size()) : 0,
-                                                  message_copy,
+        copy_fields(record.fields, room, copied_fields, context.scratch);
+        new (slot.payload) OwnedRecord(owned_head(record, static_cast<std::uint32_t>(record.fields.size()), message_copy,
                                                   record.thread_id != 0 ? record.thread_id : cached_thread_id()));
         if (record.bound != nullptr) retain(record.bound);
         if (record.scope != nullptr) retain(record.scope);

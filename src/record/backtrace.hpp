@@ -10,6 +10,7 @@
 //   Logger::emit, at the trigger ─► emit_after_backtraces ─► write_kept_records, then the record
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -40,6 +41,7 @@ struct KeptEntry {
     bool holds_scope;
     OwnedRecord record;
 };
+static_assert(sizeof(KeptEntry) == offsetof(KeptEntry, record) + sizeof(OwnedRecord));  // its fields follow it
 
 /// The kept records of one open scope that keeps a backtrace (its ScopeLayer's), oldest
 /// first. A block of the thread's pool: a scope without a backtrace has none. Records lie one

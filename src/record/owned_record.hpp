@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The owned copy of a record: what a record becomes when it must outlive its logging call (an
-// async ring entry, a kept backtrace record) and what a context node's fields are. The copy
+// async ring entry, a kept backtrace record, a sink's copy_record) and what a context node's fields are. The copy
 // points only into its own memory, or at what lives longer (the logger, the context nodes it
 // holds references to, the call site). Fields that are all scalars and strings are sized and
 // copied in one pass; any others in two, to size the block and then to fill it, user types and
@@ -20,44 +20,48 @@
 #include "encode/json_safe.hpp"
 #include "fieldlog/field.hpp"
 
-namespace fieldlog::detail {
+namespace fieldlog {
 
-class Buffer;
-
-/// The head of an owned copy; the fields and the message's text lie after it, in its block.
+/// The head of an owned copy (fieldlog/owned_record.hpp names it for sinks that keep records);
+/// its fields lie right after it, their text and the message's after them, in its block.
 struct OwnedRecord {
-    const LoggerCore* logger;  ///< null in a RecordCopy, which keeps the logger's name beside it
-    ContextNode* bound;  ///< a reference, or (backtrace.hpp) a chain kept alive by its holder
-    ContextNode* scope;  ///< likewise
-    SourceLocation where;
-    std::string_view message;  ///< formatted already when the call gave fmt arguments
-    const Field* fields;
+    /// The record's logger; in a copy_record copy, one of the copy's own, named as the view's.
+    const detail::LoggerCore* logger;
+    detail::ContextNode* bound;  ///< a reference, or (backtrace.hpp) a chain kept alive by its holder
+    detail::ContextNode* scope;  ///< likewise
+    Message message;  ///< plain text: formatted already when the call gave fmt arguments
     std::uint32_t field_count;
     Level level;
     Timestamp time;
     int thread_id;  ///< of the thread that logged it; 0: the one that writes it
-    /// A RecordCopy (fieldlog/record_copy.hpp) copies a view, whose context is fields, not
-    /// nodes: the first bound_count of `fields` are the bound (with()) ones, the next
-    /// scope_count the scopes'. 0 in every other copy.
+    /// A copy_record copy copies a view, whose context is fields, not nodes: the first
+    /// bound_count of `fields` are the bound (with()) ones, the next scope_count the scopes'.
+    /// 0 in every other copy.
     std::uint32_t bound_count;
     std::uint32_t scope_count;
 
-    /// The record again, its message `message` (made by the caller from `this->message` and
-    /// `where`, as it must outlive the Record).
-    [[nodiscard]] Record record(const Message& text) const noexcept {
-        return Record{time, level, *logger, text, bound, scope, std::span<const Field>(fields, field_count), thread_id};
+    [[nodiscard]] std::span<const Field> fields() const noexcept {
+        return {std::launder(reinterpret_cast<const Field*>(this + 1)), field_count};
+    }
+    /// The record again.
+    [[nodiscard]] detail::Record record() const noexcept {
+        return detail::Record{time, level, *logger, message, bound, scope, fields(), thread_id};
     }
 };
 
-/// The head of `record`'s copy, whose fields and message text are `fields` and `message`.
-inline OwnedRecord owned_head(const Record& record, const Field* fields, std::uint32_t field_count,
-                              std::string_view message, int thread_id) noexcept {
+}  // namespace fieldlog
+
+namespace fieldlog::detail {
+
+class Buffer;
+
+/// The head of `record`'s copy, whose field_count fields follow it and whose message text is `message`.
+inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, std::string_view message,
+                              int thread_id) noexcept {
     return OwnedRecord{.logger = &record.logger,
                        .bound = record.bound,
                        .scope = record.scope,
-                       .where = record.message.where(),
-                       .message = message,
-                       .fields = fields,
+                       .message = Message(message, record.message.where()),
                        .field_count = field_count,
                        .level = record.level,
                        .time = record.time,

@@ -3,7 +3,7 @@
 // typed form, so that a test asks "exactly one warn record of logger `db` with rows == 3 and the
 // scope's request_id" without parsing a line. It reads parts (SinkInfo::lines false): the
 // dispatcher hands it each record's parts and encodes nothing for it, and it keeps each one's
-// owned copy (RecordCopy). Every reader first waits until the records logged before it
+// owned copy (copy_record). Every reader first waits until the records logged before it
 // reached the sinks (fieldlog::flush()), so a test reads it without a flush, in async mode too.
 // Its level and its loggers / exclude rules are a SinkConfig's, as for any sink, and metrics()
 // counts its records (kind "observer", no bytes).
@@ -37,7 +37,7 @@
 #include "fieldlog/level.hpp"
 #include "fieldlog/sink.hpp"
 #include "fieldlog/timestamp.hpp"
-#include "fieldlog/record_copy.hpp"
+#include "fieldlog/owned_record.hpp"
 
 namespace fieldlog::testing {
 
@@ -243,7 +243,7 @@ public:
     void clear();
 
 private:
-    std::vector<RecordCopy> records_;  ///< guarded by mutex()
+    std::vector<std::shared_ptr<const OwnedRecord>> records_;  ///< guarded by mutex()
 };
 
 }  // namespace fieldlog::testing

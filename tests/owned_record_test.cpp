@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: MIT
-// RecordCopy: a record's owned copy reads as the record did after everything the
-// record referred to is gone; a user type's encoding runs once, when the copy is made.
+// copy_record: a record's owned copy reads as the record did after everything the record
+// referred to is gone; a user type's encoding runs once, when the copy is made.
 #include <catch2/catch.hpp>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "fieldlog/owned_record.hpp"
 #include "fieldlog/testing/observer.hpp"
-#include "fieldlog/record_copy.hpp"
 
 using fieldlog::Field;
-using fieldlog::RecordCopy;
+using fieldlog::copy_record;
+using fieldlog::OwnedRecord;
 using fieldlog::RecordView;
 using fieldlog::testing::ObservedMember;
 using fieldlog::testing::ObservedValue;
 
-namespace record_copy_test {
+namespace owned_record_test {
 
 struct Counted {
     int* encodes;
@@ -34,14 +34,14 @@ void fieldlog_encode(fieldlog::ValueEncoder& enc, const Counted& c) {
 struct Throwing {};
 void fieldlog_encode(fieldlog::ValueEncoder&, const Throwing&) { throw std::runtime_error("no encoding"); }
 
-}  // namespace record_copy_test
+}  // namespace owned_record_test
 
-using record_copy_test::Counted;
-using record_copy_test::Throwing;
+using owned_record_test::Counted;
+using owned_record_test::Throwing;
 
-TEST_CASE("a record's copy reads as the record did once the record's own memory is gone", "[record_copy]") {
+TEST_CASE("a record's copy reads as the record did once the record's own memory is gone", "[owned_record]") {
     int encodes = 0;
-    std::unique_ptr<RecordCopy> copy;
+    std::shared_ptr<const OwnedRecord> copy;
     {
         auto logger = std::make_unique<std::string>("db.pool");
         auto id = std::make_unique<std::string>("req-7f3a");
@@ -61,17 +61,14 @@ TEST_CASE("a record's copy reads as the record did once the record's own memory 
                               .scope = scope,
                               .fields = fields,
                               .thread_id = 4242};
-        copy = std::make_unique<RecordCopy>(view);
+        copy = copy_record(view);
         CHECK(encodes == 1);
         // Overwrite what the record referred to before freeing it.
         logger->assign(logger->size(), 'x');
         id->assign(id->size(), 'x');
         key->assign(key->size(), 'x');
     }
-    const RecordCopy moved = std::move(*copy);
-    copy.reset();
-
-    const RecordView read = moved.view();
+    const RecordView read = view_of(*copy);
     CHECK(read.level == fieldlog::Level::warn);
     CHECK(read.time.seconds == 1700000000);
     CHECK(read.time.nanos == 123456789);
@@ -95,14 +92,14 @@ TEST_CASE("a record's copy reads as the record did once the record's own memory 
     // The user type replays what it recorded, as often as it is read, without running again.
     const ObservedValue expected(std::vector<ObservedMember>{{"value", 3}});
     CHECK(ObservedValue::of(read.fields[0].value) == expected);
-    CHECK(ObservedValue::of(moved.view().fields[0].value) == expected);
+    CHECK(ObservedValue::of(view_of(*copy).fields[0].value) == expected);
     CHECK(encodes == 1);
 }
 
-TEST_CASE("a record's copy of no fields and an empty message", "[record_copy]") {
+TEST_CASE("a record's copy of no fields and an empty message", "[owned_record]") {
     const fieldlog::Message message("");
-    const RecordCopy copy(RecordView{.logger = "", .message = &message});
-    const RecordView read = copy.view();
+    const auto copy = copy_record(RecordView{.logger = "", .message = &message});
+    const RecordView read = view_of(*copy);
     CHECK(read.message->text().empty());
     CHECK(read.logger.empty());
     CHECK(read.bound.empty());
@@ -110,16 +107,16 @@ TEST_CASE("a record's copy of no fields and an empty message", "[record_copy]") 
     CHECK(read.fields.empty());
 }
 
-TEST_CASE("a user type that throws while a record is copied: the copy throws it", "[record_copy]") {
+TEST_CASE("a user type that throws while a record is copied: the copy throws it", "[owned_record]") {
     const fieldlog::Message message("boom");
     const Throwing throwing;
     const std::vector<Field> fields{{"bad", throwing}};
-    CHECK_THROWS_WITH(RecordCopy(RecordView{.logger = "x", .message = &message, .fields = fields}),
+    CHECK_THROWS_WITH(copy_record(RecordView{.logger = "x", .message = &message, .fields = fields}),
                       "no encoding");
 }
 
-TEST_CASE("a line's view cannot be copied as parts: the copy says so", "[record_copy]") {
+TEST_CASE("a line's view cannot be copied as parts: the copy says so", "[owned_record]") {
     const char line[] = "{\"msg\":\"x\"}\n";
-    CHECK_THROWS_WITH(RecordCopy(RecordView{.bytes = {line, sizeof line - 1}, .logger = "x"}),
+    CHECK_THROWS_WITH(copy_record(RecordView{.bytes = {line, sizeof line - 1}, .logger = "x"}),
                       Catch::Contains("holds a line"));
 }
