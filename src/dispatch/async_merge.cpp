@@ -10,6 +10,8 @@
 #include "dispatch/pipeline.hpp"
 #include "dispatch/ring_entry.hpp"
 #include "dispatch/sink_calls.hpp"
+#include "record/context_node.hpp"
+#include "record/thread_context.hpp"
 
 namespace fieldlog::detail {
 
@@ -115,7 +117,11 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
         if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
         for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
     }
-    for (const OwnedRecord* record : taken_) release_entry(*record);
+    ContextHome* const home = t_context != nullptr ? t_context->home : nullptr;
+    for (const OwnedRecord* record : taken_) {  // the context references queue_record took
+        release(home, record->bound);
+        release(home, record->scope);
+    }
     for (const Run& run : runs_) {
         run.ring->read = run.ring->batch_end;
         run.ring->queue.release(run.ring->batch_end);

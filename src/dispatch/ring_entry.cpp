@@ -57,12 +57,6 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
            context_bytes(queued.scope, channel);
 }
 
-void release_entry(const OwnedRecord& queued) noexcept {
-    ContextHome* home = t_context != nullptr ? t_context->home : nullptr;
-    if (queued.bound != nullptr) release(home, queued.bound);
-    if (queued.scope != nullptr) release(home, queued.scope);
-}
-
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
     const Message& message = record.message;

@@ -30,7 +30,4 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
 /// the crash path, which may not grow a buffer, asks first.
 std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channel& channel) noexcept;
 
-/// Gives back what `queued` holds (its context references) once every sink has it.
-void release_entry(const OwnedRecord& queued) noexcept;
-
 }  // namespace fieldlog::detail
