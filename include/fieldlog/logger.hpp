@@ -21,6 +21,7 @@
 #include "fieldlog/export.hpp"
 #include "fieldlog/field.hpp"
 #include "fieldlog/level.hpp"
+#include "fieldlog/message_template.hpp"
 
 /// Calls below this level are removed at compile time (0 = trace … 6 = off).
 #ifndef FIELDLOG_ACTIVE_LEVEL
@@ -41,6 +42,26 @@ concept format_arguments =
 /// Always false: names the mistake in the error of a call that gives a fmt message fields.
 template <typename... Args>
 inline constexpr bool fmt_message_with_fields = false;
+
+/// Always false: names the mistake in the error of a call that gives a template's values fields.
+template <typename... Args>
+inline constexpr bool template_with_fields = false;
+
+// A template's values followed by fields (log.info("took {ms} ms"_tpl, ms, {{"k", v}})) match
+// these, whose first error says what to write instead.
+#define FIELDLOG_DETAIL_TEMPLATE_WITH_FIELDS_HINT(prefix, name, suffix, ...)                                 \
+    template <::fieldlog::TemplateText Text, typename A>                                                   \
+    prefix void name(__VA_ARGS__ ::fieldlog::Template<Text>, A&&, Fields) suffix {                          \
+        static_assert(::fieldlog::detail::template_with_fields<A>,                                        \
+                      "fieldlog: a template takes no fields after its values: write "                     \
+                      "log.info(fieldlog::format(\"took {ms} ms\"_tpl, ms), {{\"key\", value}})");        \
+    }                                                                                                      \
+    template <::fieldlog::TemplateText Text, typename A, typename B>                                       \
+    prefix void name(__VA_ARGS__ ::fieldlog::Template<Text>, A&&, B&&, Fields) suffix {                     \
+        static_assert(::fieldlog::detail::template_with_fields<A, B>,                                     \
+                      "fieldlog: a template takes no fields after its values: write "                     \
+                      "log.info(fieldlog::format(\"{what} took {ms} ms\"_tpl, what, ms), {{\"key\", value}})"); \
+    }
 
 // A fmt message followed by fields (log.info("took {} ms", ms, {{"k", v}})) matches one of these
 // overloads, whose first error says what to write instead; without them the compiler lists
@@ -154,12 +175,14 @@ private:
     unsigned line_ = 0;
 };
 
-/// A message: plain text, or a fmt format string with its arguments (formatted straight into
-/// the record buffer), and where in the source the call is (written when the sink's `caller`
-/// option is on). Made implicitly at the call site, which is what SourceLocation::current() as
-/// a default argument names.
+/// A message: plain text, a fmt format string with its arguments (formatted straight into the
+/// record buffer), or a template (message_template.hpp) with its holes' fields; and where in the
+/// source the call is (written when the sink's `caller` option is on). Made implicitly at the
+/// call site, which is what SourceLocation::current() as a default argument names.
 class FIELDLOG_API Message {
 public:
+    enum class Kind : unsigned char { plain, formatted, templated };
+
     constexpr Message(std::string_view text,  // NOLINT: implicit by design
                       SourceLocation where = SourceLocation::current()) noexcept
         : text_(text), where_(where) {}
@@ -171,18 +194,34 @@ public:
         : text_(text), where_(where) {}
     Message(fmt::string_view format, fmt::format_args args,
             SourceLocation where = SourceLocation::current()) noexcept
-        : text_(format.data(), format.size()), args_(args), where_(where), formatted_(true) {}
+        : text_(format.data(), format.size()), args_(args), where_(where), kind_(Kind::formatted) {}
+    /// A template's message; `holes` are its values as fields, in the order of its holes.
+    constexpr Message(const TemplateSite& site, const Field* holes, SourceLocation where) noexcept
+        : text_(site.text), template_{&site, holes}, where_(where), kind_(Kind::templated) {}
 
+    /// The text as written: plain text, a fmt format string or a template.
     [[nodiscard]] constexpr std::string_view text() const noexcept { return text_; }
-    [[nodiscard]] constexpr bool formatted() const noexcept { return formatted_; }
+    [[nodiscard]] constexpr Kind kind() const noexcept { return kind_; }
+    [[nodiscard]] constexpr bool formatted() const noexcept { return kind_ == Kind::formatted; }
+    /// A formatted message's arguments.
     [[nodiscard]] fmt::format_args args() const noexcept { return args_; }
+    /// A templated message's template and holes.
+    [[nodiscard]] constexpr const TemplateSite& site() const noexcept { return *template_.site; }
+    [[nodiscard]] constexpr const Field* holes() const noexcept { return template_.holes; }
     [[nodiscard]] constexpr SourceLocation where() const noexcept { return where_; }
 
 private:
+    struct TemplateRef {
+        const TemplateSite* site;
+        const Field* holes;
+    };
     std::string_view text_;
-    fmt::format_args args_{};
+    union {
+        fmt::format_args args_{};
+        TemplateRef template_;
+    };
     SourceLocation where_;
-    bool formatted_ = false;
+    Kind kind_ = Kind::plain;
 };
 
 namespace detail {
@@ -199,7 +238,90 @@ struct LocatedFormat {
     fmt::format_string<Args...> format;
     SourceLocation where;
 };
+
+/// A template with the types of its values, and the place of the call it was written in: the
+/// parameter type of every template overload, so the checks see the text and the values.
+template <typename... Args>
+struct LocatedTemplate {
+    template <TemplateText Text>
+    consteval LocatedTemplate(Template<Text>,  // NOLINT: implicit by design
+                              SourceLocation at = SourceLocation::current())
+        : site(&SiteOf<Text>::site), where(at) {
+        using Site = SiteOf<Text>;
+        constexpr TemplateError error = Site::parsed.error;
+        static_assert(error != TemplateError::unbalanced,
+                      "fieldlog: a template's braces come in pairs: write {{ or }} for a brace of the text");
+        static_assert(error != TemplateError::unnamed,
+                      "fieldlog: a template names every hole ({status}): for positional holes ({} or {0}) "
+                      "drop _tpl and write a fmt message");
+        static_assert(error != TemplateError::bad_name,
+                      "fieldlog: a hole's name is a letter or _, then letters, digits, _ or . (64 bytes at most)");
+        static_assert(error != TemplateError::duplicate, "fieldlog: a template names each hole once");
+        static_assert(error != TemplateError::reserved,
+                      "fieldlog: a hole may not be named ts, level, logger, msg, caller, function or tid (the "
+                      "record writes those itself): rename it ({user_msg}), or give the value as a field after "
+                      "the message, where it is written as fields.<name>");
+        static_assert(error != TemplateError::too_many, "fieldlog: a template has 32 holes at most");
+        if constexpr (error == TemplateError::none) {
+            static_assert(Site::parsed.count == sizeof...(Args), "fieldlog: a template takes one value per hole");
+            if constexpr (Site::parsed.count == sizeof...(Args)) {
+                [&]<std::size_t... I>(std::index_sequence<I...>) {
+                    (check_spec<Site, I, Args>(), ...);
+                }(std::index_sequence_for<Args...>{});
+            }
+        }
+    }
+
+    const TemplateSite* site;
+    SourceLocation where;
+};
+
+/// A template's values as fields, named by its holes.
+template <std::size_t N>
+struct TemplateHoles {
+    template <typename... Args>
+    TemplateHoles(const TemplateSite& site, const Args&... args) noexcept  // NOLINT: one field per value
+        : TemplateHoles(site, std::index_sequence_for<Args...>{}, args...) {}
+    template <std::size_t... I, typename... Args>
+    TemplateHoles(const TemplateSite& site, std::index_sequence<I...>, const Args&... args) noexcept
+        : fields{Field(site.holes[I].name, args)...} {}
+
+    Field fields[N];
+};
+template <>
+struct TemplateHoles<0> {
+    explicit TemplateHoles(const TemplateSite&) noexcept {}
+    static constexpr const Field* fields = nullptr;
+};
 }  // namespace detail
+
+/// A template with its values, made by fieldlog::format(); converts to a Message whose holes
+/// are its values as fields.
+template <std::size_t N>
+class TemplateMessage {
+public:
+    template <typename... Args>
+    TemplateMessage(const TemplateSite& site, SourceLocation where, const Args&... args) noexcept
+        : holes_(site, args...), message_(site, holes_.fields, where) {}
+    TemplateMessage(const TemplateMessage&) = delete;
+    TemplateMessage& operator=(const TemplateMessage&) = delete;
+
+    [[nodiscard]] const Message& message() const noexcept { return message_; }
+    [[nodiscard]] std::span<const Field> holes() const noexcept { return {holes_.fields, N}; }
+
+private:
+    detail::TemplateHoles<N> holes_;
+    Message message_;
+};
+
+/// A template (checked at compile time) for a call that also has fields:
+///   log.info(fieldlog::format("user {user} logged in"_tpl, id), {{"ip", ip}});
+/// NOTE: it refers to its arguments; use it within the logging call's full expression.
+template <typename... Args>
+[[nodiscard]] TemplateMessage<sizeof...(Args)> format(detail::LocatedTemplate<std::type_identity_t<Args>...> text,
+                                                      const Args&... args) {
+    return TemplateMessage<sizeof...(Args)>(*text.site, text.where, args...);
+}
 
 /// A fmt message with its arguments, made by fieldlog::format(); converts to a Message.
 template <typename... Args>
@@ -274,6 +396,21 @@ public:
         if (enabled(level)) log_enabled(level, format, std::forward<Args>(args)...);
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, log, const, Level, const Message&)
+    /// Logs with a message template (message_template.hpp): log.info("took {ms} ms"_tpl, ms).
+    template <typename... Args>
+    void log(Level level, detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) const {
+        if (enabled(level)) log_enabled(level, text, args...);
+    }
+    /// The same, with fields after the template's: log.info(fieldlog::format("..."_tpl, a), {{"k", v}}).
+    template <std::size_t N>
+    void log(Level level, const TemplateMessage<N>& message, Fields fields = {}) const {
+        if (enabled(level)) emit_template(level, message.message(), message.holes(), {fields.begin(), fields.size()});
+    }
+    template <std::size_t N>
+    void log(Level level, const TemplateMessage<N>& message, std::span<const Field> fields) const {
+        if (enabled(level)) emit_template(level, message.message(), message.holes(), fields);
+    }
+    FIELDLOG_DETAIL_TEMPLATE_WITH_FIELDS_HINT(, log, const, Level,)
 
     // The fmt overload goes straight to log_enabled, not through log(): a call's argument types
     // are mostly its own, so each template between it and emit() is compiled once per call.
@@ -285,7 +422,21 @@ public:
     void method(detail::LocatedFormat<std::type_identity_t<Args>...> format, Args&&... args) const { \
         if (enabled(Level::method)) log_enabled(Level::method, format, std::forward<Args>(args)...); \
     }                                                                                           \
-    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)
+    FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(, method, const, const Message&)                          \
+    template <typename... Args>                                                                 \
+    void method(detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) const { \
+        if (enabled(Level::method)) log_enabled(Level::method, text, args...);                 \
+    }                                                                                           \
+    template <std::size_t N>                                                                    \
+    void method(const TemplateMessage<N>& message, Fields fields = {}) const {                  \
+        if (enabled(Level::method))                                                             \
+            emit_template(Level::method, message.message(), message.holes(), {fields.begin(), fields.size()}); \
+    }                                                                                           \
+    template <std::size_t N>                                                                    \
+    void method(const TemplateMessage<N>& message, std::span<const Field> fields) const {       \
+        if (enabled(Level::method)) emit_template(Level::method, message.message(), message.holes(), fields); \
+    }                                                                                           \
+    FIELDLOG_DETAIL_TEMPLATE_WITH_FIELDS_HINT(, method, const, )
     FIELDLOG_DETAIL_LEVEL_METHOD(trace)
     FIELDLOG_DETAIL_LEVEL_METHOD(debug)
     FIELDLOG_DETAIL_LEVEL_METHOD(info)
@@ -337,8 +488,16 @@ private:
         const auto store = fmt::make_format_args(args...);
         emit(level, Message(fmt::string_view(format.format), store, format.where), {});
     }
+    template <typename... Args>
+    void log_enabled(Level level, detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) const {
+        const detail::TemplateHoles<sizeof...(Args)> holes(*text.site, args...);
+        emit(level, Message(*text.site, holes.fields, text.where), std::span<const Field>(holes.fields, sizeof...(Args)));
+    }
     /// The record path past the level check: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
+    /// emit() for a template's message with fields after its holes' (`holes`).
+    void emit_template(Level level, const Message& message, std::span<const Field> holes,
+                       std::span<const Field> fields) const noexcept;
     /// emit() for a rate-limited call site (rate_limit.hpp) that kept `suppressed` records back
     /// since it last wrote one: the record's first field is "suppressed": that count.
     void emit_counted(Level level, std::uint64_t suppressed, const Message& message,
@@ -374,6 +533,20 @@ struct LoggerAccess {
         logger.log_enabled(level, format, std::forward<Args>(args)...);
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_enabled, , const Logger&, Level, const Message&)
+    template <typename... Args>
+    static void log_enabled(const Logger& logger, Level level, detail::LocatedTemplate<std::type_identity_t<Args>...> text,
+                            const Args&... args) {
+        logger.log_enabled(level, text, args...);
+    }
+    template <std::size_t N>
+    static void log_enabled(const Logger& logger, Level level, const TemplateMessage<N>& message, Fields fields = {}) {
+        logger.emit_template(level, message.message(), message.holes(), {fields.begin(), fields.size()});
+    }
+    template <std::size_t N>
+    static void log_enabled(const Logger& logger, Level level, const TemplateMessage<N>& message,
+                            std::span<const Field> fields) {
+        logger.emit_template(level, message.message(), message.holes(), fields);
+    }
 
     // The rate-limited call sites' entries (rate_limit.hpp): log_enabled, after `suppressed`
     // calls the site kept back.
@@ -400,6 +573,7 @@ struct LoggerAccess {
 };
 }  // namespace detail
 #undef FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT
+#undef FIELDLOG_DETAIL_TEMPLATE_WITH_FIELDS_HINT
 
 }  // namespace fieldlog
 

@@ -41,7 +41,8 @@ struct FIELDLOG_API RecordView {
     Level level = Level::info;
     Timestamp time{};
     std::string_view logger{};  ///< the logger's name: a sink routes or labels by it without parsing the line
-    /// formatted() tells a fmt message from plain text; where() the call site.
+    /// formatted() tells a fmt message from plain text (a template's comes made text, its holes
+    /// among `fields`); where() the call site.
     const Message* message = nullptr;
     std::span<const Field> bound{};   ///< the logger's with() fields, the parent's first
     std::span<const Field> scope{};   ///< the scopes open on the logging thread, outermost first

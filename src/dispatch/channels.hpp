@@ -21,7 +21,7 @@ namespace fieldlog::detail {
 
 /// What making a record's forms reuses from one record to the next.
 struct FormBuffers {
-    Buffer& line;     ///< the line being made
+    Buffer& line;     ///< the line being made, or a template's text for a view of parts
     Buffer& scratch;  ///< the encoders'
     /// Where a context encoding not made yet is made and kept; null where every one was made
     /// ahead (the writer and the crash path: the caller made them when it queued the record).
@@ -51,7 +51,9 @@ inline bool for_each_channel(const Pipeline& pipeline, const Record& record, Fil
         if (!channel.takes(record.level, admitted)) continue;
         if (!channel.lines) [[unlikely]] {
             RecordView parts;
-            if (make_parts_view(record, channel.options, pipeline.redact, buffers.parts, parts)) take(channel, parts);
+            const bool made = make_parts_view(record, channel.options, pipeline.redact, buffers.parts, buffers.line, parts);
+            if (made) take(channel, parts);
+            buffers.oversized = buffers.line.shrink() || buffers.oversized;
             continue;
         }
         buffers.line.clear();

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -166,7 +167,8 @@ void keep_for_backtrace(ThreadContext& context, const LoggerCore& logger, Contex
     const Pipeline* pipeline = acquire_pipeline(context);
     if (pipeline != nullptr &&
         keep_record(*context.home, context.record, context.scratch,
-                    Record{record_time(context, *pipeline), level, logger, message, bound, context.home->top, fields}))
+                    Record{record_time(context, *pipeline), level, logger, message, bound, context.home->top, fields},
+                    pipeline->redact))
         ThreadCounters::bump(context.counters.backtrace_kept);
     release_pipeline(context);
     context.busy = false;
@@ -245,6 +247,41 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     detail::route_record(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
     detail::release_pipeline(*context);
     context->busy = false;
+}
+
+void Logger::emit_template(Level level, const Message& message, std::span<const Field> holes,
+                           std::span<const Field> fields) const noexcept {
+    if (fields.empty()) {
+        emit(level, message, holes);
+        return;
+    }
+    // The holes, then the fields, in one list, made from their values, which refer: so the
+    // copies own nothing, and the list on the stack is given back without destroying them.
+    constexpr std::size_t kOnStack = 64;
+    const std::size_t count = holes.size() + fields.size();
+    if (count > kOnStack) [[unlikely]] {
+        std::vector<Field> all;
+        try {
+            all.reserve(count);
+            for (const std::span<const Field> part : {holes, fields}) {
+                for (const Field& f : part) all.emplace_back(f.key, f.value);
+            }
+        } catch (...) {
+            return;  // no memory for the list
+        }
+        emit(level, message, all);
+        return;
+    }
+    union Slots {
+        Slots() noexcept {}
+        ~Slots() {}
+        Field at[kOnStack];
+    } slots;
+    std::size_t i = 0;
+    for (const std::span<const Field> part : {holes, fields}) {
+        for (const Field& f : part) new (slots.at + i++) Field(f.key, f.value);
+    }
+    emit(level, message, std::span<const Field>(slots.at, count));
 }
 
 void Logger::emit_counted(Level level, std::uint64_t suppressed, const Message& message,

@@ -10,6 +10,7 @@
 #include "base/thread_id.hpp"
 #include "dispatch/pipeline.hpp"
 #include "encode/encode.hpp"
+#include "encode/message_text.hpp"
 #include "record/context_node.hpp"
 #include "record/owned_record.hpp"
 #include "record/thread_context.hpp"
@@ -64,9 +65,9 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
         if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
         std::string_view message_text = message.text();
-        if (message.formatted()) {
+        if (message.kind() != Message::Kind::plain) {
             text.clear();
-            fmt::vformat_to(std::back_inserter(text), message.text(), message.args());
+            append_message_text(text, message, pipeline.redact);
             message_text = text.view();
         }
         const FieldsRoom room = measure_fields(record.fields, context.scratch);

@@ -3,6 +3,7 @@
 #include "encode/console_encoder.hpp"
 
 #include "encode/console_style.hpp"
+#include "encode/message_text.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -152,12 +153,12 @@ inline void ConsoleEncoder::record(const Record& r, const EncodedContexts& conte
     out_.push_back(' ');
     write_logger(r.logger.name.text);
 
-    // The fields encode through scratch_ too, so a formatted message is formatted again for
+    // The fields encode through scratch_ too, so a formatted message is made again for
     // its further lines (only a multi-line one has any).
     const auto message_text = [&]() -> std::string_view {
-        if (!r.message.formatted()) return r.message.text();
+        if (r.message.kind() == Message::Kind::plain) return r.message.text();
         scratch_.clear();
-        fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
+        append_message_text(scratch_, r.message, options_.redact);
         return scratch_.view();
     };
     if (colour) out_.append(kSgrBold);
@@ -173,7 +174,7 @@ inline void ConsoleEncoder::record(const Record& r, const EncodedContexts& conte
     }
     record_fields(r, context);
     if (multi_line) write_further_lines(split_first_line(message_text()).rest);
-    if (r.message.formatted()) scratch_.shrink();
+    if (r.message.kind() != Message::Kind::plain) scratch_.shrink();
     out_.push_back('\n');
 }
 

@@ -8,6 +8,7 @@
 #include "base/thread_id.hpp"
 #include "encode/encoded_name.hpp"
 #include "encode/json_safe.hpp"
+#include "encode/message_text.hpp"
 #include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
@@ -61,9 +62,9 @@ inline void JsonEncoder::record(const Record& r, const EncodedContexts& context)
     std::memcpy(o, level.text, sizeof level.text);
     o += level.size;
     out_.commit(name.copy_json(o));
-    if (r.message.formatted()) {
+    if (r.message.kind() != Message::Kind::plain) {
         scratch_.clear();
-        fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
+        append_message_text(scratch_, r.message, options_.redact);
         append_json_escaped(out_, scratch_.view());
         scratch_.shrink();
     } else {

@@ -8,6 +8,7 @@
 
 #include "base/thread_id.hpp"
 #include "encode/console_style.hpp"
+#include "encode/message_text.hpp"
 #include "encode/redact.hpp"
 #include "encode/reserved_keys.hpp"
 #include "encode/text.hpp"
@@ -401,9 +402,9 @@ inline void LogfmtEncoder::record(const Record& r, const EncodedContexts& contex
     out_.append(" logger=");
     text_value(r.logger.name.text);
     out_.append(" msg=");
-    if (r.message.formatted()) {
+    if (r.message.kind() != Message::Kind::plain) {
         scratch_.clear();
-        fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
+        append_message_text(scratch_, r.message, options_.redact);
         text_value(scratch_.view());
         scratch_.shrink();
     } else {

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "base/thread_id.hpp"
+#include "encode/message_text.hpp"
 #include "encode/text.hpp"
 
 namespace fieldlog::detail {
@@ -107,9 +108,9 @@ inline void OtelEncoder::record(const Record& r, const EncodedContexts& context)
     out_.commit(o + 24 + time_size);
     const SeverityMembers& severity = kSeverityMembers[static_cast<std::size_t>(r.level)];
     out_.append(severity.text, severity.size);
-    if (r.message.formatted()) {
+    if (r.message.kind() != Message::Kind::plain) {
         scratch_.clear();
-        fmt::vformat_to(std::back_inserter(scratch_), r.message.text(), r.message.args());
+        append_message_text(scratch_, r.message, options_.redact);
         append_json_escaped(out_, scratch_.view());
         scratch_.shrink();
     } else {

@@ -7,21 +7,10 @@
 
 #include <string_view>
 
+#include "fieldlog/message_template.hpp"  // is_reserved_key, which templates check at compile time
+
 namespace fieldlog::detail {
 
 inline constexpr std::string_view kReservedKeyPrefix = "fields.";
-
-/// By length and then first letter: every top-level key of every record is asked, and
-/// most leave after those two compares.
-constexpr bool is_reserved_key(std::string_view key) noexcept {
-    switch (key.size()) {
-        case 2: return key == "ts";
-        case 3: return (key[0] == 'm' && key == "msg") || (key[0] == 't' && key == "tid");
-        case 5: return key[0] == 'l' && key == "level";
-        case 6: return (key[0] == 'l' && key == "logger") || (key[0] == 'c' && key == "caller");
-        case 8: return key[0] == 'f' && key == "function";
-        default: return false;
-    }
-}
 
 }  // namespace fieldlog::detail

@@ -14,6 +14,7 @@
 
 #include "base/buffer.hpp"
 #include "base/thread_id.hpp"
+#include "encode/message_text.hpp"
 #include "record/context_node.hpp"
 #include "record/context_pool.hpp"
 
@@ -218,7 +219,8 @@ Backtrace backtrace_of(const BacktraceStore& kept) noexcept {
     return Backtrace{.records = kept.capacity, .keep_from = kept.keep_from, .trigger = kept.trigger};
 }
 
-bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record) noexcept {
+bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record,
+                 std::span<const std::string> redact) noexcept {
     const Level level = record.level;
     const LoggerCore& logger = record.logger;
     const Message& message = record.message;
@@ -235,9 +237,9 @@ bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record&
     std::string_view message_copy;
     try {
         std::string_view message_text = message.text();
-        if (message.formatted()) {
+        if (message.kind() != Message::Kind::plain) {
             text.clear();
-            fmt::vformat_to(std::back_inserter(text), message.text(), message.args());
+            append_message_text(text, message, redact);
             message_text = text.view();
         }
         bool not_flat = false;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "fieldlog/backtrace.hpp"
@@ -87,9 +88,11 @@ Backtrace backtrace_of(const BacktraceStore& kept) noexcept;
 
 /// Keeps `record` (below its logger's level; its scope is home.top) in the innermost open scope
 /// of `home` that keeps a backtrace at its level, else in its logger's backtrace if that keeps
-/// it. `text` is the thread's record buffer (for a fmt message's text), `scratch` its scratch
-/// buffer. False when not kept: neither keeps it, or a user type threw, or memory ran out.
-bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record) noexcept;
+/// it. `text` is the thread's record buffer (for a fmt message's or a template's text, its holes
+/// redacted by `redact`), `scratch` its scratch buffer. False when not kept: neither keeps it, or
+/// a user type threw, or memory ran out.
+bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record& record,
+                 std::span<const std::string> redact) noexcept;
 
 /// The store of `logger`'s backtrace, made by its first call (never freed: records may come
 /// until exit). Throws std::bad_alloc.

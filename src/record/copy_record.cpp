@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/buffer.hpp"
+#include "encode/message_text.hpp"
 #include "record/owned_record.hpp"
 
 namespace fieldlog {
@@ -42,8 +43,8 @@ std::shared_ptr<const OwnedRecord> copy_record(const RecordView& record) {
     detail::Buffer recordings;
     const detail::FieldsRoom room = detail::measure_fields(all, recordings);
     detail::Buffer message;
-    if (record.message->formatted()) {
-        fmt::vformat_to(std::back_inserter(message), record.message->text(), record.message->args());
+    if (record.message->kind() != Message::Kind::plain) {
+        detail::append_message_text(message, *record.message, {});
     } else {
         message.append(record.message->text());
     }

@@ -2,12 +2,13 @@
 #include "record/parts_view.hpp"
 
 #include "base/thread_id.hpp"
+#include "encode/message_text.hpp"
 #include "record/context_node.hpp"
 
 namespace fieldlog::detail {
 
 bool make_parts_view(const Record& record, const EncoderOptions& options, std::span<const std::string> redact,
-                     PartsViewStorage& storage, RecordView& view) noexcept {
+                     PartsViewStorage& storage, Buffer& text, RecordView& view) noexcept {
     std::vector<Field>& gathered = storage.gathered;
     gathered.clear();
     try {
@@ -27,17 +28,23 @@ bool make_parts_view(const Record& record, const EncoderOptions& options, std::s
             context = std::span<const Field>(storage.redacted).first(gathered.size());
             fields = std::span<const Field>(storage.redacted).subspan(gathered.size());
         }
+        const Message* message = &record.message;
+        if (message->kind() == Message::Kind::templated) [[unlikely]] {
+            text.clear();
+            append_message_text(text, *message, redact);
+            message = &storage.message.emplace(text.view(), message->where());
+        }
         view = RecordView{.bytes = {},
                           .level = record.level,
                           .time = record.time,
                           .logger = record.logger.name.text,
-                          .message = &record.message,
+                          .message = message,
                           .bound = context.first(bound_count),
                           .scope = context.subspan(bound_count),
                           .fields = fields,
                           .options = &options,
                           .thread_id = record.thread_id != 0 ? record.thread_id : cached_thread_id()};
-    } catch (...) {  // memory ran out gathering the fields
+    } catch (...) {  // memory ran out gathering the fields, or a template's value threw
         return false;
     }
     return true;

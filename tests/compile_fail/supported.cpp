@@ -47,4 +47,10 @@ void log_it(const fieldlog::Logger& log, const std::string& s, char* mutable_tex
     const std::vector<fieldlog::Field> kept{{"obj", fieldlog::Object{{"k", 1}}}, {"arr", fieldlog::Array{1, "x"}}};
     log.info("kept", kept);
     log.info("span", {{"obj", fieldlog::Object(std::span<const fieldlog::Field>(kept))}});
+    // Templates: any loggable value in a hole, a spec on a number or a string, fields after.
+    using namespace fieldlog::literals;
+    log.info("{user} of {users} at {point} took {dur} {d:.2f} {s:>8} {{braces}}"_tpl, user, users, app::Point{1}, 5ms,
+             1.5, s);
+    log.info(fieldlog::format("{user} logged in"_tpl, user), {{"ip", "10.0.0.1"}});
+    FIELDLOG_INFO(log, "from a macro: {n}"_tpl, 1);
 }

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#include "encode/message_text.hpp"
+
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "encode/json_encoder.hpp"
+#include "encode/redact.hpp"
+#include "encode/text.hpp"
+
+namespace fieldlog::detail {
+namespace {
+
+/// A hole's value as the message shows it: with its spec (a number or a string: the template
+/// was checked so), else strings as they are, numbers as fmt writes them, anything else as its
+/// JSON.
+void append_hole(Buffer& out, const TemplateHole& hole, const Value& value) {
+    const auto formatted = [&](const auto& v) { fmt::format_to(std::back_inserter(out), fmt::runtime(hole.format), v); };
+    const bool spec = !hole.spec.empty();
+    switch (value.kind()) {
+        case Value::Kind::string:
+            if (spec) {
+                formatted(value.as_string());
+            } else {
+                append_utf8_repaired(out, value.as_string());
+            }
+            return;
+        case Value::Kind::boolean:
+            if (spec) {
+                formatted(value.as_bool());
+            } else {
+                const std::string_view text = value.as_bool() ? "true" : "false";
+                out.append(text.data(), text.size());
+            }
+            return;
+        case Value::Kind::int64:
+            if (spec) {
+                formatted(value.as_int64());
+            } else {
+                const fmt::format_int text(value.as_int64());
+                out.append(text.data(), text.size());
+            }
+            return;
+        case Value::Kind::uint64:
+            if (spec) {
+                formatted(value.as_uint64());
+            } else {
+                const fmt::format_int text(value.as_uint64());
+                out.append(text.data(), text.size());
+            }
+            return;
+        case Value::Kind::float64:
+            if (spec) {
+                formatted(value.as_double());
+            } else {
+                char text[32];  // a double's shortest form takes at most 24
+                out.append(text, static_cast<std::size_t>(fmt::format_to(text, "{}", value.as_double()) - text));
+            }
+            return;
+        default: {
+            static const EncoderOptions json{};
+            Buffer scratch;
+            JsonEncoder encoder(out, scratch, json);
+            encoder.expect_value();
+            encoder.value(value);
+            encoder.close_all();
+        }
+    }
+}
+
+}  // namespace
+
+void append_message_text(Buffer& out, const Message& message, std::span<const std::string> redact) {
+    if (message.kind() == Message::Kind::formatted) {
+        fmt::vformat_to(std::back_inserter(out), message.text(), message.args());
+        return;
+    }
+    const TemplateSite& site = message.site();
+    for (std::size_t i = 0; i < site.hole_count; ++i) {
+        const TemplateHole& hole = site.holes[i];
+        out.append(hole.before.data(), hole.before.size());
+        if (!redact.empty() && matches_any(redact, hole.name)) {
+            out.append(kRedacted.data(), kRedacted.size());
+        } else {
+            append_hole(out, hole, message.holes()[i].value);
+        }
+    }
+    out.append(site.after.data(), site.after.size());
+}
+
+}  // namespace fieldlog::detail

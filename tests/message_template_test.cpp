@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// Message templates: the holes are typed fields and the message their text, in every format,
+// sync and async, with fields after them, redacted, kept for a backtrace, read by sinks of parts;
+// the same record as a brace list with a fmt message of the same text.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "fieldlog/testing/observer.hpp"
+#include "support/test_support.hpp"
+
+using namespace std::chrono_literals;
+using namespace fieldlog::literals;
+using fieldlog::Config;
+using fieldlog::Format;
+using fieldlog::Level;
+using fieldlog_test::info_line;
+
+namespace message_template_test {
+
+struct Point {
+    int x;
+    int y;
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Point& p) {
+    enc.value(fieldlog::Object{{"x", p.x}, {"y", p.y}});
+}
+
+}  // namespace message_template_test
+
+namespace {
+
+/// A request's record both ways: the template, then the brace list with a fmt message.
+void log_request_both_ways(const fieldlog::Logger& log) {
+    const char* method = "GET";
+    const std::string path = "/api/v1/orders/12345";
+    const int status = 200;
+    const double latency_us = 1250.4567;
+    const std::uint64_t bytes = 5123;
+    const bool cached = false;
+    log.info("request {method} {path} {status} in {latency_us:.1f} us bytes={bytes} cached={cached}"_tpl, method,
+             path, status, latency_us, bytes, cached);
+    log.info(fieldlog::format("request {} {} {} in {:.1f} us bytes={} cached={}", method, path, status, latency_us,
+                              bytes, cached),
+             {{"method", method},
+              {"path", path},
+              {"status", status},
+              {"latency_us", latency_us},
+              {"bytes", bytes},
+              {"cached", cached}});
+}
+
+}  // namespace
+
+TEST_CASE("a template writes its holes as typed fields and its text with their values", "[template]") {
+    auto sink = fieldlog_test::capture();
+    const fieldlog::Logger log = fieldlog::get("svc");
+    log.info("user {user} paid {cents} cents"_tpl, "ann", 1299);
+    log.info("no holes, {{braces}} kept"_tpl);
+    log.info("{a}{b}"_tpl, true, 2.5);
+    FIELDLOG_WARN(log, "from a macro: {n}"_tpl, -3);
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == info_line("user ann paid 1299 cents", R"(,"user":"ann","cents":1299)"));
+    CHECK(lines[1] == info_line("no holes, {braces} kept", ""));
+    CHECK(lines[2] == info_line("true2.5", R"(,"a":true,"b":2.5)"));
+    CHECK(lines[3].find(R"("level":"warn","logger":"svc","msg":"from a macro: -3","n":-3})") != std::string::npos);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a template's spec shapes its text only: the field keeps its value", "[template]") {
+    auto sink = fieldlog_test::capture();
+    fieldlog::get("svc").info("took {ms:.2f} ms for {who:>5}"_tpl, 3.14159, "bo");
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == info_line("took 3.14 ms for    bo", R"(,"ms":3.14159,"who":"bo")"));
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a hole that is not a number or a string shows as its JSON", "[template]") {
+    auto sink = fieldlog_test::capture();
+    fieldlog::get("svc").info("at {where} after {wait}"_tpl, message_template_test::Point{1, 2}, 1500us);
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == info_line(R"(at {\"x\":1,\"y\":2} after \"1.5ms\")", R"(,"where":{"x":1,"y":2},"wait":"1.5ms")"));
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a template and a brace list with a fmt message of the same text make the same line", "[template]") {
+    for (const Format format : {Format::json, Format::logfmt, Format::console, Format::otel}) {
+        for (const bool async : {false, true}) {
+            CAPTURE(static_cast<int>(format), async);
+            auto sink = fieldlog_test::capture(format, async);
+            log_request_both_ways(fieldlog::get("svc"));
+            fieldlog::flush();
+            const auto lines = sink->lines();
+            REQUIRE(lines.size() == 2);
+            CHECK(lines[0] == lines[1]);
+            CHECK(lines[0].find("request GET /api/v1/orders/12345 200 in 1250.5 us bytes=5123 cached=false") !=
+                  std::string::npos);
+        }
+    }
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("fields after a template's values: through fieldlog::format, written after its holes", "[template]") {
+    auto sink = fieldlog_test::capture();
+    const fieldlog::Logger log = fieldlog::get("svc");
+    log.info(fieldlog::format("user {user} logged in"_tpl, "ann"), {{"ip", "10.0.0.1"}, {"user", "bob"}});
+    log.warn(fieldlog::format("{a} and more"_tpl, 1), {{"b", 2}});
+    FIELDLOG_ERROR(log, fieldlog::format("{a} from a macro"_tpl, 1), {{"b", 2}});
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 3);
+    // A key written again replaces the earlier member where it was written last (field.hpp).
+    CHECK(lines[0] == info_line("user ann logged in", R"(,"ip":"10.0.0.1","user":"bob")"));
+    CHECK(lines[1].find(R"("msg":"1 and more","a":1,"b":2})") != std::string::npos);
+    CHECK(lines[2].find(R"("level":"error","logger":"svc","msg":"1 from a macro","a":1,"b":2})") != std::string::npos);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a template's fields may be many: more than the list on the stack holds", "[template]") {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 70; ++i) keys.push_back(fmt::format("k{}", i));
+    std::vector<fieldlog::Field> many;
+    for (int i = 0; i < 70; ++i) many.emplace_back(keys[static_cast<std::size_t>(i)], i);
+    auto observer = std::make_shared<fieldlog::testing::Observer>();
+    fieldlog::configure({.level = Level::trace, .sinks = {{.target = observer}}});
+    fieldlog::get("svc").info(fieldlog::format("{first} first"_tpl, -1), many);
+    const auto records = observer->records();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].message == "-1 first");
+    REQUIRE(records[0].fields.size() == 71);
+    CHECK(records[0].fields[0].key == "first");
+    CHECK(records[0].fields[70].key == "k69");
+    CHECK(records[0].field("k69") == 69);
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a redacted hole is redacted in the message too", "[template][redact]") {
+    auto sink = std::make_shared<fieldlog::MemorySink>();
+    auto observer = std::make_shared<fieldlog::testing::Observer>();
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        fieldlog::configure(Config{.level = Level::trace,
+                                   .async = {.enabled = async},
+                                   .redact = {"pass*"},
+                                   .sinks = {{.target = sink}, {.target = observer}},
+                                   .clock = &fieldlog_test::fixed_clock});
+        fieldlog::get("svc").info("login {user} with {password}"_tpl, "ann", "hunter2");
+        fieldlog::flush();
+        const auto lines = sink->lines();
+        REQUIRE(lines.size() == 1);
+        CHECK(lines[0] == info_line("login ann with [REDACTED]", R"(,"user":"ann","password":"[REDACTED]")"));
+        const auto records = observer->records();
+        REQUIRE(records.size() == 1);
+        CHECK(records[0].message == "login ann with [REDACTED]");
+        sink->clear();
+        observer->clear();
+    }
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("sinks of parts read a template's record with its text made and its holes typed", "[template][observer]") {
+    auto observer = std::make_shared<fieldlog::testing::Observer>();
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        fieldlog::configure({.level = Level::trace, .async = {.enabled = async}, .sinks = {{.target = observer}}});
+        fieldlog::get("svc").info("paid {cents} cents in {ms:.1f} ms"_tpl, 1299, 2.25);
+        const auto records = observer->records();
+        REQUIRE(records.size() == 1);
+        CHECK(records[0].message == "paid 1299 cents in 2.2 ms");
+        CHECK(records[0].field("cents") == 1299);
+        CHECK(records[0].field("ms") == 2.25);
+        observer->clear();
+    }
+    fieldlog_test::release_sinks();
+}
+
+TEST_CASE("a template's record kept for a backtrace is written with its text", "[template][backtrace]") {
+    auto sink = fieldlog_test::capture();
+    const fieldlog::Logger log = fieldlog::get("bt");
+    log.set_level(Level::info);
+    log.keep_backtrace({.records = 4, .keep_from = Level::debug, .trigger = Level::error});
+    {
+        std::string user = "ann";
+        log.debug("step {n} for {user}"_tpl, 1, user);
+        user.assign(user.size(), 'x');  // the kept copy owns its text
+    }
+    log.error("failed"_tpl);
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find(R"("msg":"step 1 for ann","backtrace":true,"n":1,"user":"ann")") != std::string::npos);
+    CHECK(lines[1].find(R"("msg":"failed")") != std::string::npos);
+    log.keep_backtrace({.records = 0});
+    log.reset_level();
+    fieldlog_test::release_sinks();
+}
