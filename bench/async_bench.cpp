@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Sustained throughput behind a writer thread: `<system>/<workload>/async` for fieldlog and
-// spdlog, workloads fields_10 (workloads.hpp) and request_8 (async_workloads.hpp). The caller
+// spdlog, workloads fields_10 and request_7 (a template and a brace list; workloads.hpp) and
+// request_8 (async_workloads.hpp). The caller
 // logs into a file through each system's async queue with policy block (nothing dropped):
 // fieldlog's 4 MiB byte ring and writer thread, spdlog's 8192-record queue and worker thread.
 // The timed loop ends by waiting until the background thread has written everything, so the
@@ -26,7 +27,7 @@ namespace {
 
 using namespace fieldlog_bench;
 
-enum class Workload { fields_10, request_8 };
+enum class Workload { fields_10, request_8, request_7, request_7t };
 
 /// A fresh directory for the run's files (the same file system for both systems).
 std::filesystem::path make_dir() {
@@ -72,8 +73,12 @@ template <Workload W, typename Log>
 void call(Log& log) {
     if constexpr (W == Workload::fields_10) {
         log_fields_10(log);
-    } else {
+    } else if constexpr (W == Workload::request_8) {
         log_request_8(log);
+    } else if constexpr (W == Workload::request_7) {
+        log_request_7(log);
+    } else {
+        log_request_7t(log);
     }
 }
 
@@ -113,6 +118,12 @@ const bool registered = [] {
         ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_spdlog)->Teardown(&teardown);
     benchmark::RegisterBenchmark("fieldlog/request_8/async", &fieldlog_async<Workload::request_8>)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Setup(&setup_fieldlog)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_7/async", &fieldlog_async<Workload::request_7>)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Setup(&setup_fieldlog)->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_7t/async", &fieldlog_async<Workload::request_7t>)
         ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_fieldlog)->Teardown(&teardown);
     benchmark::RegisterBenchmark("spdlog/request_8/async", &spdlog_async<Workload::request_8>)

@@ -6,6 +6,8 @@
 //   fieldlog/request_8/null     a service's request line: method, path, status, latency,
 //   spdlog/request_8/null       bytes, user id, request id, remote address (identical bytes,
 //                               checked before timing; latency as integer nanoseconds in both)
+//   fieldlog/request_7/null     a request line of 7 values its message shows (workloads.hpp): a
+//   fieldlog/request_7t/null    brace list with a fmt message, and a message template (equal lines)
 //   fieldlog/request_8_redact3/null  the same with three redaction rules (Config::redact) that
 //                               name none of its keys: what the rules cost per field
 //   fieldlog/large_string/null  one string field of 1 MiB and 4 MiB (bytes/s: linear time)
@@ -167,6 +169,22 @@ void fieldlog_request_8(benchmark::State& state) {
     timed(state, [&] { log_request_8(log); });
 }
 
+/// request_7 as a template (`templated`) or as a brace list with a fmt message.
+template <bool templated>
+void fieldlog_request_7(benchmark::State& state) {
+    if (const std::string error = request_7_mismatch(); !error.empty()) {
+        state.SkipWithError(error.c_str());
+        return;
+    }
+    fieldlog::configure(null_config());
+    const fieldlog::Logger log = fieldlog::get(kLoggerName);
+    if constexpr (templated) {
+        timed(state, [&] { log_request_7t(log); });
+    } else {
+        timed(state, [&] { log_request_7(log); });
+    }
+}
+
 void fieldlog_request_8_redact3(benchmark::State& state) {
     fieldlog::Config config = null_config(fieldlog::DurationFormat::nanos);
     config.redact = {"password", "*token*", "*secret*"};
@@ -324,6 +342,12 @@ const bool registered = [] {
         ->Apply(fieldlog_bench::fixed_iterations)
         ->Teardown(&teardown);
     benchmark::RegisterBenchmark("fieldlog/request_8/null", &fieldlog_request_8)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_7/null", &fieldlog_request_7<false>)
+        ->Apply(fieldlog_bench::fixed_iterations)
+        ->Teardown(&teardown);
+    benchmark::RegisterBenchmark("fieldlog/request_7t/null", &fieldlog_request_7<true>)
         ->Apply(fieldlog_bench::fixed_iterations)
         ->Teardown(&teardown);
     benchmark::RegisterBenchmark("fieldlog/request_8_redact3/null", &fieldlog_request_8_redact3)

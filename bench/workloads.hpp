@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -174,6 +176,48 @@ namespace fieldlog_bench {
 }
 [[gnu::always_inline]] inline void log_fields_10(spdlog::logger& log, const Fields10& d = kFields10) {
     log.info("\"{}\"," FIELDLOG_BENCH_SPDLOG_FIELDS_10_FORMAT, kMessage, FIELDLOG_BENCH_SPDLOG_FIELDS_10_ARGS(d));
+}
+
+/// request_7: a request line of 7 values (a C string, a 20-char path, an int, a double, a
+/// 13-char user, a uint64, a bool) whose message shows them: as a message template (request_7t),
+/// and as the brace list with a fmt message of the same text (request_7). The lines are equal
+/// (request_7_mismatch).
+struct Request7 {
+    const char* method = "GET";
+    std::string_view path = "/api/v1/orders/12345";
+    int status = 200;
+    double latency_us = 1250.5;
+    std::string_view user = "alice@example";
+    std::uint64_t bytes = 5123;
+    bool cached = false;
+};
+inline const Request7 kRequest7{};
+
+[[gnu::always_inline]] inline void log_request_7t(const fieldlog::Logger& log, const Request7& r = kRequest7) {
+    using namespace fieldlog::literals;
+    FIELDLOG_INFO(log,
+                  "request {method} {path} {status} in {latency_us:.1f} us user={user} bytes={bytes} cached={cached}"_tpl,
+                  r.method, r.path, r.status, r.latency_us, r.user, r.bytes, r.cached);
+}
+[[gnu::always_inline]] inline void log_request_7(const fieldlog::Logger& log, const Request7& r = kRequest7) {
+    FIELDLOG_INFO(log,
+                  fieldlog::format("request {} {} {} in {:.1f} us user={} bytes={} cached={}", r.method, r.path,
+                                   r.status, r.latency_us, r.user, r.bytes, r.cached),
+                  {{"method", r.method}, {"path", r.path}, {"status", r.status}, {"latency_us", r.latency_us},
+                   {"user", r.user}, {"bytes", r.bytes}, {"cached", r.cached}});
+}
+
+/// The request_7 lines of both forms, or an error text when they differ.
+inline std::string request_7_mismatch() {
+    auto memory = std::make_shared<fieldlog::MemorySink>();
+    fieldlog::configure(fieldlog::Config{.sinks = {fieldlog::SinkConfig{.target = memory}},
+                                         .clock = []() noexcept { return fieldlog::Timestamp{1700000000, 0}; }});
+    log_request_7t(fieldlog::get(kLoggerName));
+    log_request_7(fieldlog::get(kLoggerName));
+    const std::vector<std::string> lines = memory->lines();
+    fieldlog::configure(fieldlog::Config{.level = fieldlog::Level::off});
+    if (lines.size() != 2) return "request_7: not two lines";
+    return lines[0] == lines[1] ? std::string() : "request_7 lines differ:\n" + lines[0] + "\n" + lines[1];
 }
 
 /// ctx_10: a child logger carrying the 10 fields; each call then logs log_static_msg.
