@@ -7,9 +7,10 @@
 #include "base/fork_hooks.hpp"
 
 namespace fieldlog::detail {
-namespace {
 
-thread_local int t_thread_id = 0;  // 0: not asked yet on this thread
+constinit thread_local int t_thread_id = 0;
+
+namespace {
 
 void nothing() {}
 /// fork() copies the forking thread's cache into a child where that thread has another id.
@@ -19,15 +20,13 @@ void forget_in_child() { t_thread_id = 0; }
 
 int kernel_thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
-int cached_thread_id() noexcept {
-    if (t_thread_id == 0) [[unlikely]] {
-        static const bool registered = [] {
-            add_fork_participant(nothing, nothing, forget_in_child);
-            return true;
-        }();
-        (void)registered;
-        t_thread_id = kernel_thread_id();
-    }
+int ask_thread_id() noexcept {
+    static const bool registered = [] {
+        add_fork_participant(nothing, nothing, forget_in_child);
+        return true;
+    }();
+    (void)registered;
+    t_thread_id = kernel_thread_id();
     return t_thread_id;
 }
 

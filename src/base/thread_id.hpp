@@ -8,7 +8,15 @@ namespace fieldlog::detail {
 /// Asks the kernel each time: async-signal-safe, for the signal and crash paths.
 int kernel_thread_id() noexcept;
 
-/// The calling thread's id, asked once per thread (a forked child asks again): for records.
-int cached_thread_id() noexcept;
+/// This thread's id once asked; 0 before (a forked child's thread asks again).
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local int t_thread_id;
+/// Asks the kernel and keeps the answer in t_thread_id.
+int ask_thread_id() noexcept;
+
+/// The calling thread's id, asked once per thread: for records, inline as every async record asks.
+inline int cached_thread_id() noexcept {
+    const int id = t_thread_id;
+    return id != 0 ? id : ask_thread_id();
+}
 
 }  // namespace fieldlog::detail
