@@ -11,7 +11,7 @@
 //         sigterm                a SA_SIGINFO SIGTERM handler; SIGTERM to itself, then more records, exit 0
 //         sigterm_opted_out      the same with SignalOptions{.terminate = false}
 //         abort_opted_out        that configuration, then abort()
-//         abort_redact           abort, its records holding a secret under a key Config::redact names
+//         abort_redact           abort, its records holding a secret in a template's hole whose key Config::redact names
 //         abort_filtered         abort, async, the file sink the 71st that names loggers: it takes
 //                                every logger but `other`, whose records go to no sink
 //         default_abort[_sync]   no install_signal_handlers(): the application's SIGABRT handler
@@ -181,8 +181,9 @@ constexpr std::string_view kSecret = "hunter2-XyZZy";
 
 void log_records(const fieldlog::Logger& log, int from, bool with_secret = false) {
     for (int n = from; n < from + kRecords; ++n) {
-        if (with_secret) {
-            log.info("record", {{"api_secret", kSecret}, {"n", n}});
+        if (with_secret) {  // a template: its message shows the secret too
+            using namespace fieldlog::literals;
+            log.info("record {api_secret} {n}"_tpl, kSecret, n);
         } else {
             log.info("record", {{"n", n}});
         }

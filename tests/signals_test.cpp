@@ -101,7 +101,8 @@ TEST_CASE("Queued async records the crash path writes carry a redacted key's val
     REQUIRE(lines.size() == kRecords + 1);
     for (int n = 0; n < kRecords; ++n) {
         INFO(lines[static_cast<std::size_t>(n)]);
-        CHECK(lines[static_cast<std::size_t>(n)].find(R"("api_secret":"[REDACTED]","n":)" + std::to_string(n) + "}") !=
+        CHECK(lines[static_cast<std::size_t>(n)].find(R"("msg":"record [REDACTED] )" + std::to_string(n) +
+                                                      R"(","api_secret":"[REDACTED]","n":)" + std::to_string(n) + "}") !=
               std::string::npos);
     }
     CHECK(lines.back().find("\"signal\":\"SIGABRT\"") != std::string::npos);

@@ -262,6 +262,7 @@ struct LocatedTemplate {
                       "record writes those itself): rename it ({user_msg}), or give the value as a field after "
                       "the message, where it is written as fields.<name>");
         static_assert(error != TemplateError::too_many, "fieldlog: a template has 32 holes at most");
+        static_assert(error != TemplateError::wide_spec, "fieldlog: a hole's width and precision are 64 at most");
         if constexpr (error == TemplateError::none) {
             static_assert(Site::parsed.count == sizeof...(Args), "fieldlog: a template takes one value per hole");
             if constexpr (Site::parsed.count == sizeof...(Args)) {

@@ -85,9 +85,11 @@ struct TemplateSite {
 
 namespace detail {
 
-enum class TemplateError : unsigned char { none, unbalanced, unnamed, bad_name, duplicate, reserved, too_many };
+enum class TemplateError : unsigned char { none, unbalanced, unnamed, bad_name, duplicate, reserved, too_many, wide_spec };
 
 inline constexpr std::size_t kMaxHoles = 32;
+/// The widest width or precision a spec may ask, so that a rendered hole has a known bound.
+inline constexpr std::size_t kMaxSpecNumber = 64;
 
 /// A template's parse: the holes' places in the text, the unescaped literal pieces and the
 /// holes' fmt formats back to back in `chars`.
@@ -148,6 +150,11 @@ constexpr ParsedTemplate<N> parse_template(std::string_view text) noexcept {
             if (!is_name_char(n)) return fail(TemplateError::bad_name);
         }
         if (is_reserved_key(name)) return fail(TemplateError::reserved);
+        std::size_t number = 0;
+        for (const char d : spec) {
+            number = d >= '0' && d <= '9' ? number * 10 + static_cast<std::size_t>(d - '0') : 0;
+            if (number > kMaxSpecNumber) return fail(TemplateError::wide_spec);
+        }
         if (p.count == kMaxHoles) return fail(TemplateError::too_many);
         for (std::size_t h = 0; h < p.count; ++h) {
             const auto& other = p.holes[h].name;

@@ -255,6 +255,7 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
         emit(level, message, holes);
         return;
     }
+    // The message's holes are then the list's first fields, as a template's call makes them.
     // The holes, then the fields, in one list, made from their values, which refer: so the
     // copies own nothing, and the list on the stack is given back without destroying them.
     constexpr std::size_t kOnStack = 64;
@@ -269,7 +270,7 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
         } catch (...) {
             return;  // no memory for the list
         }
-        emit(level, message, all);
+        emit(level, Message(message.site(), all.data(), message.where()), all);
         return;
     }
     union Slots {
@@ -281,7 +282,7 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
     for (const std::span<const Field> part : {holes, fields}) {
         for (const Field& f : part) new (slots.at + i++) Field(f.key, f.value);
     }
-    emit(level, message, std::span<const Field>(slots.at, count));
+    emit(level, Message(message.site(), slots.at, message.where()), std::span<const Field>(slots.at, count));
 }
 
 void Logger::emit_counted(Level level, std::uint64_t suppressed, const Message& message,

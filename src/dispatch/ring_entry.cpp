@@ -35,6 +35,22 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Cont
     }
 }
 
+/// Whether `record`'s message is a template the ring keeps as one, its text where it lies, in
+/// static storage, for the writer (or the crash path) to render: one whose holes are the record's
+/// fields, each a string, a bool or a number.
+bool keeps_template(const Record& record) noexcept {
+    const Message& message = record.message;
+    return message.kind() == Message::Kind::templated && message.holes() == record.fields.data() &&
+           has_scalar_holes(message);
+}
+
+/// Makes `head`, the copy of `record` (whose message copied no text), a kept template's: its
+/// message the template, its holes the copy's fields. Asked only for a copy with no text, and
+/// out of line, so that other records pay one test.
+void point_at_kept_holes(OwnedRecord& head, const Record& record) noexcept {
+    if (keeps_template(record)) head.message = Message(record.message.site(), head.fields().data(), record.message.where());
+}
+
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
     if (node == nullptr) return 0;
     const EncodedContext* e = find_encoded(
@@ -51,7 +67,15 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
     // 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
-    const std::size_t texts = size + queued.logger->name.text.size() +
+    // A template kept as one is rendered into the line: its text, and each hole's value (at most
+    // three bytes for a byte of the copy, invalid UTF-8 replaced), or a number with a spec (a
+    // width and precision of at most 64: message_template.hpp) in at most 512.
+    constexpr std::size_t kHoleWithSpecAtMost = 512;
+    const std::size_t rendered = queued.message.kind() != Message::Kind::templated
+                                     ? 0
+                                     : queued.message.text().size() + 3 * size +
+                                           kHoleWithSpecAtMost * queued.message.site().hole_count;
+    const std::size_t texts = size + rendered + queued.logger->name.text.size() +
                               std::string_view(queued.message.where().file_name()).size() +
                               std::string_view(queued.message.where().function_name()).size();
     return kFixedParts + kEscapedAtMost * texts + context_bytes(queued.bound, channel) +
@@ -65,9 +89,9 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
         if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
         std::string_view message_text = message.text();
-        if (message.kind() != Message::Kind::plain) {
+        if (message.kind() != Message::Kind::plain) [[unlikely]] {
             text.clear();
-            append_message_text(text, message, pipeline.redact);
+            if (!keeps_template(record)) append_message_text(text, message, pipeline.redact);
             message_text = text.view();
         }
         const FieldsRoom room = measure_fields(record.fields, context.scratch);
@@ -85,8 +109,10 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         copy_text(copied_message, message_text, message_copy);
         text.shrink();
         copy_fields(record.fields, room, copied_fields, context.scratch);
-        new (slot.payload) OwnedRecord(owned_head(record, static_cast<std::uint32_t>(record.fields.size()), message_copy,
-                                                  record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        auto* const head = new (slot.payload) OwnedRecord(owned_head(
+            record, static_cast<std::uint32_t>(record.fields.size()), message_copy,
+            record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        if (message_copy.empty()) [[unlikely]] point_at_kept_holes(*head, record);
         if (record.bound != nullptr) retain(record.bound);
         if (record.scope != nullptr) retain(record.scope);
         pipeline.writer->commit(slot.payload, record.time, admitted);
