@@ -16,48 +16,32 @@ namespace {
 /// was checked so), else strings as they are, numbers as fmt writes them, anything else as its
 /// JSON.
 void append_hole(Buffer& out, const TemplateHole& hole, const Value& value) {
-    const auto formatted = [&](const auto& v) { fmt::format_to(std::back_inserter(out), fmt::runtime(hole.format), v); };
-    const bool spec = !hole.spec.empty();
+    if (!hole.spec.empty()) {
+        const auto formatted = [&](const auto& v) { fmt::format_to(std::back_inserter(out), fmt::runtime(hole.format), v); };
+        switch (value.kind()) {
+            case Value::Kind::string: formatted(value.as_string()); return;
+            case Value::Kind::boolean: formatted(value.as_bool()); return;
+            case Value::Kind::int64: formatted(value.as_int64()); return;
+            case Value::Kind::uint64: formatted(value.as_uint64()); return;
+            case Value::Kind::float64: formatted(value.as_double()); return;
+            default: break;  // a null C string: as its JSON
+        }
+    }
+    const auto append = [&out](std::string_view text) { out.append(text.data(), text.size()); };
+    const auto number = [&append](auto v) {
+        const fmt::format_int text(v);
+        append({text.data(), text.size()});
+    };
     switch (value.kind()) {
-        case Value::Kind::string:
-            if (spec) {
-                formatted(value.as_string());
-            } else {
-                append_utf8_repaired(out, value.as_string());
-            }
+        case Value::Kind::string: append_utf8_repaired(out, value.as_string()); return;
+        case Value::Kind::boolean: append(value.as_bool() ? "true" : "false"); return;
+        case Value::Kind::int64: number(value.as_int64()); return;
+        case Value::Kind::uint64: number(value.as_uint64()); return;
+        case Value::Kind::float64: {
+            char text[32];  // a double's shortest form takes at most 24
+            append({text, static_cast<std::size_t>(fmt::format_to(text, "{}", value.as_double()) - text)});
             return;
-        case Value::Kind::boolean:
-            if (spec) {
-                formatted(value.as_bool());
-            } else {
-                const std::string_view text = value.as_bool() ? "true" : "false";
-                out.append(text.data(), text.size());
-            }
-            return;
-        case Value::Kind::int64:
-            if (spec) {
-                formatted(value.as_int64());
-            } else {
-                const fmt::format_int text(value.as_int64());
-                out.append(text.data(), text.size());
-            }
-            return;
-        case Value::Kind::uint64:
-            if (spec) {
-                formatted(value.as_uint64());
-            } else {
-                const fmt::format_int text(value.as_uint64());
-                out.append(text.data(), text.size());
-            }
-            return;
-        case Value::Kind::float64:
-            if (spec) {
-                formatted(value.as_double());
-            } else {
-                char text[32];  // a double's shortest form takes at most 24
-                out.append(text, static_cast<std::size_t>(fmt::format_to(text, "{}", value.as_double()) - text));
-            }
-            return;
+        }
         default: {
             static const EncoderOptions json{};
             Buffer scratch;
