@@ -255,9 +255,9 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
         emit(level, message, holes);
         return;
     }
-    // The message's holes are then the list's first fields, as a template's call makes them.
-    // The holes, then the fields, in one list, made from their values, which refer: so the
-    // copies own nothing, and the list on the stack is given back without destroying them.
+    // The holes, then the fields, in one list, which the message's holes then point into, as a
+    // template's own call makes them. Made from their values, which refer: so the copies own
+    // nothing, and the list on the stack is given back without destroying them.
     constexpr std::size_t kOnStack = 64;
     const std::size_t count = holes.size() + fields.size();
     if (count > kOnStack) [[unlikely]] {
