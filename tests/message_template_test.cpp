@@ -91,7 +91,7 @@ TEST_CASE("a hole that is not a number or a string shows as its JSON", "[templat
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("a template and a brace list with a fmt message of the same text make the same line", "[template]") {
+TEST_CASE("a template and a brace list with a fmt message of the same text make the same line", "[template][async]") {
     for (const Format format : {Format::json, Format::logfmt, Format::console, Format::otel}) {
         for (const bool async : {false, true}) {
             CAPTURE(static_cast<int>(format), async);
@@ -141,7 +141,7 @@ TEST_CASE("a template's fields may be many: more than the list on the stack hold
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("a redacted hole is redacted in the message too", "[template][redact]") {
+TEST_CASE("a redacted hole is redacted in the message too", "[template][redact][async]") {
     auto sink = std::make_shared<fieldlog::MemorySink>();
     auto observer = std::make_shared<fieldlog::testing::Observer>();
     for (const bool async : {false, true}) {
