@@ -186,13 +186,13 @@ struct SiteOf {
         return {parsed.chars + s.at, s.size};
     }
     static constexpr std::array<TemplateHole, parsed.count> make_holes() noexcept {
-        std::array<TemplateHole, parsed.count> holes{};
+        std::array<TemplateHole, parsed.count> made{};
         for (std::size_t i = 0; i < parsed.count; ++i) {
             const auto& h = parsed.holes[i];
-            holes[i] = TemplateHole{text.substr(h.name.at, h.name.size), text.substr(h.spec.at, h.spec.size),
-                                    piece(h.format), piece(h.before)};
+            made[i] = TemplateHole{text.substr(h.name.at, h.name.size), text.substr(h.spec.at, h.spec.size),
+                                   piece(h.format), piece(h.before)};
         }
-        return holes;
+        return made;
     }
     static constexpr std::array<TemplateHole, parsed.count> holes = make_holes();
     static constexpr TemplateSite site{text, holes.data(), holes.size(), piece(parsed.after)};
