@@ -200,3 +200,33 @@ TEST_CASE("a template's record kept for a backtrace is written with its text", "
     log.reset_level();
     fieldlog_test::release_sinks();
 }
+
+namespace {
+
+/// A rate-limited site of each template form; a function template, so that each mode has
+/// sites of its own.
+template <bool Async>
+void check_rate_limited_template() {
+    auto sink = fieldlog_test::capture(Format::json, Async);
+    const fieldlog::Logger log = fieldlog::get("svc");
+    for (int i = 0; i < 4; ++i) FIELDLOG_INFO_EVERY_N(log, 2, "tick {i}"_tpl, i);
+    for (int i = 0; i < 4; ++i) FIELDLOG_INFO_EVERY_N(log, 2, fieldlog::format("tock {i}"_tpl, i), {{"k", 1}});
+    fieldlog::flush();
+    const auto lines = sink->lines();
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0] == info_line("tick 0", R"(,"i":0)"));
+    CHECK(lines[1] == info_line("tick 2", R"(,"suppressed":1,"i":2)"));
+    CHECK(lines[2] == info_line("tock 0", R"(,"i":0,"k":1)"));
+    CHECK(lines[3] == info_line("tock 2", R"(,"suppressed":1,"i":2,"k":1)"));
+    fieldlog_test::release_sinks();
+}
+
+}  // namespace
+
+TEST_CASE("a rate-limited call site takes a template, with fields after it or not", "[template][rate_limit]") {
+    check_rate_limited_template<false>();
+}
+
+TEST_CASE("a rate-limited call site takes a template in async mode", "[template][rate_limit][async]") {
+    check_rate_limited_template<true>();
+}

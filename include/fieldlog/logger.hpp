@@ -496,9 +496,9 @@ private:
     }
     /// The record path past the level check: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
-    /// emit() for a template's message with fields after its holes' (`holes`).
-    void emit_template(Level level, const Message& message, std::span<const Field> holes,
-                       std::span<const Field> fields) const noexcept;
+    /// emit_counted() for a template's message with fields after its holes' (`holes`).
+    void emit_template(Level level, const Message& message, std::span<const Field> holes, std::span<const Field> fields,
+                       std::uint64_t suppressed = 0) const noexcept;
     /// emit() for a rate-limited call site (rate_limit.hpp) that kept `suppressed` records back
     /// since it last wrote one: the record's first field is "suppressed": that count.
     void emit_counted(Level level, std::uint64_t suppressed, const Message& message,
@@ -567,6 +567,23 @@ struct LoggerAccess {
         logger.emit_counted(level, suppressed, Message(fmt::string_view(format.format), store, format.where), {});
     }
     FIELDLOG_DETAIL_FMT_WITH_FIELDS_HINT(static, log_counted, , const Logger&, Level, std::uint64_t, const Message&)
+    template <typename... Args>
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed,
+                            detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) {
+        const detail::TemplateHoles<sizeof...(Args)> holes(*text.site, args...);
+        logger.emit_counted(level, suppressed, Message(*text.site, holes.fields, text.where),
+                            std::span<const Field>(holes.fields, sizeof...(Args)));
+    }
+    template <std::size_t N>
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed,
+                            const TemplateMessage<N>& message, Fields fields = {}) {
+        logger.emit_template(level, message.message(), message.holes(), {fields.begin(), fields.size()}, suppressed);
+    }
+    template <std::size_t N>
+    static void log_counted(const Logger& logger, Level level, std::uint64_t suppressed,
+                            const TemplateMessage<N>& message, std::span<const Field> fields) {
+        logger.emit_template(level, message.message(), message.holes(), fields, suppressed);
+    }
     /// Counts one call a rate-limited site kept back (Metrics::loggers).
     static void count_suppressed(const Logger& logger) noexcept {
         logger.core_->suppressed.fetch_add(1, std::memory_order_relaxed);

@@ -250,9 +250,9 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
 }
 
 void Logger::emit_template(Level level, const Message& message, std::span<const Field> holes,
-                           std::span<const Field> fields) const noexcept {
+                           std::span<const Field> fields, std::uint64_t suppressed) const noexcept {
     if (fields.empty()) {
-        emit(level, message, holes);
+        emit_counted(level, suppressed, message, holes);
         return;
     }
     // The holes, then the fields, in one list, which the message's holes then point into, as a
@@ -270,7 +270,7 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
         } catch (...) {
             return;  // no memory for the list
         }
-        emit(level, Message(message.site(), all.data(), message.where()), all);
+        emit_counted(level, suppressed, Message(message.site(), all.data(), message.where()), all);
         return;
     }
     union Slots {
@@ -282,7 +282,8 @@ void Logger::emit_template(Level level, const Message& message, std::span<const 
     for (const std::span<const Field> part : {holes, fields}) {
         for (const Field& f : part) new (slots.at + i++) Field(f.key, f.value);
     }
-    emit(level, Message(message.site(), slots.at, message.where()), std::span<const Field>(slots.at, count));
+    emit_counted(level, suppressed, Message(message.site(), slots.at, message.where()),
+                 std::span<const Field>(slots.at, count));
 }
 
 void Logger::emit_counted(Level level, std::uint64_t suppressed, const Message& message,

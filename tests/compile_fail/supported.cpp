@@ -53,4 +53,5 @@ void log_it(const fieldlog::Logger& log, const std::string& s, char* mutable_tex
              1.5, s);
     log.info(fieldlog::format("{user} logged in"_tpl, user), {{"ip", "10.0.0.1"}});
     FIELDLOG_INFO(log, "from a macro: {n}"_tpl, 1);
+    FIELDLOG_WARN_EVERY_N(log, 10, "rate-limited: {n}"_tpl, 1);
 }
