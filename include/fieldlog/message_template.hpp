@@ -109,6 +109,13 @@ struct ParsedTemplate {
     char chars[2 * N + 3 * kMaxHoles]{};  // every literal byte once, each format's "{:" "}" around its spec
 };
 
+/// Where `c` first is in `text` from `from`, or text.size(). A loop, not string_view::find: GCC
+/// does not evaluate find's null test at compile time under -fsanitize=undefined.
+constexpr std::size_t position_of(char c, std::string_view text, std::size_t from = 0) noexcept {
+    while (from < text.size() && text[from] != c) ++from;
+    return from;
+}
+
 constexpr bool is_name_start(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 constexpr bool is_name_char(char c) noexcept { return is_name_start(c) || (c >= '0' && c <= '9') || c == '.'; }
 
@@ -138,12 +145,12 @@ constexpr ParsedTemplate<N> parse_template(std::string_view text) noexcept {
             ++i;
             continue;
         }
-        const std::size_t close = text.find('}', i);
-        if (close == std::string_view::npos) return fail(TemplateError::unbalanced);
+        const std::size_t close = position_of('}', text, i);
+        if (close == text.size()) return fail(TemplateError::unbalanced);
         const std::string_view inside = text.substr(i + 1, close - i - 1);
-        const std::size_t colon = inside.find(':');
+        const std::size_t colon = position_of(':', inside);
         const std::string_view name = inside.substr(0, colon);
-        const std::string_view spec = colon == std::string_view::npos ? std::string_view() : inside.substr(colon + 1);
+        const std::string_view spec = colon == inside.size() ? std::string_view() : inside.substr(colon + 1);
         if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return fail(TemplateError::unnamed);
         if (!is_name_start(name[0]) || name.size() > 64) return fail(TemplateError::bad_name);
         for (const char n : name) {
