@@ -5,6 +5,10 @@
 
 #include <time.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -64,6 +68,19 @@ bool kernel_clock_is_tsc() {
     return static_cast<bool>(source >> name) && name == "tsc";
 }
 
+/// True when the CPU declares its counter invariant (CPUID leaf 0x80000007, EDX bit 8: one rate
+/// in every power state), as virtual machines whose kernel keeps time with a paravirtual clock
+/// (kvm-clock) often do. Whether it is also synchronised across CPUs and steady across a
+/// migration is what the pace check at each anchor finds out (record_clock.hpp).
+bool counter_is_invariant() noexcept {
+    unsigned eax = 0;
+    unsigned ebx = 0;
+    unsigned ecx = 0;
+    unsigned edx = 0;
+    constexpr unsigned kInvariantCounter = 1U << 8;
+    return __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) != 0 && (edx & kInvariantCounter) != 0;
+}
+
 /// Where the counter's rate is measured from: taken when the library loads, so that the rate
 /// is known by the time most programs log. Zero (unusable) for a record logged from another
 /// library's static initialiser before this one ran.
@@ -73,7 +90,7 @@ struct Origin {
 };
 
 Origin take_origin() {
-    if (!kernel_clock_is_tsc()) return Origin{};
+    if (!kernel_clock_is_tsc() && !counter_is_invariant()) return Origin{};
     const Sample sample = take_sample();
     return Origin{sample.spread <= kMaxSampleTicks, sample};
 }

@@ -7,11 +7,14 @@
 // Each thread anchors to system_clock and re-anchors every millisecond, so a step or a slew of
 // the system clock shows within 1 ms; between anchors time advances at the counter's rate,
 // calibrated process-wide against CLOCK_MONOTONIC over a baseline that grows with the process.
-// Used only where the kernel itself keeps time with the TSC (clocksource "tsc": invariant and
-// synchronised across CPUs); elsewhere, and before the first calibration, every call reads
-// system_clock. Each re-anchoring also checks that the counter kept CLOCK_MONOTONIC's pace
-// since the last one; once it did not (a VM moved to a host whose counter runs at another rate,
-// a counter stopped or reset), every thread of the process reads system_clock from then on.
+// Used where the kernel keeps time with the TSC (clocksource "tsc": invariant and synchronised
+// across CPUs) or the CPU declares the counter invariant (a VM whose kernel reads kvm-clock);
+// elsewhere, and before the first calibration, every call reads system_clock. Each
+// re-anchoring also checks that the counter kept CLOCK_MONOTONIC's pace since the last one; once
+// it did not (a VM moved to a host whose counter runs at another rate or value, a counter
+// stopped or reset, CPUs whose counters differ by more than the check's 50 µs), every thread of
+// the process reads system_clock from then on. A reading is never further from system_clock
+// than an anchor span: a counter behind its anchor or past the span re-anchors.
 #pragma once
 
 #include <atomic>
