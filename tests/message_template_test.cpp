@@ -108,18 +108,29 @@ TEST_CASE("a template and a brace list with a fmt message of the same text make 
     fieldlog_test::release_sinks();
 }
 
-TEST_CASE("fields after a template's values: through fieldlog::format, written after its holes", "[template]") {
-    auto sink = fieldlog_test::capture();
-    const fieldlog::Logger log = fieldlog::get("svc");
-    log.info(fieldlog::format("user {user} logged in"_tpl, "ann"), {{"ip", "10.0.0.1"}, {"user", "bob"}});
-    log.warn(fieldlog::format("{a} and more"_tpl, 1), {{"b", 2}});
-    FIELDLOG_ERROR(log, fieldlog::format("{a} from a macro"_tpl, 1), {{"b", 2}});
-    const auto lines = sink->lines();
-    REQUIRE(lines.size() == 3);
-    // A key written again replaces the earlier member where it was written last (field.hpp).
-    CHECK(lines[0] == info_line("user ann logged in", R"(,"ip":"10.0.0.1","user":"bob")"));
-    CHECK(lines[1].find(R"("msg":"1 and more","a":1,"b":2})") != std::string::npos);
-    CHECK(lines[2].find(R"("level":"error","logger":"svc","msg":"1 from a macro","a":1,"b":2})") != std::string::npos);
+TEST_CASE("fields after a template's values: through fieldlog::format, written after its holes", "[template][async]") {
+    // Strings of each length the owned copy moves differently: short, up to 48 bytes, longer.
+    const std::string long_text(70, 'x');
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        auto sink = fieldlog_test::capture(Format::json, async);
+        const fieldlog::Logger log = fieldlog::get("svc");
+        log.info(fieldlog::format("user {user} logged in"_tpl, "ann"), {{"ip", "10.0.0.1"}, {"user", "bob"}});
+        log.warn(fieldlog::format("{a} and more"_tpl, 1), {{"b", 2}});
+        FIELDLOG_ERROR(log, fieldlog::format("{a} from a macro"_tpl, 1), {{"b", 2}});
+        log.info(fieldlog::format("{path} {long} {n}"_tpl, "/api/v1/orders/12345", long_text, 7),
+                 {{"after", long_text}, {"trace", "4bf92f3577b34da6a3ce929d0e0e4736"}});
+        fieldlog::flush();
+        const auto lines = sink->lines();
+        REQUIRE(lines.size() == 4);
+        // A key written again replaces the earlier member where it was written last (field.hpp).
+        CHECK(lines[0] == info_line("user ann logged in", R"(,"ip":"10.0.0.1","user":"bob")"));
+        CHECK(lines[1].find(R"("msg":"1 and more","a":1,"b":2})") != std::string::npos);
+        CHECK(lines[2].find(R"("level":"error","logger":"svc","msg":"1 from a macro","a":1,"b":2})") != std::string::npos);
+        CHECK(lines[3] == info_line("/api/v1/orders/12345 " + long_text + " 7",
+                                    R"(,"path":"/api/v1/orders/12345","long":")" + long_text + R"(","n":7,"after":")" +
+                                        long_text + R"(","trace":"4bf92f3577b34da6a3ce929d0e0e4736")"));
+    }
     fieldlog_test::release_sinks();
 }
 

@@ -35,20 +35,46 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Cont
     }
 }
 
-/// Whether `record`'s message is a template the ring keeps as one, its text where it lies, in
-/// static storage, for the writer (or the crash path) to render: one whose holes are the record's
-/// fields, each a string, a bool or a number.
-bool keeps_template(const Record& record) noexcept {
+/// The holes of a template the ring keeps as one, its text where it lies, in static storage, for
+/// the writer (or the crash path) to render: a template whose holes are the record's first
+/// fields, each a string, a bool or a number (rendered with no encoder and no heap, as the
+/// crash path needs). Their keys are the template's names, in static storage too, so the copy
+/// takes the holes' structs and string values only.
+struct KeptHoles {
+    bool kept = false;
+    std::size_t count = 0;
+    std::size_t chars = 0;  ///< of the string values
+};
+
+KeptHoles kept_holes(const Record& record) noexcept {
     const Message& message = record.message;
-    return message.kind() == Message::Kind::templated && message.holes() == record.fields.data() &&
-           has_scalar_holes(message);
+    if (message.kind() != Message::Kind::templated || message.holes() != record.fields.data()) return {};
+    const std::size_t count = message.site().hole_count;
+    constexpr auto bit = [](Value::Kind kind) { return 1U << static_cast<unsigned>(kind); };
+    constexpr unsigned kKept = bit(Value::Kind::string) | bit(Value::Kind::boolean) | bit(Value::Kind::int64) |
+                               bit(Value::Kind::uint64) | bit(Value::Kind::float64);
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const Value& value = record.fields[i].value;
+        if ((bit(value.kind()) & kKept) == 0) return {};
+        if (value.kind() == Value::Kind::string) chars += value.as_string().size();
+    }
+    return {true, count, chars};
 }
 
-/// Makes `head`, the copy of `record` (whose message copied no text), a kept template's: its
-/// message the template, its holes the copy's fields. Asked only for a copy with no text, and
-/// out of line, so that other records pay one test.
-void point_at_kept_holes(OwnedRecord& head, const Record& record) noexcept {
-    if (keeps_template(record)) head.message = Message(record.message.site(), head.fields().data(), record.message.where());
+/// Copies kept holes (kept_holes) to `structs`, their string values to `chars`, which has room
+/// for them.
+void copy_kept_holes(std::span<const Field> holes, char* structs, char* chars) noexcept {
+    auto* copied = reinterpret_cast<Field*>(structs);
+    for (const Field& hole : holes) {
+        if (hole.value.kind() == Value::Kind::string) {
+            std::string_view value;
+            chars = copy_text(chars, hole.value.as_string(), value);
+            new (copied++) Field{hole.key, Value(value)};
+        } else {
+            new (copied++) Field{hole.key, hole.value};
+        }
+    }
 }
 
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
@@ -89,13 +115,18 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
         if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
         std::string_view message_text = message.text();
+        KeptHoles kept;
         if (message.kind() != Message::Kind::plain) [[unlikely]] {
+            kept = kept_holes(record);
             text.clear();
-            if (!keeps_template(record)) append_message_text(text, message, pipeline.redact);
+            if (!kept.kept) append_message_text(text, message, pipeline.redact);
             message_text = text.view();
         }
-        const FieldsRoom room = measure_fields(record.fields, context.scratch);
-        const std::size_t size = sizeof(OwnedRecord) + room.structs + room.chars + message_text.size() + kOverreadRoom;
+        const std::span<const Field> fields = record.fields.subspan(kept.count);  // after the kept holes
+        const FieldsRoom room = measure_fields(fields, context.scratch);
+        const std::size_t holes_size = kept.count * sizeof(Field);
+        const std::size_t size = sizeof(OwnedRecord) + holes_size + room.structs + room.chars + kept.chars +
+                                 message_text.size() + kOverreadRoom;
         const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
         if (slot.payload == nullptr) {
             text.shrink();
@@ -103,16 +134,20 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
             ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
             return true;
         }
+        // The fields (kept holes first), what they hold by address and their text, the holes'
+        // string values, the message.
         char* const copied_fields = slot.payload + sizeof(OwnedRecord);
-        char* const copied_message = copied_fields + room.structs + room.chars;
+        char* const copied_hole_chars = copied_fields + holes_size + room.structs + room.chars;
         std::string_view message_copy;
-        copy_text(copied_message, message_text, message_copy);
+        copy_text(copied_hole_chars + kept.chars, message_text, message_copy);
         text.shrink();
-        copy_fields(record.fields, room, copied_fields, context.scratch);
-        auto* const head = new (slot.payload) OwnedRecord(owned_head(
-            record, static_cast<std::uint32_t>(record.fields.size()), message_copy,
+        copy_fields(fields, room, copied_fields + holes_size, context.scratch);
+        if (kept.kept) [[unlikely]] copy_kept_holes(record.fields.first(kept.count), copied_fields, copied_hole_chars);
+        new (slot.payload) OwnedRecord(owned_head(
+            record, static_cast<std::uint32_t>(record.fields.size()),
+            kept.kept ? Message(message.site(), std::launder(reinterpret_cast<const Field*>(copied_fields)), message.where())
+                      : Message(message_copy, message.where()),
             record.thread_id != 0 ? record.thread_id : cached_thread_id()));
-        if (message_copy.empty()) [[unlikely]] point_at_kept_holes(*head, record);
         if (record.bound != nullptr) retain(record.bound);
         if (record.scope != nullptr) retain(record.scope);
         pipeline.writer->commit(slot.payload, record.time, admitted);

@@ -16,20 +16,4 @@ namespace fieldlog::detail {
 /// name matches a rule of `redact` as kRedacted. Throws what a user formatter throws, or bad_alloc.
 void append_message_text(Buffer& out, const Message& message, std::span<const std::string> redact);
 
-/// True when every hole of the templated `message` is a string, a bool or a number: its text is
-/// then made with no encoder, no buffer of its own and no heap (as the crash path needs).
-inline bool has_scalar_holes(const Message& message) noexcept {
-    for (std::size_t i = 0; i < message.site().hole_count; ++i) {
-        switch (message.holes()[i].value.kind()) {
-            case Value::Kind::string:
-            case Value::Kind::boolean:
-            case Value::Kind::int64:
-            case Value::Kind::uint64:
-            case Value::Kind::float64: break;
-            default: return false;
-        }
-    }
-    return true;
-}
-
 }  // namespace fieldlog::detail

@@ -254,7 +254,8 @@ bool keep_record(ContextHome& home, Buffer& text, Buffer& scratch, const Record&
         new (kept_record) KeptEntry{.next = nullptr,
                                      .chunk = chunk,
                                      .holds_scope = holds_scope,
-                                     .record = owned_head(record, 1 + static_cast<std::uint32_t>(fields.size()), message_copy,
+                                     .record = owned_head(record, 1 + static_cast<std::uint32_t>(fields.size()),
+                                                          Message(message_copy, record.message.where()),
                                                           // A logger's record may be written by another thread.
                                                           store != nullptr ? cached_thread_id() : 0)};
     } catch (...) {  // a user type or formatter threw, or memory ran out: the record is not kept

@@ -55,13 +55,14 @@ namespace fieldlog::detail {
 
 class Buffer;
 
-/// The head of `record`'s copy, whose field_count fields follow it and whose message text is `message`.
-inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, std::string_view message,
+/// The head of `record`'s copy, whose field_count fields follow it and whose message, pointing
+/// into the copy, is `message`.
+inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, const Message& message,
                               int thread_id) noexcept {
     return OwnedRecord{.logger = &record.logger,
                        .bound = record.bound,
                        .scope = record.scope,
-                       .message = Message(message, record.message.where()),
+                       .message = message,
                        .field_count = field_count,
                        .level = record.level,
                        .time = record.time,
