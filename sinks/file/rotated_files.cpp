@@ -33,6 +33,7 @@
 
 #include "base/error_reporter.hpp"
 #include "base/fork_hooks.hpp"
+#include "base/thread_id.hpp"
 
 namespace fieldlog::detail {
 
@@ -306,6 +307,7 @@ void look_at(RotatedSet& set, std::unique_lock<std::mutex>& lock) noexcept {
 }
 
 void run(std::uint64_t generation) {
+    name_this_thread("fieldlog-files");
     Worker& w = worker();
     std::unique_lock lock(w.mutex);
     while (w.generation == generation) {

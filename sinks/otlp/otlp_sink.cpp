@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "base/error_reporter.hpp"
+#include "base/thread_id.hpp"
 #include "otlp_encoder.hpp"
 #include "otlp_http.hpp"
 #include "sinks/common/sink_io.hpp"
@@ -244,6 +245,7 @@ private:
     }
 
     void run() {
+        name_this_thread("fieldlog-otlp");
         std::unique_lock lock(mutex_);
         for (;;) {
             while (!due(Clock::now())) {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "base/thread_id.hpp"
 #include "byte_stream.hpp"
 #include "drain_deadline.hpp"
 #include "frame_ring.hpp"
@@ -218,6 +219,7 @@ void SyslogSink::State::write(const RecordView& record) noexcept {
 // --- the sink thread -------------------------------------------------------------------------
 
 void SyslogSink::State::run() noexcept {
+    detail::name_this_thread("fieldlog-syslog");
     for (;;) {
         deadline.notice();
         if (deadline.is_set() && ring.released(std::memory_order_relaxed) == ring.head()) {

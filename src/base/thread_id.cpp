@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "base/thread_id.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@ void nothing() {}
 void forget_in_child() { t_thread_id = 0; }
 
 }  // namespace
+
+void name_this_thread(const char* name) noexcept { ::pthread_setname_np(::pthread_self(), name); }
 
 int kernel_thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/fork_hooks.hpp"
+#include "base/thread_id.hpp"
 
 namespace fieldlog::detail {
 namespace {
@@ -45,6 +46,7 @@ Ticker& ticker() {
 }
 
 void run(std::uint64_t generation) {
+    name_this_thread("fieldlog-ticker");
     Ticker& t = ticker();
     std::unique_lock lock(t.mutex);
     while (t.generation == generation) {

@@ -273,6 +273,7 @@ void reload_or_reopen() noexcept {
 }
 
 void* helper_main(void*) {
+    detail::name_this_thread("fieldlog-signal");
     for (;;) {
         while (::sem_wait(&g_requests) != 0) {  // EINTR
         }

@@ -56,6 +56,7 @@ bool AsyncWriter::start_thread() noexcept {
 }
 
 void* AsyncWriter::thread_main(void* self) noexcept {
+    name_this_thread("fieldlog-writer");
     static_cast<AsyncWriter*>(self)->run();
     return nullptr;
 }
