@@ -6,7 +6,11 @@
 # requests/s and latency percentiles as wrk measured them (medians over the rounds), the CPU time
 # the service process used per request (user + system, from /proc), heap allocations per request
 # as the service counted them (from /metrics before and after each measured run), and the log
-# lines written and dropped.
+# lines written and dropped; then the CPU per request by thread kind, from each thread's
+# /proc stat: the threads that log (the service's connection and settlement threads, named
+# http-connection and http-settle), the logger's own (every thread the service did not name:
+# fieldlog-writer and fieldlog's other threads, spdlog's worker) and the rest (http-main,
+# http-signals), each as the median of the rounds and their range.
 #
 #   examples/http_service/load.sh [--service PATH] [--rounds 3] [--duration 5] [--connections 16]
 #                                 [--wrk-threads 2] [--no-baseline]
@@ -73,8 +77,10 @@ run() {
   wrk -t"$wrk_threads" -c"$((connections + 8))" -d1s -s "$here/post.lua" "$url" >/dev/null
   scrape "$port" >"$out.before"
   cat "/proc/$pid/stat" >"$out.stat-before"
+  cat /proc/"$pid"/task/*/stat >"$out.tasks-before" 2>/dev/null || true
   wrk -t"$wrk_threads" -c"$connections" -d"${duration}s" -s "$here/post.lua" "$url" >"$out.wrk"
   cat "/proc/$pid/stat" >"$out.stat-after"
+  cat /proc/"$pid"/task/*/stat >"$out.tasks-after" 2>/dev/null || true
   scrape "$port" >"$out.after"
   kill -TERM "$pid"
   wait "$pid" || { echo "load.sh: the $setup service exited with status $?" >&2; exit 1; }
@@ -110,10 +116,37 @@ def metrics(path):
         values[name] = float(value)
     return values
 
+def stat_cpu(line):
+    """The name and CPU seconds (user + system) of a /proc/.../stat line: the name is between the
+    parentheses, utime and stime the 14th and 15th fields, counted after the closing one."""
+    name = line[line.index("(") + 1:line.rindex(")")]
+    fields = line.rsplit(")", 1)[1].split()
+    return name, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 def cpu_seconds(path):
-    # /proc/PID/stat: the fields after the command's closing parenthesis; utime and stime are 14 and 15.
-    fields = open(path).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return stat_cpu(open(path).read())[1]
+
+KINDS = ("callers", "logger", "rest")
+def kind_of(name):
+    if name in ("http-connection", "http-settle"):
+        return "callers"
+    return "rest" if name.startswith("http-") else "logger"
+
+def cpu_by_kind(base):
+    """CPU seconds each kind of thread used during the measured run (a thread started during it
+    counts from zero)."""
+    def threads(path):
+        out = {}
+        for line in open(path):
+            if line.strip():
+                tid = line.split(" ", 1)[0]
+                out[tid] = stat_cpu(line)
+        return out
+    before, after = threads(f"{base}.tasks-before"), threads(f"{base}.tasks-after")
+    used = dict.fromkeys(KINDS, 0.0)
+    for tid, (name, seconds) in after.items():
+        used[kind_of(name)] += seconds - before.get(tid, (name, 0.0))[1]
+    return used
 
 def one_run(setup, round):
     base = f"{work}/{setup}.{round}"
@@ -131,6 +164,7 @@ def one_run(setup, round):
         "p50": wrk["p50_us"], "p99": wrk["p99_us"], "p999": wrk["p999_us"], "errors": wrk["errors"],
         "served": delta('http_service_requests_total{route="/transactions",code="202"}'),
         "cpu": cpu_seconds(f"{base}.stat-after") - cpu_seconds(f"{base}.stat-before"),
+        "kinds": cpu_by_kind(base),
         "allocs": {c: delta(f'http_service_allocations_total{{cause="{c}"}}')
                    for c in ("service", "logging_call", "logger_thread")},
         "lines": lines, "dropped": logged - lines,
@@ -141,7 +175,11 @@ def summary(setup):
     served = sum(r["served"] for r in runs)
     per = lambda cause: sum(r["allocs"][cause] for r in runs) / served
     median = lambda key: statistics.median(r[key] for r in runs)
+    # Per round, in µs per request: the whole process's CPU and each kind's.
+    per_round = lambda cpu: [c / r["served"] * 1e6 for c, r in zip(cpu, runs)]
     return {
+        "per_round": per_round([r["cpu"] for r in runs]),
+        "kinds": {k: per_round([r["kinds"][k] for r in runs]) for k in KINDS},
         "setup": setup, "rps": median("rps"), "p50": median("p50"), "p99": median("p99"), "p999": median("p999"),
         "errors": sum(r["errors"] for r in runs),
         "cpu_us": sum(r["cpu"] for r in runs) / served * 1e6,
@@ -157,6 +195,9 @@ def allocs(v):
     if v == 0:
         return "0"
     return f"{v:.1e}" if v < 0.01 else f"{v:.2f}".rstrip("0").rstrip(".")  # never rounds a nonzero count to 0
+
+def spread(values):
+    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
 
 rows = {s: summary(s) for s in setups}
 print("| logger | requests/s | p50 | p99 | p99.9 | service CPU/req | allocs/req: service | allocs/req: logging (calls + logger threads) | lines written | lines dropped |")
@@ -181,8 +222,18 @@ print(f"\nfieldlog vs spdlog (medians of {rounds} rounds): requests/s {compare(f
       f"service CPU per request {compare(f['cpu_us'], s['cpu_us'], False)}")
 if "none" in rows:
     n = rows["none"]
-    print(f"CPU per request spent on logging (minus the run with logging off): fieldlog {f['cpu_us'] - n['cpu_us']:.1f} µs, "
-          f"spdlog {s['cpu_us'] - n['cpu_us']:.1f} µs")
+    # Each round's runs follow each other: the difference within a round leaves out most of the
+    # machine's drift between rounds.
+    logging = lambda r: [a - b for a, b in zip(r["per_round"], n["per_round"])]
+    print(f"CPU per request spent on logging (minus the run with logging off, the median of the rounds' "
+          f"differences, their range): fieldlog {spread(logging(f))} µs, spdlog {spread(logging(s))} µs")
+print(f"\nCPU per request by thread kind, µs: the median of {rounds} rounds (their range)")
+print("| logger | whole process | threads that log | the logger's own threads | the rest |")
+print("|---|---:|---:|---:|---:|")
+for s in setups:
+    r = rows[s]
+    print(f"| {names[s]} | {spread(r['per_round'])} | {spread(r['kinds']['callers'])} | "
+          f"{spread(r['kinds']['logger'])} | {spread(r['kinds']['rest'])} |")
 print(f"load average while measuring: {open('/proc/loadavg').read().split()[0]} (the machine's other work adds noise)")
 for s in setups:
     if rows[s]["errors"]:

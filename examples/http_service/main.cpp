@@ -6,6 +6,7 @@
 //                         [--log-file=logs/spdlog.log] [--host=127.0.0.1] [--port=8080]
 //                         [--port-file=PATH] [--threads=16] [--work-threads=2]
 //                         [--otlp=http://localhost:4318/v1/logs]
+#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
@@ -163,6 +164,9 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    // Named only now: a thread takes the name of the thread that starts it, and the loggers'
+    // threads, started above, must not look like the service's (load.sh tells them apart so).
+    pthread_setname_np(pthread_self(), "http-main");
     Service service(options.service, *log);
     int port = 0;
     try {
@@ -178,6 +182,7 @@ int main(int argc, char** argv) {
     std::atomic<bool> done{false};
     std::thread signals([&] {
         mark_service_thread();
+        pthread_setname_np(pthread_self(), "http-signals");
         const timespec poll{0, 200'000'000};
         while (!done.load()) {
             const int signo = sigtimedwait(&taken, nullptr, &poll);

@@ -24,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 class ConnectionQueue final : public httplib::TaskQueue {
 public:
     explicit ConnectionQueue(std::size_t threads)
-        : pool_(threads, 1024, [](std::function<void()>& connection) { connection(); }) {}
+        : pool_("http-connection", threads, 1024, [](std::function<void()>& connection) { connection(); }) {}
     void enqueue(std::function<void()> fn) override { pool_.post(std::move(fn)); }
     void shutdown() override { pool_.shutdown(); }
 
@@ -99,7 +99,7 @@ std::string_view error_text(int status) noexcept {
 Service::Service(const ServiceOptions& options, ServiceLog& log)
     : options_(options),
       log_(log),
-      settle_pool_(options.work_threads, 1024, [this](SettleJob& job) { settle_one(job); }) {
+      settle_pool_("http-settle", options.work_threads, 1024, [this](SettleJob& job) { settle_one(job); }) {
     server_.new_task_queue = [threads = options_.connection_threads] { return new ConnectionQueue(threads); };
     server_.set_tcp_nodelay(true);  // header and body go out in two writes: no Nagle wait between
     server_.set_keep_alive_max_count(1'000'000);

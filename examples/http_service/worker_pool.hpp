@@ -2,8 +2,11 @@
 // A fixed set of threads draining a bounded ring of jobs, held by value (no heap per job once
 // built). The service uses two: one runs httplib's connections (its TaskQueue), one settles
 // transactions after the reply. Threads mark themselves as the service's for the allocation
-// count. post() blocks while the ring is full: back-pressure instead of unbounded memory.
+// count, and take the pool's name (load.sh tells the service's threads from a logger's by it).
+// post() blocks while the ring is full: back-pressure instead of unbounded memory.
 #pragma once
+
+#include <pthread.h>
 
 #include <condition_variable>
 #include <cstddef>
@@ -20,9 +23,10 @@ namespace http_service {
 template <typename Job>
 class WorkerPool {
 public:
-    /// Starts `threads` threads that call `run(job)` for each posted job.
-    WorkerPool(std::size_t threads, std::size_t capacity, std::function<void(Job&)> run)
-        : ring_(capacity), run_(std::move(run)) {
+    /// Starts `threads` threads named `name` (at most 15 bytes) that call `run(job)` for each
+    /// posted job.
+    WorkerPool(const char* name, std::size_t threads, std::size_t capacity, std::function<void(Job&)> run)
+        : name_(name), ring_(capacity), run_(std::move(run)) {
         threads_.reserve(threads);
         for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
     }
@@ -58,6 +62,7 @@ public:
 private:
     void work() {
         mark_service_thread();
+        pthread_setname_np(pthread_self(), name_);
         Job job{};
         for (;;) {
             {
@@ -73,6 +78,7 @@ private:
         }
     }
 
+    const char* name_;
     std::vector<Job> ring_;
     std::function<void(Job&)> run_;
     std::mutex mutex_;
