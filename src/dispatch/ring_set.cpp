@@ -74,6 +74,10 @@ void RingSet::look(std::vector<AsyncRing*>& rings) noexcept {
         }
     }
     for (std::size_t i = 0; i < to_free; ++i) let_go(freed[i]);
+    for (AsyncRing* ring : rings) {  // a new ring's pages, here rather than on its thread's records
+        if (!ring->faulted_in) ring->queue.fault_in();
+        ring->faulted_in = true;
+    }
 }
 
 void RingSet::add_metrics(AsyncMetrics& metrics) const {

@@ -36,6 +36,7 @@ struct AsyncRing {
     std::atomic<std::uint64_t> high_water{0};
     std::atomic<std::uint64_t> blocked_nanos{0};
     // The writer's (its thread only).
+    bool faulted_in = false;      // its pages made ready (SpscRing::fault_in)
     std::uint64_t read = 0;       // everything below is handed out and released
     std::uint64_t sweep_end = 0;  // published end at the sweep's look
     std::uint64_t batch_end = 0;  // how far the current batch took
@@ -72,7 +73,8 @@ public:
 
     /// The writer's look (its thread only): when a ring joined since the last look, or one of
     /// `rings` is drained and let go, drained rings leave the set (spare, or freed) and `rings`
-    /// becomes the set; otherwise nothing changes.
+    /// becomes the set, a ring new to the writer with its pages faulted in; otherwise nothing
+    /// changes.
     void look(std::vector<AsyncRing*>& rings) noexcept;
     /// Whether a ring joined since the writer's last look.
     [[nodiscard]] bool joined_since_look() const noexcept { return changed_.load(std::memory_order_acquire) != seen_; }
