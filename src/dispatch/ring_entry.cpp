@@ -43,7 +43,8 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Cont
 struct KeptHoles {
     bool kept = false;
     std::size_t count = 0;
-    std::size_t chars = 0;  ///< of the string values
+    std::size_t structs = 0;  ///< the holes' Fields
+    std::size_t size = 0;     ///< the Fields and the string values
 };
 
 KeptHoles kept_holes(const Record& record) noexcept {
@@ -59,7 +60,7 @@ KeptHoles kept_holes(const Record& record) noexcept {
         if ((bit(value.kind()) & kKept) == 0) return {};
         if (value.kind() == Value::Kind::string) chars += value.as_string().size();
     }
-    return {true, count, chars};
+    return {true, count, count * sizeof(Field), count * sizeof(Field) + chars};
 }
 
 /// Copies kept holes (kept_holes) to `structs`, their string values to `chars`, which has room
@@ -115,18 +116,18 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
         if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
         std::string_view message_text = message.text();
+        std::span<const Field> fields = record.fields;  // what copy_fields copies: all but kept holes
         KeptHoles kept;
         if (message.kind() != Message::Kind::plain) [[unlikely]] {
             kept = kept_holes(record);
             text.clear();
             if (!kept.kept) append_message_text(text, message, pipeline.redact);
             message_text = text.view();
+            fields = fields.subspan(kept.count);
         }
-        const std::span<const Field> fields = record.fields.subspan(kept.count);  // after the kept holes
         const FieldsRoom room = measure_fields(fields, context.scratch);
-        const std::size_t holes_size = kept.count * sizeof(Field);
-        const std::size_t size = sizeof(OwnedRecord) + holes_size + room.structs + room.chars + kept.chars +
-                                 message_text.size() + kOverreadRoom;
+        const std::size_t size = sizeof(OwnedRecord) + room.structs + room.chars + message_text.size() + kept.size +
+                                 kOverreadRoom;
         const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
         if (slot.payload == nullptr) {
             text.shrink();
@@ -134,20 +135,21 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
             ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
             return true;
         }
-        // The fields (kept holes first), what they hold by address and their text, the holes'
-        // string values, the message.
-        char* const copied_fields = slot.payload + sizeof(OwnedRecord);
-        char* const copied_hole_chars = copied_fields + holes_size + room.structs + room.chars;
+        // The kept holes, the other fields, what those hold by address and their text, the
+        // message, the kept holes' string values.
+        char* const copied_fields = slot.payload + sizeof(OwnedRecord) + kept.structs;
+        char* const copied_message = copied_fields + room.structs + room.chars;
         std::string_view message_copy;
-        copy_text(copied_hole_chars + kept.chars, message_text, message_copy);
+        copy_text(copied_message, message_text, message_copy);
         text.shrink();
-        copy_fields(fields, room, copied_fields + holes_size, context.scratch);
-        if (kept.kept) [[unlikely]] copy_kept_holes(record.fields.first(kept.count), copied_fields, copied_hole_chars);
-        new (slot.payload) OwnedRecord(owned_head(
-            record, static_cast<std::uint32_t>(record.fields.size()),
-            kept.kept ? Message(message.site(), std::launder(reinterpret_cast<const Field*>(copied_fields)), message.where())
-                      : Message(message_copy, message.where()),
+        copy_fields(fields, room, copied_fields, context.scratch);
+        auto* const head = new (slot.payload) OwnedRecord(owned_head(
+            record, static_cast<std::uint32_t>(record.fields.size()), Message(message_copy, message.where()),
             record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        if (kept.kept) [[unlikely]] {
+            copy_kept_holes(record.fields.first(kept.count), slot.payload + sizeof(OwnedRecord), copied_message);
+            head->message = Message(message.site(), head->fields().data(), message.where());
+        }
         if (record.bound != nullptr) retain(record.bound);
         if (record.scope != nullptr) retain(record.scope);
         pipeline.writer->commit(slot.payload, record.time, admitted);
