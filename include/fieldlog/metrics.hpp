@@ -44,7 +44,7 @@ struct FIELDLOG_API AsyncMetrics {
     std::uint64_t blocked_nanos = 0;     ///< time callers waited for space (policy `block`)
     /// The running writer's rings in use: a live thread's, or an exited thread's not yet drained.
     std::vector<AsyncRingMetrics> rings;
-    std::uint64_t spare_rings = 0;       ///< drained rings kept for new threads (at most 4)
+    std::uint64_t spare_rings = 0;       ///< rings kept for new threads: drained ones, and one made ready (at most 4)
 };
 
 struct FIELDLOG_API Metrics {

@@ -17,6 +17,20 @@ constexpr std::size_t kFreedAtOnce = 16;  // rings freed after one look; more wa
 
 RingSet::RingSet(std::size_t capacity, std::size_t sinks) : capacity_(capacity), sinks_(sinks) {
     spares_.reserve(kSpareRings);
+    make_spare_ready();
+}
+
+void RingSet::make_spare_ready() noexcept {
+    AsyncRing* ring = nullptr;
+    try {
+        ring = new AsyncRing(capacity_, sinks_);
+    } catch (...) {  // no memory: the next thread makes its ring itself
+        return;
+    }
+    ring->queue.touch();
+    ring->faulted_in = true;
+    const std::lock_guard lock(mutex_);
+    spares_.push_back(ring);  // reserved; below kSpareRings, as the set had none
 }
 
 RingSet::~RingSet() {
@@ -55,6 +69,7 @@ void RingSet::look(std::vector<AsyncRing*>& rings) noexcept {
     if (!recycle && !joined_since_look()) return;
     AsyncRing* freed[kFreedAtOnce];
     std::size_t to_free = 0;
+    bool none_ready = false;
     {
         const std::lock_guard lock(mutex_);
         std::erase_if(rings_, [&](AsyncRing* ring) {
@@ -67,6 +82,7 @@ void RingSet::look(std::vector<AsyncRing*>& rings) noexcept {
             return true;
         });
         seen_ = changed_.load(std::memory_order_acquire);
+        none_ready = spares_.empty();  // only take() empties it, and a take() is a join
         try {
             rings.assign(rings_.begin(), rings_.end());  // grows only with the thread count
         } catch (...) {  // no memory: keep the rings the writer knew; the rest wait for the next look
@@ -78,6 +94,7 @@ void RingSet::look(std::vector<AsyncRing*>& rings) noexcept {
         if (!ring->faulted_in) ring->queue.fault_in();
         ring->faulted_in = true;
     }
+    if (none_ready) make_spare_ready();
 }
 
 void RingSet::add_metrics(AsyncMetrics& metrics) const {

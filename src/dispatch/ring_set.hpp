@@ -3,8 +3,11 @@
 // record takes a ring (a spare, or a new one of `capacity` bytes) and keeps it while it lives.
 // When the thread exits (or moves to a newer writer) the writer drains the ring and the set
 // keeps it as a spare for the next new thread, at most kSpareRings of them; beyond that it is
-// freed. Joining takes the set's lock, which the writer only holds to look at the list, never
-// while writing to sinks.
+// freed. One spare is kept ready at all times, every page of it written before any thread has
+// it (SpscRing::touch): made with the set, and again by the writer's look once a thread took it.
+// A ring a thread makes itself, when none was ready, has its pages faulted in by the writer's
+// next look. Joining takes the set's lock, which the writer only holds to look at the list,
+// never while writing to sinks.
 #pragma once
 
 #include <atomic>
@@ -73,8 +76,8 @@ public:
 
     /// The writer's look (its thread only): when a ring joined since the last look, or one of
     /// `rings` is drained and let go, drained rings leave the set (spare, or freed) and `rings`
-    /// becomes the set, a ring new to the writer with its pages faulted in; otherwise nothing
-    /// changes.
+    /// becomes the set, a ring new to the writer with its pages faulted in, and a spare is made
+    /// ready if none is left; otherwise nothing changes.
     void look(std::vector<AsyncRing*>& rings) noexcept;
     /// Whether a ring joined since the writer's last look.
     [[nodiscard]] bool joined_since_look() const noexcept { return changed_.load(std::memory_order_acquire) != seen_; }
@@ -92,11 +95,15 @@ public:
     void empty_in_child(const AsyncRing* forking_thread) noexcept;
 
 private:
+    /// Adds a spare with every page written (the set has none; the writer's thread, or the
+    /// set's maker before the writer starts).
+    void make_spare_ready() noexcept;
+
     const std::size_t capacity_;
     const std::size_t sinks_;
     mutable SinkMutex mutex_;
     std::vector<AsyncRing*> rings_;   ///< in use: a live thread's, or an exited one's not yet drained
-    std::vector<AsyncRing*> spares_;  ///< reserved up front: never allocates
+    std::vector<AsyncRing*> spares_;  ///< reserved up front: never allocates; one ready at least
     std::atomic<std::uint32_t> changed_{0};  ///< bumped when a ring joins rings_
     std::uint32_t seen_ = 0;                 ///< changed_ at the writer's last look
 };

@@ -31,7 +31,7 @@ public:
     };
 
     /// Allocates the ring without touching it: a new thread's first record does not wait for
-    /// the whole ring to be zeroed (fault_in() makes its pages ready off that thread).
+    /// the whole ring to be zeroed (touch() or fault_in() make its pages ready off that thread).
     /// `capacity` MUST be a power of two, at least 64.
     explicit SpscRing(std::size_t capacity)
         : capacity_(capacity), mask_(capacity - 1), bytes_(std::make_unique_for_overwrite<std::uint64_t[]>(capacity / 8)) {}
@@ -39,10 +39,15 @@ public:
     SpscRing& operator=(const SpscRing&) = delete;
 
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-    /// Faults the ring's pages in, writable, without writing to them (MADV_POPULATE_WRITE), so
-    /// that the producer does not take a page fault at every page of its first pass: each costs
-    /// a record a few microseconds. Any thread, while the producer writes. Where the kernel
-    /// cannot (before Linux 5.14), the producer faults the pages in as it reaches them.
+    /// Writes every byte of a ring no producer has had yet, so that its producer's first pass
+    /// finds every page in place: the first write to a page costs a record a page fault, and on
+    /// a VM that shadows the guest's page tables an exit to the hypervisor as well, each a few
+    /// microseconds.
+    void touch() noexcept { std::memset(bytes_.get(), 0, capacity_); }
+    /// Faults the ring's pages in, writable, without writing to them (MADV_POPULATE_WRITE): for
+    /// a ring whose producer writes already (so touch() may not), from any thread. This saves
+    /// the page faults, not a hypervisor's exits. Where the kernel cannot (before Linux 5.14),
+    /// the producer faults the pages in as it reaches them.
     void fault_in() const noexcept {
 #if defined(MADV_POPULATE_WRITE)
         const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
