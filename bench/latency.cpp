@@ -4,7 +4,10 @@
 // benchmark: each caller logs a burst of calls, timing every call with the TSC, then pauses so
 // the background thread can catch up; bursts repeat thousands of times. Systems: fieldlog
 // sync and async, spdlog async (its default queue, one worker, policy block), all writing the
-// same request line (async_workloads.hpp) to a file, on 1 and 2 caller threads.
+// same request line (async_workloads.hpp) to a file; and fieldlog async writing request_7 as a
+// message template (workloads.hpp), beside quill writing it with named arguments to its JSON
+// file sink when built as fieldlog_quill_latency (FIELDLOG_QUILL_INCLUDE). On 1 and 2 caller
+// threads.
 //
 //   fieldlog_latency [--bursts N] [--burst M] [--pause-us P] [--markdown]
 #include <stdlib.h>
@@ -28,6 +31,9 @@
 #include "async_workloads.hpp"
 #include "fieldlog/fieldlog.hpp"
 #include "ticks.hpp"
+#if defined(FIELDLOG_BENCH_QUILL)
+#include "quill_workload.hpp"
+#endif
 
 namespace {
 
@@ -119,14 +125,20 @@ std::filesystem::path make_dir() {
 
 std::vector<System> systems(const std::filesystem::path& dir) {
     auto fieldlog_logger = std::make_shared<std::optional<fieldlog::Logger>>();
-    auto fieldlog_system = [=](bool async) {
+    auto fieldlog_system = [=](bool async, bool request_7t) {
         return System{
-            async ? "fieldlog async" : "fieldlog sync",
+            request_7t ? "fieldlog tpl" : async ? "fieldlog async" : "fieldlog sync",
             [=] {
                 fieldlog::configure(fieldlog_file_config((dir / "fieldlog.log").string(), async));
                 *fieldlog_logger = fieldlog::get(kLoggerName);
             },
-            [=] { log_request_8(**fieldlog_logger); },
+            [=] {
+                if (request_7t) {
+                    log_request_7t(**fieldlog_logger);
+                } else {
+                    log_request_8(**fieldlog_logger);
+                }
+            },
             [] { fieldlog::flush(); },
             [=] {
                 fieldlog_logger->reset();
@@ -156,13 +168,28 @@ std::vector<System> systems(const std::filesystem::path& dir) {
             spd->pool.reset();
             std::filesystem::remove(dir / "spdlog.log");
         }};
-    return {fieldlog_system(false), fieldlog_system(true), spdlog_async};
+    std::vector<System> all{fieldlog_system(false, false), fieldlog_system(true, false), spdlog_async,
+                            fieldlog_system(true, true)};
+#if defined(FIELDLOG_BENCH_QUILL)
+    auto quill_logger = std::make_shared<quill::Logger*>(nullptr);
+    all.push_back(System{
+        "quill",
+        [=] { *quill_logger = make_quill_json_logger((dir / "quill.log").string()); },
+        [=] { log_request_7(*quill_logger); },
+        [=] { drain(*quill_logger); },
+        [=] {
+            quill::Frontend::remove_logger_blocking(*quill_logger);
+            std::filesystem::remove(dir / "quill.log");
+        }});
+#endif
+    return all;
 }
 
 void print(const std::vector<Result>& results, const Options& options, double overhead) {
     std::printf("caller-side ns per call: %d bursts x %d calls per thread, %d us pause; request line to a file\n",
                 options.bursts, options.burst, options.pause_us);
-    std::printf("(each sample includes ~%.0f ns of timer reads)\n\n", overhead);
+    std::printf("(each sample includes ~%.0f ns of timer reads; tpl and quill: request_7, the others request_8)\n\n",
+                overhead);
     if (options.markdown) {
         std::printf("| system | threads | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|\n");
     } else {
@@ -178,14 +205,19 @@ void print(const std::vector<Result>& results, const Options& options, double ov
         }
     }
     std::printf("\n");
-    for (const Result& ours : results) {
-        if (ours.system != "fieldlog async") continue;
-        for (const Result& theirs : results) {
-            if (theirs.system != "spdlog async" || theirs.threads != ours.threads) continue;
-            std::printf("%d thread%s: spdlog async / fieldlog async = %.1fx at p50, %.1fx at p99.9\n", ours.threads,
-                        ours.threads == 1 ? "" : "s", theirs.p50 / ours.p50, theirs.p999 / ours.p999);
+    const auto compare = [&](std::string_view mine, std::string_view other) {
+        for (const Result& ours : results) {
+            if (ours.system != mine) continue;
+            for (const Result& theirs : results) {
+                if (theirs.system != other || theirs.threads != ours.threads) continue;
+                std::printf("%d thread%s: %s / %s = %.2fx at p50, %.2fx at p99, %.2fx at p99.9\n", ours.threads,
+                            ours.threads == 1 ? "" : "s", theirs.system.c_str(), ours.system.c_str(),
+                            theirs.p50 / ours.p50, theirs.p99 / ours.p99, theirs.p999 / ours.p999);
+            }
         }
-    }
+    };
+    compare("fieldlog async", "spdlog async");
+    compare("fieldlog tpl", "quill");
 }
 
 }  // namespace

@@ -11,7 +11,9 @@ there is none), then measures, one after the other:
 - instructions per call, fieldlog and spdlog, by callgrind (bench/instructions.py);
 - CPU time and allocations per call, and async throughput, from one Google Benchmark run with
   the repetitions interleaved (bench/compare.py);
-- the async caller's latency percentiles (fieldlog_latency, bench/latency.cpp);
+- the async caller's latency percentiles (fieldlog_latency, bench/latency.cpp; with
+  --quill-include, fieldlog_quill_latency, the same with quill beside fieldlog's template, and
+  quill's caller instructions from fieldlog_quill_bench);
 - the compile cost of a logging header and statement (bench/compile_cost.py).
 
 The figures go to bench/results/data.json; from them it writes the PNG plots in bench/results/
@@ -49,6 +51,10 @@ CONTEXT_INSTRUCTIONS = ["request_ctx_inline/null", "request_ctx_with/null", "req
                         "request_ctx_capture/null"]
 FEATURE_INSTRUCTIONS = ["scope_10/null", "with_3/null", "static_msg/null_otel", "fields_10/null_otel",
                         "request_8_redact3/null", "debug_8/null", "backtrace_8/null"]
+# The request_7 line as a message template and as a brace list (fieldlog), and as quill's named
+# arguments (fieldlog_quill_bench, with --quill-include).
+TEMPLATE_INSTRUCTIONS = ["request_7t/null", "request_7/null", "request_7t/async", "request_7/async"]
+QUILL_INSTRUCTIONS = "quill/request_7/async"
 # Calling thread's CPU time per call.
 SYNC_TIME = ["static_msg/null", "fields_10/null", "ctx_10/null", "scope_10/null", "request_8/null",
              "disabled/null", "fields_10/null/threads:2", "static_msg/file", "fields_10/file", "ctx_10/file",
@@ -72,8 +78,9 @@ def log(message):
 # Measuring
 
 
-def build(build_dir):
-    """Builds the two benchmark binaries; configures a Release build first if there is none."""
+def build(build_dir, quill_include):
+    """Builds the benchmark binaries (with quill's when `quill_include` names its headers);
+    configures a Release build first if there is none."""
     cache = os.path.join(build_dir, "CMakeCache.txt")
     if not os.path.exists(cache):
         subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
@@ -87,8 +94,13 @@ def build(build_dir):
     build_type = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", text, re.M)
     if not build_type or build_type.group(1) != "Release":
         sys.exit(f"report: {build_dir} is not a Release build")
-    subprocess.run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 1), "--target", "fieldlog_bench",
-                    "fieldlog_latency"], check=True, stdout=subprocess.DEVNULL)
+    targets = ["fieldlog_bench", "fieldlog_latency"]
+    if quill_include:
+        subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, f"-DFIELDLOG_QUILL_INCLUDE={os.path.abspath(quill_include)}"],
+                       check=True, stdout=subprocess.DEVNULL)
+        targets += ["fieldlog_quill_bench", "fieldlog_quill_latency"]
+    subprocess.run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 1), "--target", *targets], check=True,
+                   stdout=subprocess.DEVNULL)
     compiler = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.*)$", text, re.M)
     return compiler.group(1) if compiler else "c++"
 
@@ -97,12 +109,17 @@ def exact(names):
     return "^(" + "|".join(re.escape(n) for n in names) + ")$"
 
 
-def measure_instructions(bench, quick):
+def measure_instructions(bench, quill_bench, quick):
     names = [f"{s}/{w}" for w in PAIRED_INSTRUCTIONS for s in ("fieldlog", "spdlog")]
-    names += [f"fieldlog/{w}" for w in CONTEXT_INSTRUCTIONS + FEATURE_INSTRUCTIONS]
+    names += [f"fieldlog/{w}" for w in CONTEXT_INSTRUCTIONS + FEATURE_INSTRUCTIONS + TEMPLATE_INSTRUCTIONS]
     listed = instructions.list_benchmarks(bench, exact(names))
     low, high = (200, 400) if quick else (2000, 4000)
-    return instructions.measure(bench, listed, low, high, lambda name, n: log(f"instructions {name} {n}"))
+    counted = instructions.measure(bench, listed, low, high, lambda name, n: log(f"instructions {name} {n}"))
+    if quill_bench:
+        listed = instructions.list_benchmarks(quill_bench, exact([QUILL_INSTRUCTIONS]))
+        counted.update(instructions.measure(quill_bench, listed, low, high,
+                                            lambda name, n: log(f"instructions {name} {n}")))
+    return counted
 
 
 def measure_time(bench, quick, repetitions, min_time):
@@ -232,6 +249,19 @@ def instruction_tables(data):
             "| benchmark | instructions |", "|---|---:|"]
     for w in FEATURE_INSTRUCTIONS:
         out.append(f"| {w} | {thousands(figures.get(f'fieldlog/{w}'))} |")
+    if any(f"fieldlog/{w}" in figures for w in TEMPLATE_INSTRUCTIONS):
+        quill = figures.get(QUILL_INSTRUCTIONS)
+        out += ["", "The `request_7` line (7 values: a C string, two strings, an int, a double, an unsigned, a bool) "
+                "as a message template (`request_7t`), as a brace list with a fmt message of the same text "
+                "(`request_7`), and as quill's named arguments" + ("" if quill else " (left out: the run was not "
+                "given `--quill-include`)") + ":", "",
+                "| form | sync, null sink | async, the caller |", "|---|---:|---:|",
+                f"| fieldlog, template | {thousands(figures.get('fieldlog/request_7t/null'))} | "
+                f"{thousands(figures.get('fieldlog/request_7t/async'))} |",
+                f"| fieldlog, brace list | {thousands(figures.get('fieldlog/request_7/null'))} | "
+                f"{thousands(figures.get('fieldlog/request_7/async'))} |"]
+        if quill:
+            out.append(f"| quill | - | {thousands(quill)} |")
     return "\n".join(out)
 
 
@@ -358,7 +388,8 @@ def bench_readme_block(data):
         time_table(rows, ASYNC_TIME, "real_ns"), "",
         "### Async: the caller's latency", "",
         f"`fieldlog_latency`: {data['latency']['bursts']:,} bursts of {data['latency']['burst']} calls per "
-        f"thread, {data['latency']['pause_us']} µs of pause after each, the `request_8` line to a file. "
+        f"thread, {data['latency']['pause_us']} µs of pause after each, to a file: the `request_8` line, "
+        "and for `fieldlog tpl` (a message template) and quill (named arguments) the `request_7` line. "
         f"Nanoseconds per call; each sample includes about {data['latency']['timer_ns']} ns of timer reads.", "",
         "![Caller latency percentiles](results/latency.png)", "",
         latency_table(data["latency"]), "",
@@ -475,7 +506,8 @@ def plots(data, results):
     fig, axes = plt.subplots(1, len(thread_counts), figsize=(7, 3.2), sharey=True, squeeze=False)
     keys = ("p50", "p90", "p99", "p99.9")
     styles = {"fieldlog sync": ("#aec7e8", "o"), "fieldlog async": (COLOURS["fieldlog"], "s"),
-              "spdlog async": (COLOURS["spdlog"], "^")}
+              "spdlog async": (COLOURS["spdlog"], "^"), "fieldlog tpl": ("#17becf", "D"),
+              "quill": (COLOURS["quill"], "v")}
     for ax, threads in zip(axes[0], thread_counts):
         for r in (r for r in latency if r["threads"] == threads):
             colour, marker = styles.get(r["system"], ("grey", "x"))
@@ -525,7 +557,8 @@ def main():
     parser.add_argument("--repetitions", type=int, default=5, help="Google Benchmark repetitions (default 5)")
     parser.add_argument("--min-time", type=float, default=0.2, help="--benchmark_min_time in seconds (default 0.2)")
     parser.add_argument("--statements", type=int, default=500, help="compile_cost.py's N (default 500)")
-    parser.add_argument("--quill-include", help="quill's include directory, for the compile-cost table")
+    parser.add_argument("--quill-include",
+                        help="quill's include directory: quill in the compile-cost table and beside fieldlog's templates")
     parser.add_argument("--quick", action="store_true",
                         help="tiny counts, to check the script; writes into --out, not the repository")
     parser.add_argument("--out", default=ROOT,
@@ -565,12 +598,14 @@ def main():
 
     parts = [] if args.from_data else (args.only or list(PARTS))
     if parts:
-        compiler = build(args.build)
+        compiler = build(args.build, args.quill_include)
         bench = os.path.join(args.build, "bench", "fieldlog_bench")
-        latency = os.path.join(args.build, "bench", "fieldlog_latency")
+        quill_bench = os.path.join(args.build, "bench", "fieldlog_quill_bench") if args.quill_include else None
+        latency = os.path.join(args.build, "bench",
+                               "fieldlog_quill_latency" if args.quill_include else "fieldlog_latency")
         data["machine"] = machine(compiler)
         measures = {
-            "instructions": lambda: measure_instructions(bench, args.quick),
+            "instructions": lambda: measure_instructions(bench, quill_bench, args.quick),
             "time": lambda: measure_time(bench, args.quick, args.repetitions, args.min_time),
             "latency": lambda: measure_latency(latency, args.quick),
             "compile_cost": lambda: measure_compile_cost(args.quick, args.statements, args.quill_include),
