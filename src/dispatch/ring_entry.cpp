@@ -91,7 +91,9 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
     // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
     // a recorded call's one and more) is written as at most 6 (a recorded error code's 13 as
     // at most 78: the crash path writes a user category as "(name:value)", its name cut to
-    // 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
+    // 64 bytes that need no escaping; a kept hole's key, not in the copy, is a name of at most
+    // 64 bytes that need none, well within its field's 240); the header's fixed parts in under
+    // 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
     // A template kept as one is rendered into the line: its text, and each hole's value (at most
