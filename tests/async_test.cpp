@@ -213,6 +213,41 @@ void log_numbered(const fieldlog::Logger& log, std::size_t threads, std::uint64_
 thread_local fieldlog::Timestamp t_now{};
 fieldlog::Timestamp thread_clock() noexcept { return t_now; }
 
+/// The context switches so far of every thread named fieldlog-writer: one per wake-up of a
+/// sleeping thread.
+long writer_switches() {
+    long total = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        if (!std::getline(comm, name) || name != "fieldlog-writer") continue;
+        std::ifstream status(task.path() / "status");
+        for (std::string line; std::getline(status, line);) {
+            const std::size_t colon = line.find(':');
+            if (colon != std::string::npos && line.substr(0, colon).ends_with("voluntary_ctxt_switches")) {
+                total += std::stol(line.substr(colon + 1));
+            }
+        }
+    }
+    return total;
+}
+
+/// Waits, at most 10 s, for a 200 ms span in which the writer wakes at most twice (a writer
+/// that polled every millisecond would wake about 200 times), then for its next wake-up: it
+/// then has just begun a long sleep.
+bool writer_begins_long_sleep() {
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    long seen = writer_switches();
+    for (bool resting = false; std::chrono::steady_clock::now() < give_up;) {
+        std::this_thread::sleep_for(resting ? 1ms : 200ms);
+        const long now = writer_switches();
+        if (resting && now != seen) return true;
+        resting = resting || now - seen <= 2;
+        seen = now;
+    }
+    return false;
+}
+
 }  // namespace
 
 TEST_CASE("Every record from 1, 2, 4 and 16 threads is written exactly once, in its thread's order", "[async][concurrent]") {
@@ -295,6 +330,27 @@ TEST_CASE("the writer thread is named, so that top -H and perf tell it from the 
         if (std::getline(comm, name) && name == "fieldlog-writer") ++named;
     }
     CHECK(named >= 1);  // a writer an earlier test replaced may still be on its way out
+}
+
+TEST_CASE("an idle writer sleeps until the next record wakes it", "[async]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<SequenceSink>(1, false);
+    fieldlog::configure(async_config(sink, 64 * 1024));
+    const fieldlog::Logger log = fieldlog::get("idle");
+    log.info("record", {{"t", 0}, {"n", 0}});
+    fieldlog::flush();
+    auto fastest = std::chrono::steady_clock::duration::max();
+    for (std::uint64_t n = 1; n <= 3; ++n) {
+        REQUIRE(writer_begins_long_sleep());
+        const auto logged = std::chrono::steady_clock::now();
+        log.info("record", {{"t", 0}, {"n", n}});  // no flush(): the record's commit has to wake the writer
+        while (sink->received(0) == n && std::chrono::steady_clock::now() - logged < 5s) std::this_thread::sleep_for(100us);
+        REQUIRE(sink->received(0) == n + 1);
+        fastest = std::min(fastest, std::chrono::steady_clock::now() - logged);
+    }
+    // Left asleep, the record would wait for the end of the long sleep, a second away.
+    CHECK(fastest < 400ms);
+    CHECK(sink->bad() == 0);
 }
 
 TEST_CASE("a thread's first pass through its ring takes no page fault", "[async]") {

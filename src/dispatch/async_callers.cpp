@@ -130,7 +130,9 @@ AsyncRing* AsyncWriter::attach() noexcept {
 }
 
 AsyncWriter::Enqueued AsyncWriter::attend() noexcept {
-    if ((attention_.load(std::memory_order_relaxed) & kSealed) != 0) {
+    const std::uint32_t attention = attention_.load(std::memory_order_relaxed);
+    if ((attention & kWakeOnCommit) != 0 && (attention_.fetch_and(~kWakeOnCommit) & kWakeOnCommit) != 0) wake_writer();
+    if ((attention & kSealed) != 0) {
         // Committed after the seal: the walk may or may not have seen it. With `drop` it
         // counts as lost; with `block` this caller waits for good, as after a seal it must.
         if (overflow_ == OverflowPolicy::block) park_for_good();
@@ -191,6 +193,7 @@ void AsyncWriter::after_fork_in_child() noexcept {
     sweeps_done_.store(sweeps_begun_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     waiters_.store(0, std::memory_order_relaxed);
     writer_sleeping_.store(false, std::memory_order_relaxed);
+    attention_.fetch_and(~kWakeOnCommit, std::memory_order_relaxed);
     writer_tid_.store(0, std::memory_order_relaxed);
     if (thread_state_.load(std::memory_order_relaxed) == ThreadState::running) set_needs_thread();
     rings_.mutex().unlock();

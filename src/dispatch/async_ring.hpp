@@ -67,6 +67,12 @@ inline constexpr std::size_t kLineBytes = std::size_t{1} << 20;
 /// steady trickle of records a spinning writer never sleeps and writes them one at a time,
 /// taking a core from the threads that log.
 inline constexpr std::chrono::milliseconds kIdleSleep{1};
+/// After this many empty sweeps in a row the writer sleeps until the next record's commit
+/// wakes it (or kLongSleep passes), so an idle program pays no polling; only the first record
+/// after such a quiet spell pays for a wake-up.
+inline constexpr std::uint32_t kEmptySweepsBeforeLongSleep = 100;
+/// The long sleep's bound: rings let go by threads that exited meanwhile are recycled by then.
+inline constexpr std::chrono::seconds kLongSleep{1};
 
 inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                        std::chrono::nanoseconds timeout) noexcept {

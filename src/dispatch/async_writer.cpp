@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The async writer's thread: started with the pipeline (or again after a fork, or when a thread
-// could not be made), woken when a ring fills past half or a caller waits, asleep otherwise;
-// each sweep is the merge's (async_merge.hpp); drain() and stop() wait for it.
+// could not be made), woken when a ring fills past half or a caller waits, or after a quiet
+// spell by the next record, asleep otherwise; each sweep is the merge's (async_merge.hpp);
+// drain() and stop() wait for it.
 #include <pthread.h>
 
 #include <csignal>
@@ -112,6 +113,7 @@ void AsyncWriter::stop() noexcept {
 
 void AsyncWriter::run() noexcept {
     writer_tid_.store(kernel_thread_id(), std::memory_order_release);
+    std::uint32_t empty_sweeps = 0;
     for (;;) {  // a sweep: every ring's published records, in batches
         const bool stopping = stopping_.load(std::memory_order_acquire);
         const std::uint64_t number = sweeps_begun_.fetch_add(1, std::memory_order_seq_cst) + 1;
@@ -125,19 +127,27 @@ void AsyncWriter::run() noexcept {
         }
         sweeps_done_.store(number, std::memory_order_release);
         note_progress();
-        if (wrote) continue;
+        if (wrote) {
+            empty_sweeps = 0;
+            continue;
+        }
         if (stopping) break;  // a whole sweep after callers stopped found nothing
-        idle_wait();
+        idle_wait(++empty_sweeps >= kEmptySweepsBeforeLongSleep);
     }
     writer_tid_.store(0, std::memory_order_release);
 }
 
-void AsyncWriter::idle_wait() noexcept {
+void AsyncWriter::idle_wait(bool long_sleep) noexcept {
     const std::uint32_t seen = wake_.load(std::memory_order_acquire);
     writer_sleeping_.store(true, std::memory_order_seq_cst);
+    // With the flag set and the fence, a caller's commit either shows in the look below or
+    // sees the flag (its seq_cst publish, then its load of attention_) and wakes this thread.
+    if (long_sleep) attention_.fetch_or(kWakeOnCommit, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     const bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look() || merge_.holds_unread();
-    if (!pending) futex_wait(wake_, seen, kIdleSleep);
+    if (!pending) futex_wait(wake_, seen, long_sleep ? std::chrono::nanoseconds(kLongSleep) : kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
+    if (long_sleep) attention_.fetch_and(~kWakeOnCommit, std::memory_order_seq_cst);
 }
 
 void AsyncWriter::note_progress() noexcept {

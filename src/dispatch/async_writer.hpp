@@ -135,7 +135,7 @@ private:
     void set_needs_thread() noexcept;
     char* wait_for_space(AsyncRing& ring, std::size_t size) noexcept;
     void wake_writer() noexcept;
-    void idle_wait() noexcept;
+    void idle_wait(bool long_sleep) noexcept;
     void note_progress() noexcept;
     void raise_high_water(AsyncRing& ring, std::uint64_t used) noexcept;
 
@@ -145,6 +145,7 @@ private:
     // Read by callers on every record; written rarely.
     static constexpr std::uint32_t kSealed = 1;       // seal(): nothing more is accepted
     static constexpr std::uint32_t kNeedsThread = 2;  // thread_state_ is needs_thread
+    static constexpr std::uint32_t kWakeOnCommit = 4;  // the writer's long sleep: the next commit wakes it
     alignas(64) std::atomic<std::uint32_t> attention_{0};  // the record path's one look at both
     std::atomic<bool> writer_sleeping_{false};
     std::atomic<ThreadState> thread_state_{ThreadState::not_started};
