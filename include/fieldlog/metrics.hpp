@@ -54,7 +54,7 @@ struct FIELDLOG_API Metrics {
     /// Context fields not attached: a Scope opened from inside a logging call, or a value (a
     /// user type) that threw while being copied into its context node.
     std::uint64_t context_fields_dropped = 0;
-    /// Free memory the per-thread context pools keep for reuse (at most 256 KiB a thread).
+    /// Free memory the per-thread context pools keep for reuse (bounded per thread: context.md).
     std::uint64_t context_pool_bytes = 0;
     /// Context memory blocks (with(), Scope, captures) taken from a pool's free list, and from
     /// the heap: in steady state only hits grow.

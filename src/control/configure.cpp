@@ -330,6 +330,7 @@ void apply(State& s, const Config& config, bool at_exit = false) {
         register_fork_handlers();
     }
     retire(std::move(old), next_raw, at_exit);
+    set_pool_retained_bound(next_raw->writer ? next_raw->writer->capacity() : 0);
     if (config.crash_handlers) install_crash_handlers();
     report_unapplied_environment(config);
     // Only now: a sink both pipelines share gets all of the old pipeline's records first.

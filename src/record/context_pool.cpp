@@ -4,6 +4,7 @@
 // where the block belongs.
 #include "record/context_pool.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <new>
 
@@ -45,7 +46,7 @@ std::atomic<std::uint64_t> g_unpooled_misses{0};  // blocks for threads without 
 void keep_or_free(ContextHome& home, void* block) noexcept {
     const BlockHeader* h = header_of(block);
     const std::size_t bytes = class_bytes(h->size_class);
-    if (home.free_bytes + bytes > kPoolRetainedBytes) {
+    if (home.free_bytes + bytes > g_pool_retained_bound.load(std::memory_order_relaxed)) {
         free_to_heap(block);
         return;
     }
@@ -66,6 +67,12 @@ void take_remote(ContextHome& home) noexcept {
 }
 
 }  // namespace
+
+std::atomic<std::size_t> g_pool_retained_bound{kPoolRetainedBytes};
+
+void set_pool_retained_bound(std::size_t ring_bytes) noexcept {
+    g_pool_retained_bound.store(std::max(kPoolRetainedBytes, ring_bytes), std::memory_order_relaxed);
+}
 
 ContextHome* adopt_home() {
     Homes& h = homes();

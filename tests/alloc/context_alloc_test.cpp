@@ -316,3 +316,33 @@ TEST_CASE("a million requests across threads allocate nothing in steady state an
     CHECK(pools_after.context_pool_hits - pools_before.context_pool_hits >= static_cast<std::uint64_t>(kRequests));
     CHECK(fieldlog::metrics_text().find("fieldlog_context_pool_hits_total ") != std::string::npos);
 }
+
+TEST_CASE("in async mode a thread's pool keeps as much free context as its ring can hold", "[alloc][scope][async]") {
+    // The writer hands a ring's worth of context back at once: a smaller bound would free it,
+    // only for the thread to allocate it again.
+    auto sink = std::make_shared<fieldlog::NullSink>();
+    constexpr std::size_t kRing = 1024 * 1024;
+    const auto kept_after_release = [&](bool async) {
+        fieldlog::configure({.level = fieldlog::Level::trace,
+                             .async = {.enabled = async, .queue_bytes = kRing},
+                             .sinks = {{.target = sink}}});
+        std::uint64_t kept = 0;
+        std::thread([&kept] {
+            const auto log = fieldlog::get("pool");
+            const std::uint64_t before = fieldlog::metrics().context_pool_bytes;
+            {
+                std::vector<fieldlog::Logger> children;
+                for (int i = 0; i < 20'000; ++i) children.push_back(log.with({{"i", i}}));
+            }  // every node goes back to this thread's pool here
+            kept = fieldlog::metrics().context_pool_bytes - before;
+        }).join();
+        return kept;
+    };
+    const std::uint64_t sync = kept_after_release(false);
+    const std::uint64_t async = kept_after_release(true);
+    fieldlog::configure({});
+    CHECK(sync > 0);
+    CHECK(sync <= 256 * 1024);
+    CHECK(async > 256 * 1024);
+    CHECK(async <= kRing);
+}
