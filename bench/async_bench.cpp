@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Sustained throughput behind a writer thread: `<system>/<workload>/async` for fieldlog and
-// spdlog, workloads fields_10 and request_7 (a template and a brace list; workloads.hpp) and
-// request_8 (async_workloads.hpp). The caller
-// logs into a file through each system's async queue with policy block (nothing dropped):
+// spdlog, workloads fields_10 and request_7 (a template and a brace list; workloads.hpp),
+// request_8 and request_scope (async_workloads.hpp), the last also from two threads at once,
+// the writer then contending with both for the cores. The callers
+// log into a file through each system's async queue with policy block (nothing dropped):
 // fieldlog's 4 MiB byte ring and writer thread, spdlog's 8192-record queue and worker thread.
 // The timed loop ends by waiting until the background thread has written everything, so the
 // time per record is the sustained rate, queue-full waits included, not just the enqueue.
@@ -10,12 +11,14 @@
 
 #include <stdlib.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "alloc_counter.hpp"
 #include "async_workloads.hpp"
@@ -27,7 +30,7 @@ namespace {
 
 using namespace fieldlog_bench;
 
-enum class Workload { fields_10, request_8, request_7, request_7t };
+enum class Workload { fields_10, request_8, request_7, request_7t, request_scope };
 
 /// A fresh directory for the run's files (the same file system for both systems).
 std::filesystem::path make_dir() {
@@ -44,14 +47,18 @@ struct Fixture {
     std::shared_ptr<spdlog::async_logger> spdlog_logger;
 };
 Fixture g_fixture;
+std::atomic<int> g_warmed_threads{0};  // calling threads past their warm-up
+std::uint64_t g_allocations_before = 0;
 
 void setup_fieldlog(const benchmark::State&) {
+    g_warmed_threads.store(0);
     g_fixture.dir = make_dir();
     fieldlog::configure(fieldlog_file_config((g_fixture.dir / "fieldlog.log").string(), true));
     g_fixture.fieldlog_logger = fieldlog::get(kLoggerName);
 }
 
 void setup_spdlog(const benchmark::State&) {
+    g_warmed_threads.store(0);
     g_fixture.dir = make_dir();
     g_fixture.pool = std::make_shared<spdlog::details::thread_pool>(kSpdlogQueueItems, 1);
     g_fixture.spdlog_sink = std::make_shared<CountingFileSink>((g_fixture.dir / "spdlog.log").string());
@@ -77,25 +84,35 @@ void call(Log& log) {
         log_request_8(log);
     } else if constexpr (W == Workload::request_7) {
         log_request_7(log);
+    } else if constexpr (W == Workload::request_scope) {
+        log_request_scope(log);
     } else {
         log_request_7t(log);
     }
 }
 
-/// The timed loop; `drain` waits for the background thread after the last call.
+/// The timed loop of each calling thread; `drain` waits for the background thread after its
+/// last call.
 template <Workload W, typename Log, typename Drain>
 void timed(benchmark::State& state, Log& log, Drain drain) {
     call<W>(log);  // warm-up: thread buffers, the writer's first batch
     drain();
-    const std::uint64_t allocations_before = allocations();
+    g_warmed_threads.fetch_add(1, std::memory_order_acq_rel);
+    if (state.thread_index() == 0) {
+        while (g_warmed_threads.load(std::memory_order_acquire) < state.threads()) std::this_thread::yield();
+        g_allocations_before = allocations();
+    }
     const auto last = static_cast<benchmark::IterationCount>(state.max_iterations);
     benchmark::IterationCount done = 0;
     for (auto _ : state) {
         call<W>(log);
         if (++done == last) drain();
     }
-    state.counters["allocs_per_op"] =
-        static_cast<double>(allocations() - allocations_before) / static_cast<double>(state.iterations());
+    // The loop ends with a barrier of all threads: thread 0 sees every timed allocation.
+    if (state.thread_index() == 0) {
+        const double calls = static_cast<double>(state.iterations()) * state.threads();
+        state.counters["allocs_per_op"] = static_cast<double>(allocations() - g_allocations_before) / calls;
+    }
 }
 
 template <Workload W>
@@ -129,6 +146,14 @@ const bool registered = [] {
     benchmark::RegisterBenchmark("spdlog/request_8/async", &spdlog_async<Workload::request_8>)
         ->Apply(fieldlog_bench::fixed_iterations)
         ->Setup(&setup_spdlog)->Teardown(&teardown);
+    for (const int threads : {1, 2}) {  // an explicit count, even 1, adds "/threads:N" to the name
+        benchmark::RegisterBenchmark("fieldlog/request_scope/async", &fieldlog_async<Workload::request_scope>)
+            ->Apply(fieldlog_bench::fixed_iterations)
+            ->Setup(&setup_fieldlog)->Teardown(&teardown)->Threads(threads);
+        benchmark::RegisterBenchmark("spdlog/request_scope/async", &spdlog_async<Workload::request_scope>)
+            ->Apply(fieldlog_bench::fixed_iterations)
+            ->Setup(&setup_spdlog)->Teardown(&teardown)->Threads(threads);
+    }
     return true;
 }();
 

@@ -44,7 +44,7 @@ PARTS = ("instructions", "time", "latency", "compile_cost")
 
 # Workloads measured for both systems, in the order the tables show them.
 PAIRED_INSTRUCTIONS = ["static_msg/null", "fields_10/null", "ctx_10/null", "request_8/null",
-                       "fields_10/async", "request_8/async"]
+                       "fields_10/async", "request_8/async", "request_scope/async/threads:1"]
 # fieldlog alone: one request (3 context fields, 3 records) with its context attached four ways,
 # then features that have no spdlog counterpart.
 CONTEXT_INSTRUCTIONS = ["request_ctx_inline/null", "request_ctx_with/null", "request_ctx_scope/null",
@@ -60,7 +60,8 @@ SYNC_TIME = ["static_msg/null", "fields_10/null", "ctx_10/null", "scope_10/null"
              "disabled/null", "fields_10/null/threads:2", "static_msg/file", "fields_10/file", "ctx_10/file",
              "fields_10/udp"]
 # Wall-clock time per record with the writer thread behind: sustained throughput.
-ASYNC_TIME = ["fields_10/async", "request_8/async"]
+ASYNC_TIME = ["fields_10/async", "request_8/async", "request_scope/async/threads:1",
+              "request_scope/async/threads:2"]
 TIMESTAMP_FILTER = "/timestamp/"
 
 # What the README's small table calls each workload.
@@ -229,7 +230,7 @@ def ratio(theirs, ours):
 
 
 def caller_label(workload):
-    return workload + (" (caller)" if workload.endswith("/async") else "")
+    return workload + (" (caller)" if "/async" in workload else "")
 
 
 def instruction_tables(data):
