@@ -41,6 +41,7 @@ Homes& homes() noexcept {
 void free_to_heap(void* block) noexcept { ::operator delete(header_of(block)); }
 
 std::atomic<std::uint64_t> g_unpooled_misses{0};  // blocks for threads without a pool
+std::atomic<std::size_t> g_pool_retained_bound{kPoolRetainedBytes};  // set_pool_retained_bound
 
 /// Keeps `block` on `home`'s free list if the bound allows, else frees it. Owner only.
 void keep_or_free(ContextHome& home, void* block) noexcept {
@@ -67,8 +68,6 @@ void take_remote(ContextHome& home) noexcept {
 }
 
 }  // namespace
-
-std::atomic<std::size_t> g_pool_retained_bound{kPoolRetainedBytes};
 
 void set_pool_retained_bound(std::size_t ring_bytes) noexcept {
     g_pool_retained_bound.store(std::max(kPoolRetainedBytes, ring_bytes), std::memory_order_relaxed);

@@ -32,11 +32,10 @@ inline constexpr std::size_t kPoolMinBlock = 128;
 /// Free bytes one thread's pool keeps at least; what is released beyond the bound in force goes
 /// back to the heap.
 inline constexpr std::size_t kPoolRetainedBytes = 256 * 1024;
-/// The bound in force: in async mode at least a ring's size, since the records in a thread's
-/// ring hold their context until the writer has written them, and it hands the blocks back in
-/// bulk: a smaller bound would free them only for the thread to allocate them again.
-extern std::atomic<std::size_t> g_pool_retained_bound;
-/// Sets the bound for the async rings' size `ring_bytes` (0: sync mode).
+/// Sets the bound in force for async rings of `ring_bytes` each (0: sync mode): at least a
+/// ring's size, since the records in a thread's ring hold their context until the writer has
+/// written them, and it hands the blocks back in bulk: a smaller bound would free them only for
+/// the thread to allocate them again.
 void set_pool_retained_bound(std::size_t ring_bytes) noexcept;
 
 /// An open Scope on its thread: `own` is the node its Scope object names, `chain` the node its
@@ -132,7 +131,7 @@ inline void pool_release(ContextHome* current, void* block) noexcept {
     const PoolBlockHeader* h = static_cast<const PoolBlockHeader*>(block) - 1;
     if (current != nullptr && h->home == current) {
         const std::size_t bytes = kPoolMinBlock << h->size_class;
-        if (current->free_bytes + bytes <= g_pool_retained_bound.load(std::memory_order_relaxed)) {
+        if (current->free_bytes + bytes <= kPoolRetainedBytes) {  // within every bound; past it the slow path asks the one in force
             *static_cast<void**>(block) = current->free[h->size_class];
             current->free[h->size_class] = block;
             current->free_bytes += bytes;
