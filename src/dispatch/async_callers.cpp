@@ -16,13 +16,14 @@ using namespace async_entry;
 constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // entry sizes must fit the ring's size word
 /// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
 /// a clock that steps back cannot reorder one thread's records.
-thread_local std::int64_t t_last_order_key = INT64_MIN;
+[[gnu::tls_model("initial-exec")]] constinit thread_local std::int64_t t_last_order_key = INT64_MIN;
 
 std::int64_t order_key(Timestamp time) noexcept {
-    constexpr std::int64_t kLimit = INT64_MAX / 1'000'000'000 - 1;
-    std::int64_t key = time.seconds > kLimit    ? INT64_MAX
-                       : time.seconds < -kLimit ? INT64_MIN
-                                                : time.seconds * 1'000'000'000 + time.nanos;
+    std::int64_t key = 0;
+    if (__builtin_mul_overflow(time.seconds, 1'000'000'000, &key) || __builtin_add_overflow(key, time.nanos, &key))
+        [[unlikely]] {
+        key = time.seconds < 0 ? INT64_MIN : INT64_MAX;
+    }
     key = std::max(key, t_last_order_key);
     t_last_order_key = key;
     return key;
@@ -45,13 +46,14 @@ std::atomic<std::uint64_t> g_writer_serials{0};
     for (;;) ::pause();
 }
 
-/// This thread's ring: trivially destructible, so the record path reads it with no guard.
+/// This thread's ring: trivially destructible, so the record path reads it with no guard (and
+/// initial-exec, like thread_context.hpp's t_context, with no call).
 struct ThreadRing {
     std::uint64_t writer = 0;  // the serial of the writer it belongs to
     AsyncRing* ring = nullptr;
     bool exiting = false;  // the thread's ring was given back at its exit
 };
-thread_local ThreadRing t_ring;
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadRing t_ring;
 
 /// Gives this thread's ring back when the thread exits; armed by the thread's first ring.
 struct RingReturn {

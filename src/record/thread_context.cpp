@@ -17,7 +17,7 @@
 
 namespace fieldlog::detail {
 
-constinit thread_local ThreadContext* t_context = nullptr;
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadContext* t_context = nullptr;
 constinit std::atomic<Pipeline*> g_current_pipeline{nullptr};
 
 namespace {

@@ -66,8 +66,10 @@ struct ThreadContext {
 };
 
 /// This thread's context once made; null before its first use and once it is torn down.
-/// Plain (constinit) so the record path reads it without a TLS wrapper call.
-extern constinit thread_local ThreadContext* t_context;
+/// Plain (constinit) so the record path reads it without a TLS wrapper call, and initial-exec
+/// so that it reads it without a call to __tls_get_addr in a shared library (the library's TLS
+/// is static already: base/thread_id.hpp).
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local ThreadContext* t_context;
 
 /// Makes this thread's context on first use; nullptr once the thread is tearing down its
 /// thread-locals.
