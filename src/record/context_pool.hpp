@@ -131,7 +131,8 @@ inline void pool_release(ContextHome* current, void* block) noexcept {
     const PoolBlockHeader* h = static_cast<const PoolBlockHeader*>(block) - 1;
     if (current != nullptr && h->home == current) {
         const std::size_t bytes = kPoolMinBlock << h->size_class;
-        if (current->free_bytes + bytes <= kPoolRetainedBytes) {  // within every bound; past it the slow path asks the one in force
+        // Within every bound; past this one the slow path asks the bound in force.
+        if (current->free_bytes + bytes <= kPoolRetainedBytes) {
             *static_cast<void**>(block) = current->free[h->size_class];
             current->free[h->size_class] = block;
             current->free_bytes += bytes;
