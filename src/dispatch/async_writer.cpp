@@ -142,8 +142,10 @@ void AsyncWriter::idle_wait(bool long_sleep) noexcept {
     writer_sleeping_.store(true, std::memory_order_seq_cst);
     // With the flag set and the fence, a caller's commit either shows in the look below or
     // sees the flag (its seq_cst publish, then its load of attention_) and wakes this thread.
-    if (long_sleep) attention_.fetch_or(kWakeOnCommit, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (long_sleep) {
+        attention_.fetch_or(kWakeOnCommit, std::memory_order_seq_cst);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
     const bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look() || merge_.holds_unread();
     if (!pending) futex_wait(wake_, seen, long_sleep ? std::chrono::nanoseconds(kLongSleep) : kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
