@@ -33,10 +33,14 @@ namespace {
 constexpr std::uint64_t kEndless = 50'000'000;  // threads that log until the process dies
 constexpr std::uint64_t kFinite = 2'000;        // records per thread for the clean exits
 
-std::uint64_t* g_progress = nullptr;  // one counter per thread, in a file the parent reads
+// Counters in memory shared with another process: std::atomic, lock-free and of the plain
+// integer's size (std::atomic_ref is not in every standard library yet).
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));
+
+std::atomic<std::uint64_t>* g_progress = nullptr;  // one counter per thread, in a file the parent reads
 
 void report(int thread, std::uint64_t accepted) {
-    std::atomic_ref<std::uint64_t>(g_progress[thread]).store(accepted, std::memory_order_release);
+    g_progress[thread].store(accepted, std::memory_order_release);
 }
 
 volatile int g_depth_limit = 1 << 30;  // never reached: the stack runs out first
@@ -95,7 +99,7 @@ int main(int argc, char** argv) {
     void* shared = ::mmap(nullptr, sizeof(std::uint64_t) * static_cast<std::size_t>(threads), PROT_READ | PROT_WRITE,
                           MAP_SHARED, fd, 0);
     if (shared == MAP_FAILED) return 4;
-    g_progress = static_cast<std::uint64_t*>(shared);
+    g_progress = static_cast<std::atomic<std::uint64_t>*>(shared);
 
     fieldlog::Config config;
     config.level = fieldlog::Level::info;

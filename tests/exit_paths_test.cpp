@@ -74,7 +74,7 @@ public:
         REQUIRE(::ftruncate(fd_, sizeof(std::uint64_t) * kThreads) == 0);
         void* shared = ::mmap(nullptr, sizeof(std::uint64_t) * kThreads, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
         REQUIRE(shared != MAP_FAILED);
-        counts_ = static_cast<std::uint64_t*>(shared);
+        counts_ = static_cast<std::atomic<std::uint64_t>*>(shared);
     }
     ~Progress() {
         ::munmap(counts_, sizeof(std::uint64_t) * kThreads);
@@ -84,7 +84,7 @@ public:
     Progress& operator=(const Progress&) = delete;
 
     [[nodiscard]] std::uint64_t accepted(int thread) const {
-        return std::atomic_ref<std::uint64_t>(counts_[thread]).load(std::memory_order_acquire);
+        return counts_[thread].load(std::memory_order_acquire);
     }
     [[nodiscard]] std::uint64_t total() const {
         std::uint64_t sum = 0;
@@ -94,7 +94,7 @@ public:
 
 private:
     int fd_ = -1;
-    std::uint64_t* counts_ = nullptr;
+    std::atomic<std::uint64_t>* counts_ = nullptr;  // shared with the child: see exit_child.cpp
 };
 
 /// Waits for the child; kills it (and fails) if it hangs.

@@ -33,10 +33,14 @@ constexpr std::uint64_t kEndless = 50'000'000;  // threads that log until the pr
 
 /// The progress file: one accepted-record count per thread, then 1 when the child ended
 /// while a compression was going on (its temporary existed).
-std::uint64_t* g_progress = nullptr;
+// Counters in memory shared with another process: std::atomic, lock-free and of the plain
+// integer's size (std::atomic_ref is not in every standard library yet).
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free && sizeof(std::atomic<std::uint64_t>) == sizeof(std::uint64_t));
+
+std::atomic<std::uint64_t>* g_progress = nullptr;
 
 void report(int slot, std::uint64_t value) {
-    std::atomic_ref<std::uint64_t>(g_progress[slot]).store(value, std::memory_order_release);
+    g_progress[slot].store(value, std::memory_order_release);
 }
 
 /// Notes whether the worker is compressing now: its hidden temporary exists.
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
     if (fd < 0) return 3;
     void* shared = ::mmap(nullptr, sizeof(std::uint64_t) * (kThreads + 1), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (shared == MAP_FAILED) return 4;
-    g_progress = static_cast<std::uint64_t*>(shared);
+    g_progress = static_cast<std::atomic<std::uint64_t>*>(shared);
 
     fieldlog::Config config;
     config.level = fieldlog::Level::info;

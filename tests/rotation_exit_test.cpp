@@ -62,7 +62,7 @@ public:
         REQUIRE(::ftruncate(fd_, kBytes) == 0);
         void* shared = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
         REQUIRE(shared != MAP_FAILED);
-        slots_ = static_cast<std::uint64_t*>(shared);
+        slots_ = static_cast<std::atomic<std::uint64_t>*>(shared);
     }
     ~Progress() {
         ::munmap(slots_, kBytes);
@@ -78,10 +78,10 @@ public:
 private:
     static constexpr std::size_t kBytes = sizeof(std::uint64_t) * (kThreads + 1);
     [[nodiscard]] std::uint64_t load(int slot) const {
-        return std::atomic_ref<std::uint64_t>(slots_[slot]).load(std::memory_order_acquire);
+        return slots_[slot].load(std::memory_order_acquire);
     }
     int fd_ = -1;
-    std::uint64_t* slots_ = nullptr;
+    std::atomic<std::uint64_t>* slots_ = nullptr;  // shared with the child: see rotation_exit_child.cpp
 };
 
 pid_t spawn_child(const std::vector<std::string>& args) {

@@ -422,7 +422,7 @@ public:
             } else if (key == "name") {
                 sink.name = std::string(text(node, key_path, "a name like \"audit\""));
                 if (sink.name.empty()) expected(node, key_path, "a name like \"audit\"");
-            } else if (std::ranges::find(type->keys, key.str()) == type->keys.end()) {
+            } else if (std::find(type->keys.begin(), type->keys.end(), key.str()) == type->keys.end()) {
                 std::vector<std::string_view> known(std::begin(detail::every_sink_key), std::end(detail::every_sink_key));
                 known.insert(known.end(), type->keys.begin(), type->keys.end());
                 unknown_key(key, key_path, known, fmt::format("a {} sink", type->name));
@@ -463,7 +463,9 @@ public:
                 constexpr std::string_view what = "\"UTC\", \"local\" or an IANA zone name like \"Europe/Berlin\"";
                 try {
                     config.timestamp.zone = TimeZone::parse(text(node, at, what));
-                } catch (const std::invalid_argument&) {
+                } catch (const std::invalid_argument& refused) {
+                    // Without named zones, the library's refusal names the option to rebuild with.
+                    if (!FIELDLOG_WITH_TZ) fail(node.source(), at, refused.what());
                     expected(node, at, what);
                 }
             } else if (key == "caller") {

@@ -98,10 +98,28 @@ std::size_t copy_capped(char* out, std::size_t room, const char* text) noexcept 
     std::abort();  // a handler must not return
 }
 
+/// The unwinder the walk calls. libgcc's, from libgcc_s when the process has loaded it: LLVM's
+/// libunwind (which a libc++ program may find first) stops at the signal frame on x86-64.
+struct Unwinder {
+    decltype(&_Unwind_Backtrace) backtrace = &_Unwind_Backtrace;
+    decltype(&_Unwind_GetIPInfo) ip_info = &_Unwind_GetIPInfo;
+};
+Unwinder g_unwinder;
+
+Unwinder libgcc_unwinder() noexcept {
+    void* libgcc = ::dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (libgcc == nullptr) return {};
+    void* backtrace = ::dlsym(libgcc, "_Unwind_Backtrace");
+    void* ip_info = ::dlsym(libgcc, "_Unwind_GetIPInfo");
+    if (backtrace == nullptr || ip_info == nullptr) return {};
+    return {reinterpret_cast<decltype(&_Unwind_Backtrace)>(backtrace),
+            reinterpret_cast<decltype(&_Unwind_GetIPInfo)>(ip_info)};
+}
+
 _Unwind_Reason_Code collect(_Unwind_Context* context, void* argument) {
     auto& walk = *static_cast<Walk*>(argument);
     int before_instruction = 0;
-    const std::uintptr_t ip = _Unwind_GetIPInfo(context, &before_instruction);
+    const std::uintptr_t ip = g_unwinder.ip_info(context, &before_instruction);
     if (ip == 0) return _URC_END_OF_STACK;
     // The unwinder marks the frame a signal interrupted: its address is the instruction itself.
     if (!walk.found && before_instruction != 0) {
@@ -138,7 +156,7 @@ void walk_guarded() noexcept {
     sigset_t before;
     ::pthread_sigmask(SIG_UNBLOCK, &faults, &before);
     g_walker.store(kernel_thread_id());
-    if (sigsetjmp(g_walk_escape, 1) == 0) _Unwind_Backtrace(&collect, &g_walk);
+    if (sigsetjmp(g_walk_escape, 1) == 0) g_unwinder.backtrace(&collect, &g_walk);
     g_walker.store(0);
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     for (std::size_t i = 0; i < std::size(kWalkFaults); ++i) ::sigaction(kWalkFaults[i], &g_walk_saved[i], nullptr);
@@ -228,7 +246,8 @@ void prepare_crash_stack() {
     } else {
         g_executable_size = copy_capped(g_executable, kMaxCrashNameSize, program_invocation_name);
     }
-    _Unwind_Backtrace(&ignore, nullptr);  // the unwinder's one-time set-up, here and not in a handler
+    g_unwinder = libgcc_unwinder();
+    g_unwinder.backtrace(&ignore, nullptr);  // the unwinder's one-time set-up, here and not in a handler
     if (std::get_terminate() != &note_uncaught_exception) g_previous_terminate = std::set_terminate(&note_uncaught_exception);
 }
 

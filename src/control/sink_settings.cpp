@@ -24,8 +24,8 @@ SinkSettings::SinkSettings(std::string source, std::string path, std::uint32_t l
       defined_at_(fmt::format("{}:{}: {}", source_, line_, path_)) {}
 
 const Setting* SinkSettings::find(std::string_view key) const {
-    const bool declared = std::ranges::find(keys_, key) != keys_.end() ||
-                          std::ranges::find(detail::every_sink_key, key) != std::end(detail::every_sink_key);
+    const bool declared = std::find(keys_.begin(), keys_.end(), key) != keys_.end() ||
+                          std::find(std::begin(detail::every_sink_key), std::end(detail::every_sink_key), key) != std::end(detail::every_sink_key);
     if (!declared) {
         throw std::logic_error(fmt::format("{}: the sink type reads the key \"{}\" without declaring it", path_, key));
     }
@@ -132,7 +132,7 @@ void SinkSettings::fail(std::string_view key, std::size_t item, std::string_view
 
 void SinkSettings::check_every_key_read() const {
     for (std::size_t i = 0; i < settings_.size(); ++i) {
-        const bool own = std::ranges::find(keys_, settings_[i].key) != keys_.end();
+        const bool own = std::find(keys_.begin(), keys_.end(), settings_[i].key) != keys_.end();
         if (own && !read_[i]) {
             throw std::logic_error(
                 fmt::format("{}: the sink type declares the key \"{}\" but never reads it", path_, settings_[i].key));

@@ -15,7 +15,7 @@ void add_sink_type(std::vector<SinkType>& types, SinkType type) {
     if (type.name.empty()) throw std::invalid_argument("register_sink_type: an empty name");
     if (!type.factory) throw std::invalid_argument("register_sink_type: \"" + type.name + "\" without a factory");
     for (const std::string& key : type.keys) {
-        if (std::ranges::find(every_sink_key, key) != std::end(every_sink_key)) {
+        if (std::find(std::begin(every_sink_key), std::end(every_sink_key), key) != std::end(every_sink_key)) {
             throw std::invalid_argument("register_sink_type: \"" + type.name + "\" declares the key \"" + key +
                                         "\", which every sink takes");
         }

@@ -34,7 +34,7 @@ public:
     /// the whole ring to be zeroed (touch() or fault_in() make its pages ready off that thread).
     /// `capacity` MUST be a power of two, at least 64.
     explicit SpscRing(std::size_t capacity)
-        : capacity_(capacity), mask_(capacity - 1), bytes_(std::make_unique_for_overwrite<std::uint64_t[]>(capacity / 8)) {}
+        : capacity_(capacity), mask_(capacity - 1), bytes_(new std::uint64_t[capacity / 8]) {}
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
 

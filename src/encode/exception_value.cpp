@@ -19,6 +19,21 @@ namespace {
 /// std::throw_with_nested, but a user type can make nested_ptr() return anything).
 constexpr int kMaxCauses = 16;
 
+/// `name` (in place) without libc++'s inline namespace: std::system_error, not
+/// std::__1::system_error, so a type is named alike with either standard library.
+std::string_view without_abi_namespace(char* name) noexcept {
+    constexpr std::string_view kInline = "std::__1::";
+    constexpr std::size_t kKept = std::string_view("std::").size();
+    constexpr std::size_t kCut = kInline.size() - kKept;
+    std::size_t size = std::strlen(name);
+    for (std::size_t at = 0; at + kInline.size() <= size; ++at) {
+        if (std::string_view(name + at, kInline.size()) != kInline) continue;
+        std::memmove(name + at + kKept, name + at + kInline.size(), size - at - kInline.size());
+        size -= kCut;
+    }
+    return {name, size};
+}
+
 /// The demangled name of `type`, in a buffer kept per thread: __cxa_demangle grows it with
 /// realloc when a longer name comes, so a thread pays the heap only for its longest name.
 std::string_view demangled(const std::type_info& type) noexcept {
@@ -30,7 +45,7 @@ std::string_view demangled(const std::type_info& type) noexcept {
     if (status != 0 || result == nullptr) return type.name();  // not a mangled name: as the ABI has it
     buffer = result;
     capacity = size > capacity ? size : capacity;
-    return buffer;
+    return without_abi_namespace(buffer);
 }
 
 /// The type a user threw: std::throw_with_nested throws a class derived from it, which the

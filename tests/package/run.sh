@@ -220,11 +220,12 @@ minimal_refusals() {
     "utc: accepted"
 }
 
-# strict_headers COMPILER: every public header, alone and all together, and the consumer compile
-# warning-free at the strictest common set of warnings.
+# strict_headers COMPILER [FLAG...]: every public header, alone and all together, and the consumer
+# compile warning-free at the strictest common set of warnings.
 strict_headers() {
   local compiler=$1 header include="$work/static/include"
-  local flags=(-std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Werror -fsyntax-only)
+  shift
+  local flags=(-std=c++20 -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Werror -fsyntax-only "$@")
   : >"$work/all_headers.cpp"
   for header in $(cd "$include" && find fieldlog -name '*.hpp' | sort); do
     echo "#include <$header>" >>"$work/all_headers.cpp"
@@ -333,6 +334,7 @@ check "static fieldlog beside libfmt.so, libspdlog.so and another fmt copy" fmt_
 for compiler in g++ clang++; do
   check "public headers at strict warnings ($compiler)" strict_headers "$compiler"
 done
+check "public headers at strict warnings (clang++ with libc++)" strict_headers clang++ -stdlib=libc++
 # Each way in once, each compiler once: every one builds fieldlog whole.
 check "add_subdirectory consumer (g++)" subproject add_subdirectory g++
 check "FetchContent consumer (clang++)" subproject FetchContent clang++
