@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_id.hpp"
 #include "dispatch/pipeline.hpp"
 #include "record/thread_context.hpp"
 #include "support/test_support.hpp"
@@ -531,7 +532,7 @@ TEST_CASE("Each thread's ring reports its own high water and the time its thread
     bool may_exit = false;
     std::uint64_t tid = 0;
     std::thread writer_of_ring([&] {
-        tid = static_cast<std::uint64_t>(::gettid());
+        tid = static_cast<std::uint64_t>(fieldlog::detail::kernel_thread_id());
         for (std::uint64_t n = 0; n < 1'000; ++n) fieldlog::get("rings").info("record", {{"t", 0}, {"n", n}, {"pad", "to fill the ring"}});
         std::unique_lock lock(mutex);
         logged = true;

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/thread_id.hpp"
 #include "fieldlog/testing/observer.hpp"
 #include "support/test_support.hpp"
 
@@ -402,7 +402,7 @@ TEST_CASE("the typed observer sees kept records with their marker and the scope'
 
 namespace {
 
-long kernel_thread_id() { return ::syscall(SYS_gettid); }
+long kernel_thread_id() { return fieldlog::detail::kernel_thread_id(); }
 
 /// A logger's backtrace lasts as long as the process: each test ends the one it began.
 struct LoggerBacktrace {

@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/buffer.hpp"
+#include "base/thread_id.hpp"
 #include "encode/console_encoder.hpp"
 #include "record/thread_context.hpp"
 #include "support/test_support.hpp"
@@ -555,7 +555,7 @@ TEST_CASE("a queued record names the thread that logged it, not the writer's", "
                                          .sinks = {fieldlog::SinkConfig{.target = sink}}});
     long logged_by = 0;
     std::thread([&] {
-        logged_by = ::syscall(SYS_gettid);
+        logged_by = fieldlog::detail::kernel_thread_id();
         fieldlog::get("test").info("m");
     }).join();
     fieldlog::flush();

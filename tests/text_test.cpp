@@ -132,7 +132,7 @@ TEST_CASE("Short strings that end at a page end are read within the page", "[tex
     munmap(map, static_cast<std::size_t>(2 * page));
 }
 
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
 TEST_CASE("Every copy of long text this CPU runs stops at the first unsafe byte", "[text]") {
     // Lengths through the 16- and 32-byte steps, their overlapping tails and the loops past them.
     const unsigned char unsafe[] = {'"', '\\', 0x00, 0x1f, 0x80, 0xff};

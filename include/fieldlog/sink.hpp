@@ -77,8 +77,8 @@ struct FIELDLOG_API SinkInfo {
 };
 
 /// The lock the dispatcher holds around every call into one sink. Free, it costs one atomic
-/// instruction each way; a thread that finds it held sleeps (a futex), so a slow sink never
-/// spins a core. Meets BasicLockable (std::lock_guard). try_lock() and unlock() are
+/// instruction each way; a thread that finds it held sleeps (std::atomic::wait), so a slow sink
+/// never spins a core. Meets BasicLockable (std::lock_guard). try_lock() and unlock() are
 /// async-signal-safe (the crash path uses them).
 class FIELDLOG_API SinkMutex {
 public:

@@ -236,7 +236,8 @@ void JournaldEntry::build(const RecordView& record) {
     entry_.clear();
     const char level_digit = priority(record.level);
     append_field(entry_, "PRIORITY", {&level_digit, 1});
-    append_field(entry_, "SYSLOG_IDENTIFIER", identifier_);
+    // None where the program's name is unknown: journald then shows the process's own (_COMM).
+    if (!identifier_.empty()) append_field(entry_, "SYSLOG_IDENTIFIER", identifier_);
     char time[max_rfc3339_size];
     append_field(entry_, "FIELDLOG_TS",
                  {time, static_cast<std::size_t>(append_rfc3339(time, record.time, encoding.timestamp) - time)});

@@ -16,7 +16,7 @@ namespace fieldlog::detail {
 /// One entry at a time, in buffers it keeps: they grow to the largest record so far and stay.
 class JournaldEntry {
 public:
-    /// `identifier` is SYSLOG_IDENTIFIER's value.
+    /// `identifier` is SYSLOG_IDENTIFIER's value; "" writes none.
     explicit JournaldEntry(std::string identifier);
 
     /// Makes the entry of `record`, replacing the last one. Throws what a user type's encoding

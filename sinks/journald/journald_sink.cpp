@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "base/platform.hpp"
 #include "journald_entry.hpp"
 #include "sinks/common/sink_io.hpp"
 
@@ -96,7 +97,7 @@ struct JournaldSink::State {
 
 JournaldSink::State::State(JournaldSink& sink, JournaldSinkOptions opts)
     : owner(sink), options(std::move(opts)),
-      entry(options.identifier.empty() ? std::string(program_invocation_short_name) : options.identifier) {
+      entry(options.identifier.empty() ? std::string(detail::program_name()) : options.identifier) {
     if (options.socket.empty()) throw std::invalid_argument("journald socket path is empty");
     if (options.socket.size() >= sizeof address.sun_path) {
         throw std::invalid_argument("journald socket path '" + options.socket + "' is longer than " +

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "base/platform.hpp"
 #include "base/value_calls.hpp"
 #include "encode/text.hpp"
 #include "fieldlog/field.hpp"
@@ -744,10 +745,7 @@ private:
         std::vector<ResourceAttribute> resource = attributes;
         const bool named = std::any_of(resource.begin(), resource.end(),
                                        [](const ResourceAttribute& a) { return a.key == "service.name"; });
-        if (!named) {
-            resource.insert(resource.begin(),
-                            ResourceAttribute{"service.name", std::string("unknown_service:") + program_invocation_short_name});
-        }
+        if (!named) resource.insert(resource.begin(), ResourceAttribute{"service.name", unknown_service_name()});
         const auto value_of = [](const ResourceAttribute& a) {
             return std::visit(
                 [](const auto& v) -> Value {

@@ -58,7 +58,8 @@ public:
     /// Bytes this connection handed to the kernel (TLS: ciphertext, handshake included).
     [[nodiscard]] std::uint64_t pushed() const noexcept { return pushed_; }
     /// Of pushed(), the bytes the receiver's TCP acknowledged (SIOCOUTQ: what the kernel still
-    /// holds, sent or not); false when the kernel does not say.
+    /// holds, sent or not); false when the kernel does not say. Without SIOCOUTQ (a port), all
+    /// of pushed().
     bool acknowledged(std::uint64_t& bytes) const noexcept;
 
     /// Plain TCP: hands what the kernel takes of `data` to it in one call; `sent` 0 when the

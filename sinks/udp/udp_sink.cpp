@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The UDP sink: each record becomes one message of a sendmmsg(2) batch, as iovecs pointing at
-// the record's bytes (plus, for RFC 5424, a per-message head and the fixed header tail), so
-// nothing is copied unless a record must be cut to fit. Re-resolution runs on the background
-// thread, off the record path, and connects to a new address under the sink's mutex().
+// The UDP sink: each record becomes one message of a batch (one sendmmsg(2) call on Linux, a
+// sendmsg(2) each elsewhere: base/platform.hpp), as iovecs pointing at the record's bytes
+// (plus, for RFC 5424, a per-message head and the fixed header tail), so nothing is copied
+// unless a record must be cut to fit. Re-resolution runs on the background thread, off the
+// record path, and connects to a new address under the sink's mutex().
 #include "fieldlog/sinks/udp_sink.hpp"
 
 #include <netdb.h>
@@ -21,6 +22,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/platform.hpp"
 #include "base/ticker.hpp"
 #include "sinks/common/address.hpp"
 #include "sinks/common/sink_io.hpp"
@@ -29,13 +31,32 @@
 namespace fieldlog {
 namespace {
 
-constexpr std::size_t kBatch = 64;            // messages per sendmmsg call
+constexpr std::size_t kBatch = 64;            // messages per batch
 constexpr std::size_t kMaxDatagram = 65507;   // IPv4's largest UDP payload
 constexpr std::string_view kEllipsis = "\xE2\x80\xA6";
 // A new address waits at most this long for the writer to let go of the sink's mutex; then it
 // is taken at the next resolution.
 constexpr int kHandOverAttempts = 100;
 constexpr auto kHandOverRetry = std::chrono::microseconds(100);
+
+#if FIELDLOG_LINUX_FACILITIES
+using Datagram = mmsghdr;
+
+/// Sends `datagrams` until the first that fails: how many went, or -1 (errno) if none did.
+int send_datagrams(int fd, Datagram* datagrams, std::size_t count) noexcept {
+    return ::sendmmsg(fd, datagrams, static_cast<unsigned>(count), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+#else
+struct Datagram {
+    msghdr msg_hdr;
+};
+
+int send_datagrams(int fd, Datagram* datagrams, std::size_t count) noexcept {
+    std::size_t sent = 0;
+    while (sent < count && ::sendmsg(fd, &datagrams[sent].msg_hdr, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) ++sent;
+    return sent > 0 ? static_cast<int>(sent) : -1;
+}
+#endif
 
 /// Length of the JSON string unit (escape, UTF-8 sequence or byte) that starts at `p`.
 std::size_t unit_length(std::string_view s, std::size_t p) noexcept {
@@ -124,7 +145,7 @@ struct UdpSink::State final : detail::Tickable {
     std::string_view tail_now;  ///< tail.current() for the batch being sent
 
     // One batch, allocated once.
-    std::array<mmsghdr, kBatch> messages{};
+    std::array<Datagram, kBatch> messages{};
     std::array<iovec, kBatch * 3> iov{};
     std::array<std::array<char, detail::kSyslogHeadCapacity>, kBatch> heads{};
     std::unique_ptr<char[]> cut_buffer;  ///< one record cut to fit (sent alone)
@@ -240,14 +261,13 @@ std::size_t UdpSink::State::prepare(const RecordView& record, std::size_t slot, 
     messages[slot].msg_hdr = msghdr{};
     messages[slot].msg_hdr.msg_iov = parts;
     messages[slot].msg_hdr.msg_iovlen = static_cast<std::size_t>(count);
-    messages[slot].msg_len = 0;
     return header + line.size();
 }
 
 void UdpSink::State::flush_batch(std::size_t count) noexcept {
     std::size_t start = 0;
     while (start < count) {
-        const int sent = ::sendmmsg(fd, &messages[start], static_cast<unsigned>(count - start), MSG_DONTWAIT | MSG_NOSIGNAL);
+        const int sent = send_datagrams(fd, &messages[start], count - start);
         if (sent > 0) {
             start += static_cast<std::size_t>(sent);
             continue;

@@ -2,10 +2,16 @@
 #include "base/thread_id.hpp"
 
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "base/fork_hooks.hpp"
+#include "base/platform.hpp"
+
+#if FIELDLOG_LINUX_FACILITIES
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#include <atomic>
+#endif
 
 namespace fieldlog::detail {
 
@@ -13,15 +19,41 @@ constinit thread_local int t_thread_id = 0;
 
 namespace {
 
+#if !FIELDLOG_LINUX_FACILITIES
+// No thread id the system shows: the threads are numbered from 1 in the order they first ask.
+std::atomic<int> g_last_thread_number{0};
+[[gnu::tls_model("initial-exec")]] constinit thread_local int t_thread_number = 0;
+#endif
+
 void nothing() {}
-/// fork() copies the forking thread's cache into a child where that thread has another id.
-void forget_in_child() { t_thread_id = 0; }
+/// fork() copies the forking thread's cache into a child where that thread has another id
+/// (numbered: one the parent's threads never had).
+void forget_in_child() {
+    t_thread_id = 0;
+#if !FIELDLOG_LINUX_FACILITIES
+    t_thread_number = 0;
+#endif
+}
 
 }  // namespace
 
-void name_this_thread(const char* name) noexcept { ::pthread_setname_np(::pthread_self(), name); }
+void name_this_thread([[maybe_unused]] const char* name) noexcept {
+#if defined(__APPLE__)
+    ::pthread_setname_np(name);  // names the calling thread only
+#elif defined(__linux__) || defined(__FreeBSD__)
+    ::pthread_setname_np(::pthread_self(), name);
+#endif
+}
 
-int kernel_thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+int kernel_thread_id() noexcept {
+#if FIELDLOG_LINUX_FACILITIES
+    return static_cast<int>(::syscall(SYS_gettid));
+#else
+    // Lock-free: async-signal-safe as well.
+    if (t_thread_number == 0) t_thread_number = g_last_thread_number.fetch_add(1, std::memory_order_relaxed) + 1;
+    return t_thread_number;
+#endif
+}
 
 int ask_thread_id() noexcept {
     static const bool registered = [] {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The kernel's id of a thread (gettid(2)): the number ps, top, gdb and the journal show, and the
-// one the fatal record names. std::thread::id and pthread_self() are other numbers. And the name
-// each thread of the library gives itself, which top -H, ps -L, perf and gdb show.
+// one the fatal record names. std::thread::id and pthread_self() are other numbers; the portable
+// core (base/platform.hpp) numbers threads itself. And the name each thread of the library gives
+// itself, which top -H, ps -L, perf and gdb show.
 #pragma once
 
 namespace fieldlog::detail {

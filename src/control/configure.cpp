@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "base/platform.hpp"
 #include "control/crash.hpp"
 #include "control/fork.hpp"
 #include "control/state.hpp"
@@ -91,10 +92,7 @@ std::vector<ResourceAttribute> otel_resource(const Config& config) {
     std::vector<ResourceAttribute> resource = config.resource;
     std::stable_partition(resource.begin(), resource.end(),
                           [](const ResourceAttribute& attribute) { return attribute.key == "service.name"; });
-    if (!named) {
-        resource.insert(resource.begin(),
-                        ResourceAttribute{"service.name", std::string("unknown_service:") + program_invocation_short_name});
-    }
+    if (!named) resource.insert(resource.begin(), ResourceAttribute{"service.name", unknown_service_name()});
     return resource;
 }
 

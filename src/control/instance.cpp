@@ -1,19 +1,47 @@
 // SPDX-License-Identifier: MIT
-// The second-copy check (see instance.hpp). The name carries the pid and the pid namespace's
-// inode, so processes in other namespaces never collide; the socket is close-on-exec, so a
-// program exec'd in this process (same pid) starts with the name free.
+// The second-copy check (see instance.hpp). Either way the claim is close-on-exec, so a program
+// exec'd in this process (same pid) starts with it free, and the kernel drops it when the
+// process ends.
+//  - Linux: an abstract socket name that carries the pid and the pid namespace's inode, so
+//    processes in other namespaces never collide.
+//  - Elsewhere: an flock(2) on a file named for the user and the pid in the temporary
+//    directory. Locks belong to the open file, so a second copy's own open finds it held. The
+//    file stays after the process; a later process with the same pid takes its lock anew.
 #include "control/instance.hpp"
 
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
 
+#include "base/platform.hpp"
+
+#if FIELDLOG_LINUX_FACILITIES
+#include <sys/socket.h>
+#include <sys/un.h>
+#else
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cstdlib>
+#endif
+
 namespace fieldlog::detail {
+namespace {
+
+void say_second_copy() noexcept {
+    std::fprintf(stderr,
+                 "fieldlog: a second copy of the library started in this process (pid %ld); this module's "
+                 "records follow its own configuration, not the program's. Link the shared libfieldlog when "
+                 "more than one module logs.\n",
+                 static_cast<long>(::getpid()));
+}
+
+}  // namespace
+
+#if FIELDLOG_LINUX_FACILITIES
 
 void announce_instance() noexcept {
     struct stat pid_namespace {};
@@ -29,13 +57,26 @@ void announce_instance() noexcept {
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), size) == 0) return;  // ours until exit: fd kept
     const int error = errno;
     ::close(fd);
-    if (error == EADDRINUSE) {
-        std::fprintf(stderr,
-                     "fieldlog: a second copy of the library started in this process (pid %ld); this module's "
-                     "records follow its own configuration, not the program's. Link the shared libfieldlog when "
-                     "more than one module logs.\n",
-                     static_cast<long>(::getpid()));
-    }
+    if (error == EADDRINUSE) say_second_copy();
 }
+
+#else
+
+void announce_instance() noexcept {
+    const char* directory = std::getenv("TMPDIR");
+    if (directory == nullptr || *directory == '\0') directory = "/tmp";
+    char path[1024];
+    const int length = std::snprintf(path, sizeof path, "%s/fieldlog-state-%lu-%ld", directory,
+                                     static_cast<unsigned long>(::getuid()), static_cast<long>(::getpid()));
+    if (length < 0 || static_cast<std::size_t>(length) >= sizeof path) return;
+    const int fd = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;  // ours until exit: fd kept
+    const int error = errno;
+    ::close(fd);
+    if (error == EWOULDBLOCK) say_second_copy();
+}
+
+#endif
 
 }  // namespace fieldlog::detail

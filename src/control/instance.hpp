@@ -5,9 +5,9 @@
 
 namespace fieldlog::detail {
 
-/// Claims this process's name for the library's state (an abstract Unix socket address, which
-/// the kernel frees when the process ends); a second copy that finds the name taken says so in
-/// one stderr line. Called once, when the State is made.
+/// Claims this process's name for the library's state (instance.cpp says how), which the
+/// kernel frees when the process ends; a second copy that finds the name taken says so in one
+/// stderr line. Called once, when the State is made.
 void announce_instance() noexcept;
 
 }  // namespace fieldlog::detail

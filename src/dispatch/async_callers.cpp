@@ -165,7 +165,7 @@ char* AsyncWriter::wait_for_space(AsyncRing& ring, std::size_t size) noexcept {
         const std::uint32_t seen = progress_.load(std::memory_order_seq_cst);
         if ((p = ring.queue.try_reserve(size)) != nullptr) break;
         wake_writer();
-        futex_wait(progress_, seen, kIdleSleep);
+        wait_on(progress_, seen, kIdleSleep);
         ensure_running();
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);

@@ -1,23 +1,18 @@
 // SPDX-License-Identifier: MIT
 // What the async writer's files share (not included by anything else): the ring entry's
-// header, and the futex calls the callers and the writer wait and wake with.
+// header, and the sleeps of the callers and the writer (base/platform.hpp: wait_on, wake_all).
 //
 //   async_callers.cpp (reserve, commit) ─► a ring of ring_set.cpp ─► async_merge.cpp (the
 //   writer's sweeps and batches) on the thread of async_writer.cpp; async_crash_walk.cpp (a
 //   fatal signal)
 #pragma once
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 
+#include "base/platform.hpp"
 #include "dispatch/async_writer.hpp"
 #include "record/owned_record.hpp"
 
@@ -73,16 +68,5 @@ inline constexpr std::chrono::milliseconds kIdleSleep{1};
 inline constexpr std::uint32_t kEmptySweepsBeforeLongSleep = 100;
 /// The long sleep's bound: rings let go by threads that exited meanwhile are recycled by then.
 inline constexpr std::chrono::seconds kLongSleep{1};
-
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                       std::chrono::nanoseconds timeout) noexcept {
-    const timespec relative{static_cast<time_t>(timeout.count() / 1'000'000'000),
-                            static_cast<long>(timeout.count() % 1'000'000'000)};
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &relative, nullptr, 0);
-}
-
-inline void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-}
 
 }  // namespace fieldlog::detail

@@ -23,7 +23,7 @@ void AsyncWriter::set_needs_thread() noexcept {
 void AsyncWriter::wake_writer() noexcept {
     if (writer_sleeping_.load(std::memory_order_seq_cst)) {
         wake_.fetch_add(1, std::memory_order_release);
-        futex_wake_all(wake_);
+        wake_all(wake_);
     }
 }
 
@@ -78,7 +78,7 @@ void AsyncWriter::drain() noexcept {
         const std::uint32_t seen = progress_.load(std::memory_order_seq_cst);
         if (sweeps_done_.load(std::memory_order_acquire) >= target) break;
         wake_writer();
-        futex_wait(progress_, seen, kIdleSleep);
+        wait_on(progress_, seen, kIdleSleep);
         ensure_running();
     }
     waiters_.fetch_sub(1, std::memory_order_relaxed);
@@ -106,7 +106,7 @@ void AsyncWriter::stop() noexcept {
         }
     }
     wake_.fetch_add(1, std::memory_order_release);
-    futex_wake_all(wake_);
+    wake_all(wake_);
     pthread_join(thread_, nullptr);
     thread_state_.store(ThreadState::stopped);
 }
@@ -147,14 +147,14 @@ void AsyncWriter::idle_wait(bool long_sleep) noexcept {
         std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     const bool pending = stopping_.load(std::memory_order_seq_cst) || rings_.joined_since_look() || merge_.holds_unread();
-    if (!pending) futex_wait(wake_, seen, long_sleep ? std::chrono::nanoseconds(kLongSleep) : kIdleSleep);
+    if (!pending) wait_on(wake_, seen, long_sleep ? std::chrono::nanoseconds(kLongSleep) : kIdleSleep);
     writer_sleeping_.store(false, std::memory_order_relaxed);
     if (long_sleep) attention_.fetch_and(~kWakeOnCommit, std::memory_order_seq_cst);
 }
 
 void AsyncWriter::note_progress() noexcept {
     progress_.fetch_add(1, std::memory_order_seq_cst);
-    if (waiters_.load(std::memory_order_seq_cst) > 0) futex_wake_all(progress_);
+    if (waiters_.load(std::memory_order_seq_cst) > 0) wake_all(progress_);
 }
 
 void accumulate(AsyncMetrics& total, const AsyncMetrics& more) noexcept {

@@ -151,11 +151,11 @@ private:
     std::atomic<ThreadState> thread_state_{ThreadState::not_started};
     std::atomic<bool> stopping_{false};
 
-    alignas(64) std::atomic<std::uint32_t> progress_{0};  // futex word: bumped at every release
+    alignas(64) std::atomic<std::uint32_t> progress_{0};  // wait_on word: bumped at every release
     std::atomic<std::uint32_t> waiters_{0};               // callers sleeping on progress_
     std::atomic<std::uint64_t> sweeps_begun_{0};
     std::atomic<std::uint64_t> sweeps_done_{0};
-    alignas(64) std::atomic<std::uint32_t> wake_{0};      // futex word the writer sleeps on
+    alignas(64) std::atomic<std::uint32_t> wake_{0};      // wait_on word the writer sleeps on
     std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> blocked_nanos_{0};
     std::atomic<std::uint64_t> high_water_{0};

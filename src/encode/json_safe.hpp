@@ -10,7 +10,9 @@
 #include <cstring>
 #include <string_view>
 
-#if defined(__SSE2__)
+#include "base/platform.hpp"
+
+#if FIELDLOG_SSE2_SCANS
 #include <emmintrin.h>
 #endif
 
@@ -23,7 +25,7 @@ inline constexpr std::array<bool, 256> kJsonSafe = [] {
     return table;
 }();
 
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
 /// The JSON-unsafe bytes of `v` as a bit mask, 16 bytes at once. A signed compare with 0x20
 /// catches the control bytes and, as negative numbers, every byte from 0x80 on.
 inline unsigned unsafe_mask(__m128i v) noexcept {
@@ -47,7 +49,7 @@ constexpr std::uint64_t unsafe_bytes(std::uint64_t v) noexcept {
 
 /// True when every byte of the two words is JSON-safe.
 inline bool all_safe(std::uint64_t a, std::uint64_t b) noexcept {
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
     return unsafe_mask(_mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a))) == 0;
 #else
     return (unsafe_bytes(a) | unsafe_bytes(b)) == 0;

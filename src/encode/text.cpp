@@ -10,11 +10,11 @@
 #include <cstring>
 #include <string>
 
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
 #include <emmintrin.h>
 #endif
 // The AVX2 text copy, chosen at run time: x86-64 with GCC or clang.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if FIELDLOG_SSE2_SCANS && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define FIELDLOG_DETAIL_AVX2_TEXT 1
 #include <immintrin.h>
 #else
@@ -32,7 +32,7 @@ constexpr char kHex[] = "0123456789abcdef";
 /// How many leading bytes of p[0, n) go into a JSON string unchanged, decided 16 bytes (or
 /// two overlapping words) at a time instead of a table look-up per byte.
 std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
     if (n >= 16) {
         const auto mask_at = [p](std::size_t at) noexcept {
             return unsafe_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)));
@@ -53,7 +53,7 @@ std::size_t json_safe_prefix(const unsigned char* p, std::size_t n) noexcept {
     return i;
 }
 
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
 /// A CopySafePrefix for n > 16, 16 bytes a step: one pass, no library call (the bytes written
 /// past the safe ones are overwritten by the caller).
 std::size_t copy_safe_prefix_sse2(char* o, const unsigned char* p, std::size_t n) noexcept {
@@ -148,7 +148,7 @@ std::size_t choose_copy_safe_prefix(char* o, const unsigned char* p, std::size_t
 inline std::size_t copy_safe_prefix(char* o, const unsigned char* p, std::size_t n) noexcept {
     return g_copy_safe_prefix.load(std::memory_order_relaxed)(o, p, n);
 }
-#endif  // __SSE2__
+#endif  // FIELDLOG_SSE2_SCANS
 
 }  // namespace
 
@@ -244,7 +244,7 @@ void append_json_escaped(Buffer& out, std::string_view s) {
         append_escaped_loop(out, s);
         return;
     }
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
     char* o = out.reserve(n);
     const std::size_t safe = copy_safe_prefix(o, p, n);
     out.commit(o + safe);
@@ -255,7 +255,7 @@ void append_json_escaped(Buffer& out, std::string_view s) {
 }
 
 void append_json_string_general(Buffer& out, std::string_view s) {
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
     if (const std::size_t n = s.size(); n > kShortJsonText) {
         // Quotes and text in one reservation; the escaper takes over at the first unsafe byte.
         char* o = out.reserve(n + 2);

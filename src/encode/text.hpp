@@ -59,7 +59,7 @@ void append_utf8_repaired(Buffer& out, std::string_view s);
 /// A copy of text longer than 16 bytes: copies p[0, n) to `o` and returns how many leading
 /// bytes are JSON-safe (bytes past those may be written too).
 using CopySafePrefix = std::size_t (*)(char* o, const unsigned char* p, std::size_t n) noexcept;
-#if defined(__SSE2__)
+#if FIELDLOG_SSE2_SCANS
 /// The copies this CPU can run (SSE2, then AVX2 where it has it), the best last: the escapers
 /// use that one; the tests check each.
 std::span<const CopySafePrefix> json_safe_copies() noexcept;

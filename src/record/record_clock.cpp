@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-#if defined(__x86_64__)
+#if FIELDLOG_TSC_CLOCK
 #include <cpuid.h>
 #endif
 
@@ -17,7 +17,7 @@
 namespace fieldlog::detail {
 namespace {
 
-#if defined(__x86_64__)
+#if FIELDLOG_TSC_CLOCK
 
 constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
 /// The counter's rate is trusted once measured over this long (a sample's ~30 ns of jitter is
@@ -112,7 +112,7 @@ bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick
 }
 
 Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
-#if defined(__x86_64__)
+#if FIELDLOG_TSC_CLOCK
     span_ticks_ = 0;
     if (!g_origin.usable || ticks < calibrate_at_ || g_record_counter_distrusted.load(std::memory_order_relaxed)) {
         return Timestamp(std::chrono::system_clock::now());

@@ -20,9 +20,10 @@
 #include <atomic>
 #include <cstdint>
 
+#include "base/platform.hpp"
 #include "fieldlog/timestamp.hpp"
 
-#if defined(__x86_64__)
+#if FIELDLOG_TSC_CLOCK
 #include <x86intrin.h>
 #endif
 
@@ -44,7 +45,7 @@ public:
 
     /// The current system_clock time (within the bound above). Owned by one thread.
     Timestamp now() noexcept {
-#if defined(__x86_64__)
+#if FIELDLOG_TSC_CLOCK
         const std::uint64_t ticks = __rdtsc();
         const std::uint64_t elapsed = ticks - anchor_ticks_;
         if (elapsed < span_ticks_) [[likely]] {  // also false when the counter is behind the anchor
@@ -70,15 +71,17 @@ private:
     /// Reads system_clock, makes it the new anchor when the counter is usable, and returns it.
     Timestamp reanchor(std::uint64_t ticks) noexcept;
 
+    std::uint64_t span_ticks_ = 0;  ///< ticks until the next anchor; 0: read system_clock
+#if FIELDLOG_TSC_CLOCK
     std::uint64_t anchor_ticks_ = 0;
     /// Before this counter value the rate cannot be measured yet: system_clock alone is read.
     std::uint64_t calibrate_at_ = 0;
-    std::uint64_t span_ticks_ = 0;      ///< ticks until the next anchor; 0: read system_clock
     std::uint64_t nanos_per_tick_ = 0;  ///< 32.32 fixed point
     Timestamp anchor_{};
     /// CLOCK_MONOTONIC and the counter at the last anchor, for the pace check (0: none yet).
     std::uint64_t anchor_monotonic_ticks_ = 0;
     std::int64_t anchor_monotonic_ = 0;
+#endif
 };
 
 }  // namespace fieldlog::detail

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "record/thread_context.hpp"
 
-#if defined(__linux__)
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
 #include <algorithm>
-#include <cstdlib>
 #include <thread>
 
+#include "base/platform.hpp"
 #include "base/signal_stack.hpp"
 #include "record/scope_layers.hpp"
 #include "record/thread_registry.hpp"
@@ -23,31 +17,6 @@ constinit std::atomic<Pipeline*> g_current_pipeline{nullptr};
 namespace {
 
 thread_local bool t_torn_down = false;
-
-/// Registers this process for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED). When that works,
-/// the ordering between a reader's hazard store and its re-load of the current pipeline is paid
-/// for by configure() with one membarrier call (an asymmetric fence) instead of by every record
-/// with a locked instruction.
-bool register_expedited_membarrier() noexcept {
-#if defined(__linux__)
-    const long supported = ::syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    const long needed = MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
-    return supported > 0 && (supported & needed) == needed &&
-           ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-#else
-    return false;
-#endif
-}
-
-/// Runs a full memory barrier on every thread of the process that is running right now.
-void heavy_barrier() noexcept {
-#if defined(__linux__)
-    if (::syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
-    // Registration does not survive every path (e.g. exec); the global command needs none.
-    if (::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) return;
-    std::abort();  // readers already rely on the barrier; continuing could free a pipeline in use
-#endif
-}
 
 /// Owns this thread's context: the context itself lives on the heap, so the library's static
 /// TLS stays a few words and a plugin linking it can be dlopen()ed (glibc reserves little static
@@ -66,8 +35,10 @@ thread_local ContextOwner t_owner;
 }  // namespace
 
 /// Set once during static initialisation; a reader that runs before it finds it false and uses a
-/// seq_cst store.
-extern const bool g_light_readers = register_expedited_membarrier();
+/// seq_cst store. With the process barrier, the ordering between a reader's hazard store and
+/// its re-load of the current pipeline is paid for by configure() with one barrier (asymmetric
+/// fences) instead of by every record with a locked instruction.
+extern const bool g_light_readers = register_process_barrier();
 
 ThreadContext::ThreadContext() : home(adopt_home()) {
     ThreadRegistry& r = thread_registry();
@@ -108,7 +79,7 @@ ThreadContext* make_thread_context() noexcept {
 }
 
 void wait_for_readers(const Pipeline* pipeline) {
-    if (g_light_readers) heavy_barrier();  // after the swap, before reading the hazard slots
+    if (g_light_readers) process_barrier();  // after the swap, before reading the hazard slots
     ThreadRegistry& r = thread_registry();
     const std::lock_guard lock(r.mutex);
     for (const ThreadContext* context : r.threads) {

@@ -85,7 +85,7 @@ inline ThreadContext* this_thread_context() noexcept {
 /// shutdown(). Constant-initialised, so the record path reads it without a guard.
 extern constinit std::atomic<Pipeline*> g_current_pipeline;
 
-/// True when configure() pays for the readers' fence with a membarrier (thread_context.cpp);
+/// True when configure() pays for the readers' fence with a process barrier (thread_context.cpp);
 /// false (the seq_cst store) until it is known.
 extern const bool g_light_readers;
 
@@ -95,7 +95,7 @@ inline const Pipeline* acquire_pipeline(ThreadContext& context) noexcept {
     for (;;) {
         // Announce, then confirm it is still current: a writer that swapped after our
         // confirmation is guaranteed to see the announcement and wait for us (by its
-        // membarrier, or by the seq_cst store).
+        // process barrier, or by the seq_cst store).
         if (g_light_readers) {
             context.hazard.store(pipeline, std::memory_order_release);
             std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -2,21 +2,19 @@
 // fieldlog::TraceContext: the W3C traceparent and tracestate grammars (Trace Context level 1,
 // with its rules for a later version: parse the four fields of a header of at least 55
 // characters, ignore what follows them) and fresh ids from a per-thread SplitMix64 generator,
-// seeded once per thread (and again in a forked child) from getrandom(2). At the call site;
-// no heap, no lock.
+// seeded once per thread (and again in a forked child) from the system's random source. At the
+// call site; no heap, no lock.
 #include "fieldlog/trace_context.hpp"
-
-#include <sys/random.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <span>
 
 #include "base/fork_hooks.hpp"
+#include "base/platform.hpp"
 
 namespace fieldlog {
 namespace {
@@ -195,11 +193,7 @@ void seed(IdGenerator& ids) noexcept {
         detail::add_fork_participant([] {}, [] {}, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
     });
     std::uint64_t seed_value = 0;
-    ssize_t got;
-    do {
-        got = ::getrandom(&seed_value, sizeof seed_value, 0);
-    } while (got < 0 && errno == EINTR);
-    if (got != static_cast<ssize_t>(sizeof seed_value)) {  // no getrandom: the clock and this thread's address
+    if (!detail::random_bytes(&seed_value, sizeof seed_value)) {  // none: the clock and this thread's address
         seed_value = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
                      reinterpret_cast<std::uintptr_t>(&ids);
     }

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/thread_id.hpp"
 #include "fieldlog/fieldlog.hpp"
 #include "fieldlog/sinks/otlp_sink.hpp"
 #include "fieldlog/trace_context.hpp"
@@ -175,7 +176,7 @@ retry_max = "200ms"
     fieldlog::get("svc").info("configured", {{"took", 1500us}});
     fieldlog::shutdown();
     std::printf("{\"file\":\"%s\",\"line\":%d,\"function\":\"%s\",\"tid\":%d}\n", __FILE__, line, __func__,
-                static_cast<int>(::gettid()));
+                fieldlog::detail::kernel_thread_id());
     return 0;
 }
 

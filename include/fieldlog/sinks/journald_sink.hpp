@@ -24,7 +24,7 @@ enum class JournaldWhenFull : std::uint8_t {
 
 struct FIELDLOG_API JournaldSinkOptions {
     std::string socket = "/run/systemd/journal/socket";  ///< journald's native socket
-    std::string identifier;  ///< SYSLOG_IDENTIFIER; empty: program_invocation_short_name
+    std::string identifier;  ///< SYSLOG_IDENTIFIER; empty: the program's short name
     JournaldWhenFull when_full = JournaldWhenFull::wait;
     std::chrono::milliseconds wait_timeout{10000};  ///< the longest wait for room; above 0
 

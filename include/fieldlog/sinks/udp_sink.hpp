@@ -39,8 +39,8 @@ struct FIELDLOG_API UdpSinkOptions {
 FIELDLOG_API std::shared_ptr<Sink> make_sink(const UdpSinkOptions& options);
 FIELDLOG_API SinkDestination sink_destination(const UdpSinkOptions& options);
 
-/// Sends each record as one datagram from a non-blocking, connected socket; batches go out
-/// with one sendmmsg(2).
+/// Sends each record as one datagram from a non-blocking, connected socket; on Linux a batch
+/// goes out with one sendmmsg(2).
 ///
 /// - The address is resolved at construction (a name through getaddrinfo, the first result);
 ///   a name, not a literal, is resolved again every resolve_interval on the background thread,
