@@ -6,7 +6,7 @@
 //    processes in other namespaces never collide.
 //  - Elsewhere: an flock(2) on a file named for the user and the pid in the temporary
 //    directory. Locks belong to the open file, so a second copy's own open finds it held. The
-//    file stays after the process; a later process with the same pid takes its lock anew.
+//    file is removed at exit; one left by a crash is taken anew by a later process of that pid.
 #include "control/instance.hpp"
 
 #include <sys/stat.h>
@@ -26,6 +26,7 @@
 #include <sys/file.h>
 
 #include <cstdlib>
+#include <cstring>
 #endif
 
 namespace fieldlog::detail {
@@ -62,16 +63,32 @@ void announce_instance() noexcept {
 
 #else
 
+namespace {
+
+char g_claim[1024];  // the claimed file's path, removed at exit
+pid_t g_claimed_by = 0;  // by this process, not by a forked child that exits
+
+void remove_claim() {
+    if (::getpid() == g_claimed_by) ::unlink(g_claim);
+}
+
+}  // namespace
+
 void announce_instance() noexcept {
     const char* directory = std::getenv("TMPDIR");
     if (directory == nullptr || *directory == '\0') directory = "/tmp";
-    char path[1024];
+    char path[sizeof g_claim];
     const int length = std::snprintf(path, sizeof path, "%s/fieldlog-state-%lu-%ld", directory,
                                      static_cast<unsigned long>(::getuid()), static_cast<long>(::getpid()));
     if (length < 0 || static_cast<std::size_t>(length) >= sizeof path) return;
     const int fd = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return;
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;  // ours until exit: fd kept
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {  // ours until exit: fd kept
+        std::memcpy(g_claim, path, sizeof path);
+        g_claimed_by = ::getpid();
+        std::atexit(remove_claim);
+        return;
+    }
     const int error = errno;
     ::close(fd);
     if (error == EWOULDBLOCK) say_second_copy();
