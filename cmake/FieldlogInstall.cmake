@@ -6,12 +6,15 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# Two components, as Debian splits a library (cmake/FieldlogDebPackages.cmake): `runtime`, the
+# shared library itself; `development`, everything a program is built with.
 install(TARGETS fieldlog EXPORT fieldlogTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY include/fieldlog DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(EXPORT fieldlogTargets NAMESPACE fieldlog:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/fieldlog)
+install(DIRECTORY include/fieldlog DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development)
+install(EXPORT fieldlogTargets NAMESPACE fieldlog:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/fieldlog
+  COMPONENT development)
 
 get_target_property(FIELDLOG_LIBRARY_TYPE fieldlog TYPE)
 if(FIELDLOG_LIBRARY_TYPE STREQUAL "SHARED_LIBRARY")
@@ -26,7 +29,7 @@ configure_package_config_file(cmake/fieldlogConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/fieldlogConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/fieldlogConfig.cmake ${PROJECT_BINARY_DIR}/fieldlogConfigVersion.cmake
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/fieldlog)
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/fieldlog COMPONENT development)
 
 # fieldlog.pc: its paths relative to ${pcfiledir} (what `cmake --install --prefix` decides is
 # not known here), unless the install dirs are absolute.
@@ -89,7 +92,11 @@ else()
   set(FIELDLOG_PC_CFLAGS "")
 endif()
 configure_file(cmake/fieldlog.pc.in ${PROJECT_BINARY_DIR}/fieldlog.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/fieldlog.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/fieldlog.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
 
-# The license and the annotated configuration example, where Debian puts a package's documents.
-install(FILES LICENSE examples/fieldlog.toml DESTINATION ${CMAKE_INSTALL_DOCDIR})
+if(FIELDLOG_DEB_PACKAGES)
+  include(cmake/FieldlogDebPackages.cmake)
+else()
+  # The license and the annotated configuration example, where Debian puts a package's documents.
+  install(FILES LICENSE examples/fieldlog.toml DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT development)
+endif()

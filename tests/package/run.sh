@@ -6,10 +6,11 @@
 # runs) into temporary prefixes; then for each builds and runs the CMake consumer (find_package),
 # plain `c++ … $(pkg-config [--static] --cflags --libs fieldlog)` consumers and a dlopen()ed
 # plugin, and checks their lines (and a consumer's exit status: its test observer kept the
-# record). Also: the minimal variant's program links no optional dependency and its refusals
-# name the option; the public headers at strict warnings; add_subdirectory and FetchContent
-# consumers; a static fieldlog beside libfmt.so and other fmt users. g++ and clang where the
-# compiler matters. One line per check; exits non-zero if any failed.
+# record). Also: Debian packages made from the shared build, checked by lintian, installed and
+# used; the minimal variant's program links no optional dependency and its refusals name the
+# option; the public headers at strict warnings; add_subdirectory and FetchContent consumers; a
+# static fieldlog beside libfmt.so and other fmt users. g++ and clang where the compiler
+# matters. One line per check; exits non-zero if any failed.
 # The checks are functions that check() runs: shellcheck cannot see them called.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -73,9 +74,12 @@ build_static() {
   cmake --install "$static_build" --prefix "$work/static" >/dev/null
 }
 
+# The shared build is also the Debian packages' (debian_packages): Debian's build flags, /usr.
 build_shared() {
   cmake -S . -B "$shared_build" -DBUILD_SHARED_LIBS=ON -DFIELDLOG_BUILD_TESTS=OFF \
-    -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF >/dev/null
+    -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF -DFIELDLOG_DEB_PACKAGES=ON -DCMAKE_INSTALL_PREFIX=/usr \
+    "-DCMAKE_CXX_FLAGS=$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=$(dpkg-buildflags --get LDFLAGS)" >/dev/null
   cmake --build "$shared_build" --target fieldlog -j"$jobs" >/dev/null
   cmake --install "$shared_build" --prefix "$work/shared" >/dev/null
 }
@@ -312,6 +316,31 @@ shared_plugin() {
   expect_lines "$out" "$(plugin_line plugin-shared.so)"
 }
 
+# debian_packages: libfieldlog0 and libfieldlog-dev made by cpack from the shared build
+# (cmake/FieldlogDebPackages.cmake), with nothing for lintian to warn of; installed with dpkg,
+# a find_package consumer and a pkg-config consumer build against them and run; then purged.
+debian_packages() {
+  local sudo="" debs out resolved
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  rm -f "$shared_build"/*.deb
+  (cd "$shared_build" && cpack -G DEB >/dev/null)
+  debs=("$shared_build"/libfieldlog0_*.deb "$shared_build"/libfieldlog-dev_*.deb)
+  lintian --fail-on error,warning "${debs[@]}"
+  # shellcheck disable=SC2064  # $sudo now: the trap runs after this function returned
+  trap "$sudo dpkg -P libfieldlog-dev libfieldlog0 >/dev/null 2>&1 || true" EXIT
+  $sudo dpkg -i "${debs[@]}" >/dev/null
+  cmake -S tests/package/consumer -B "$work/deb-consumer" >/dev/null
+  cmake --build "$work/deb-consumer" >/dev/null
+  resolved=$(ldd "$work/deb-consumer/consumer")
+  has "$resolved" 'libfieldlog\.so\.0 => /\(usr/\)\?lib/' || { echo "$resolved"; return 1; }
+  out=$("$work/deb-consumer/consumer")
+  expect_lines "$out" "$consumer_line"
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++20 tests/package/consumer/main.cpp $(pkg-config --cflags --libs fieldlog) -o "$work/deb-pc-consumer"
+  out=$("$work/deb-pc-consumer")
+  expect_lines "$out" "$consumer_line"
+}
+
 check "static install" build_static
 check "static install has LICENSE and fieldlog.toml in share/doc/fieldlog" docs_installed
 check "static cmake consumer" cmake_consumer static
@@ -322,6 +351,7 @@ check "shared library (SONAME, exports)" shared_library
 check "shared cmake consumer" cmake_consumer shared
 check "shared pkg-config consumer" pkgconfig_consumer shared
 check "shared plugin (dlopen)" shared_plugin
+check "Debian packages: lintian, installed, cmake and pkg-config consumers" debian_packages
 check "minimal install (every FIELDLOG_WITH_* off)" build_minimal
 check "minimal cmake consumer" cmake_consumer minimal
 check "minimal pkg-config consumer links fmt alone (readelf, ldd, nm)" minimal_links_fmt_alone
