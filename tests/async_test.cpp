@@ -15,11 +15,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -713,6 +715,23 @@ TEST_CASE("After fork() the child logs through a writer of its own and the paren
 }
 
 /// Waits for `child` up to `limit`; kills it and returns false when it is still running then.
+/// What each thread of a hung `child` is doing, from /proc: its name, where it waits and (as
+/// root) its kernel stack. Read before the child is killed, for the failure's message.
+std::string hung_threads(pid_t child) {
+    std::string report;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(child) + "/task";
+    std::error_code error;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+        const auto read = [&](const char* name) {
+            std::ifstream in(task.path() / name);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        };
+        report += "thread " + task.path().filename().string() + " " + read("comm") + "  wchan " + read("wchan") +
+                  "\n" + read("stack");
+    }
+    return report;
+}
+
 bool child_exited_cleanly(pid_t child, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
@@ -720,6 +739,7 @@ bool child_exited_cleanly(pid_t child, std::chrono::milliseconds limit) {
         const pid_t done = ::waitpid(child, &status, WNOHANG);
         if (done == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (std::chrono::steady_clock::now() > deadline) {
+            WARN("child " << child << " hung:\n" << hung_threads(child));
             ::kill(child, SIGKILL);
             ::waitpid(child, &status, 0);
             return false;
