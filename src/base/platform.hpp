@@ -2,8 +2,8 @@
 // The facilities fieldlog takes from Linux, each with a POSIX or standard C++ fallback that a
 // port runs (docs/platforms.md has the table), and the x86-64 fast paths. FIELDLOG_PORTABLE
 // (the CMake option of that name) takes every fallback on Linux x86-64 too, so that a port's
-// code is built and tested here. The sinks'
-// own Linux calls (UDP batches, syslog acknowledgements) choose with the same macro.
+// code is built and tested here. The sinks' own Linux calls (UDP batches, syslog
+// acknowledgements) choose with the same macro.
 #pragma once
 
 #include <atomic>
