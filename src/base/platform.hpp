@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The facilities fieldlog takes from Linux, each with a POSIX or standard C++ fallback that a
-// port runs (docs/platforms.md has the table), and the x86-64 fast paths. FIELDLOG_PORTABLE
-// (the CMake option of that name) takes every fallback on Linux x86-64 too, so that a port's
-// code is built and tested here. The sinks' own Linux calls (UDP batches, syslog
+// port runs (docs/platforms.md has the table), and the architectures' fast paths.
+// FIELDLOG_PORTABLE (the CMake option of that name) takes every fallback on Linux too, so that
+// a port's code is built and tested here. The sinks' own Linux calls (UDP batches, syslog
 // acknowledgements) choose with the same macro.
 #pragma once
 
@@ -19,13 +19,13 @@
 #define FIELDLOG_LINUX_FACILITIES 0
 #endif
 
-// The x86-64 fast paths: the record clock's TSC and the SSE2 (and AVX2) scans of text.
-// FIELDLOG_PORTABLE builds their portable twins instead, which other architectures run, so
-// that those are tested here too.
-#if defined(__x86_64__) && !FIELDLOG_PORTABLE
-#define FIELDLOG_TSC_CLOCK 1
+// The fast paths: the record clock's CPU counter (x86-64's TSC, arm64's generic timer) and
+// x86-64's SSE2 (and AVX2) scans of text. FIELDLOG_PORTABLE builds their portable twins
+// instead, which other architectures run (arm64 the scans'), so that those are tested here too.
+#if (defined(__x86_64__) || defined(__aarch64__)) && !FIELDLOG_PORTABLE
+#define FIELDLOG_COUNTER_CLOCK 1
 #else
-#define FIELDLOG_TSC_CLOCK 0
+#define FIELDLOG_COUNTER_CLOCK 0
 #endif
 #if defined(__SSE2__) && !FIELDLOG_PORTABLE
 #define FIELDLOG_SSE2_SCANS 1

@@ -5,10 +5,11 @@
 
 #include <time.h>
 
-#if FIELDLOG_TSC_CLOCK
+#if FIELDLOG_COUNTER_CLOCK && defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -17,7 +18,7 @@
 namespace fieldlog::detail {
 namespace {
 
-#if FIELDLOG_TSC_CLOCK
+#if FIELDLOG_COUNTER_CLOCK
 
 constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
 /// The counter's rate is trusted once measured over this long (a sample's ~30 ns of jitter is
@@ -27,8 +28,10 @@ constexpr std::int64_t kMinBaselineNanos = 50'000'000;
 /// to estimate when kMinBaselineNanos will be reached.
 constexpr std::int64_t kRoughBaselineNanos = 1'000'000;
 /// A sample whose first and last counter reads are further apart than this was interrupted
-/// (clock_gettime takes ~100 ticks): it is read again, or not used.
+/// (clock_gettime takes ~100 TSC ticks): it is read again, or not used. Where the counter's rate
+/// is declared (arm64), the same limit in time, kMaxSampleNanos.
 constexpr std::uint64_t kMaxSampleTicks = 20'000;
+constexpr std::uint64_t kMaxSampleNanos = 20'000;
 constexpr int kSampleAttempts = 4;
 
 __extension__ using Wide = unsigned __int128;  // 32.32 fixed-point quotients of 64-bit values
@@ -42,16 +45,16 @@ struct Sample {
     std::uint64_t spread = ~std::uint64_t{0};  ///< ticks from the first counter read to the last
 };
 
-Sample take_sample() noexcept {
+Sample take_sample(std::uint64_t max_spread) noexcept {
     Sample best;
-    for (int attempt = 0; attempt < kSampleAttempts && best.spread > kMaxSampleTicks; ++attempt) {
+    for (int attempt = 0; attempt < kSampleAttempts && best.spread > max_spread; ++attempt) {
         timespec wall{};
         timespec monotonic{};
-        const std::uint64_t t0 = __rdtsc();
+        const std::uint64_t t0 = read_counter();
         ::clock_gettime(CLOCK_REALTIME, &wall);
-        const std::uint64_t t1 = __rdtsc();
+        const std::uint64_t t1 = read_counter();
         ::clock_gettime(CLOCK_MONOTONIC, &monotonic);
-        const std::uint64_t t2 = __rdtsc();
+        const std::uint64_t t2 = read_counter();
         if (t2 - t0 < best.spread) {
             best = Sample{t0 + (t1 - t0) / 2, Timestamp(wall.tv_sec, static_cast<std::uint32_t>(wall.tv_nsec)),
                           t1 + (t2 - t1) / 2, monotonic.tv_sec * kNanosPerSecond + monotonic.tv_nsec, t2 - t0};
@@ -59,6 +62,8 @@ Sample take_sample() noexcept {
     }
     return best;
 }
+
+#if defined(__x86_64__)
 
 /// True when the kernel keeps time with the TSC: then it has found the counter invariant and
 /// synchronised across CPUs, which is what reading it on any CPU between anchors needs.
@@ -81,18 +86,48 @@ bool counter_is_invariant() noexcept {
     return __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) != 0 && (edx & kInvariantCounter) != 0;
 }
 
+bool counter_trusted() { return kernel_clock_is_tsc() || counter_is_invariant(); }
+
+/// The TSC's rate is not declared anywhere a program can read: it is measured.
+std::uint64_t declared_ticks_per_second() noexcept { return 0; }
+
+#else
+
+/// The architecture requires the generic timer's system counter to run at one fixed rate, common
+/// to every CPU; the pace check at each anchor catches a system that breaks that.
+bool counter_trusted() { return true; }
+
+/// CNTFRQ_EL0: the rate firmware set for the counter (0 if it set none).
+std::uint64_t declared_ticks_per_second() noexcept {
+    std::uint64_t rate = 0;
+    asm volatile("mrs %0, cntfrq_el0" : "=r"(rate));
+    return rate;
+}
+
+#endif
+
 /// Where the counter's rate is measured from: taken when the library loads, so that the rate
-/// is known by the time most programs log. Zero (unusable) for a record logged from another
-/// library's static initialiser before this one ran.
+/// is known by the time most programs log. Unusable for a record logged from another library's
+/// static initialiser before this one ran.
 struct Origin {
     bool usable = false;
     Sample sample;
+    /// The declared rate, used until the measured one is trusted (0: none declared).
+    std::uint64_t declared_nanos_per_tick = 0;
+    /// The largest spread of a sample's counter reads that is not an interruption.
+    std::uint64_t max_sample_ticks = kMaxSampleTicks;
 };
 
 Origin take_origin() {
-    if (!kernel_clock_is_tsc() && !counter_is_invariant()) return Origin{};
-    const Sample sample = take_sample();
-    return Origin{sample.spread <= kMaxSampleTicks, sample};
+    if (!counter_trusted()) return Origin{};
+    Origin origin;
+    if (const std::uint64_t rate = declared_ticks_per_second(); rate != 0) {
+        origin.declared_nanos_per_tick = static_cast<std::uint64_t>((static_cast<Wide>(kNanosPerSecond) << 32) / rate);
+        origin.max_sample_ticks = std::max<std::uint64_t>(kMaxSampleNanos * rate / kNanosPerSecond, 2);
+    }
+    origin.sample = take_sample(origin.max_sample_ticks);
+    origin.usable = origin.sample.spread <= origin.max_sample_ticks;
+    return origin;
 }
 
 const Origin g_origin = take_origin();
@@ -112,18 +147,21 @@ bool counter_kept_pace(std::uint64_t counted_ticks, std::uint64_t nanos_per_tick
 }
 
 Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
-#if FIELDLOG_TSC_CLOCK
+#if FIELDLOG_COUNTER_CLOCK
     span_ticks_ = 0;
     if (!g_origin.usable || ticks < calibrate_at_ || g_record_counter_distrusted.load(std::memory_order_relaxed)) {
         return Timestamp(std::chrono::system_clock::now());
     }
-    const Sample now = take_sample();
+    const Sample now = take_sample(g_origin.max_sample_ticks);
     const std::int64_t baseline = now.monotonic - g_origin.sample.monotonic;
     const std::uint64_t since_origin = now.monotonic_ticks - g_origin.sample.monotonic_ticks;
-    if (now.spread > kMaxSampleTicks || now.monotonic_ticks <= g_origin.sample.monotonic_ticks) {
+    if (now.spread > g_origin.max_sample_ticks || now.monotonic_ticks <= g_origin.sample.monotonic_ticks) {
         return now.wall;  // not a trustworthy anchor: the next call samples again
     }
-    if (baseline < kMinBaselineNanos) {
+    std::uint64_t nanos_per_tick = g_origin.declared_nanos_per_tick;
+    if (baseline >= kMinBaselineNanos) {
+        nanos_per_tick = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / since_origin);
+    } else if (nanos_per_tick == 0) {
         // Sampling again before the baseline is long enough would only cost: estimate when it is.
         if (baseline >= kRoughBaselineNanos) {
             calibrate_at_ = g_origin.sample.monotonic_ticks +
@@ -138,7 +176,7 @@ Timestamp RecordClock::reanchor([[maybe_unused]] std::uint64_t ticks) noexcept {
         g_record_counter_distrusted.store(true, std::memory_order_relaxed);
         return now.wall;
     }
-    nanos_per_tick_ = static_cast<std::uint64_t>((static_cast<Wide>(baseline) << 32) / since_origin);
+    nanos_per_tick_ = nanos_per_tick;
     if (nanos_per_tick_ == 0) return now.wall;
     span_ticks_ = static_cast<std::uint64_t>((static_cast<Wide>(kAnchorNanos) << 32) / nanos_per_tick_);
     anchor_ticks_ = now.wall_ticks;

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
-// The record path's default clock: system_clock time, read from the CPU's time-stamp counter
-// between anchors: clock_gettime's vDSO fences its rdtsc and re-reads the kernel's sequence
-// counter, a large share of a short record; a bare rdtsc overlaps with the work around it
-// (docs/performance-notes.md has the figures).
+// The record path's default clock: system_clock time, read from the CPU's counter between
+// anchors (x86-64's time-stamp counter, arm64's generic timer): clock_gettime's vDSO fences its
+// counter read and re-reads the kernel's sequence counter, a large share of a short record; a
+// bare read overlaps with the work around it (docs/performance-notes.md has the figures).
 //
 // Each thread anchors to system_clock and re-anchors every millisecond, so a step or a slew of
 // the system clock shows within 1 ms; between anchors time advances at the counter's rate,
-// calibrated process-wide against CLOCK_MONOTONIC over a baseline that grows with the process.
-// Used where the kernel keeps time with the TSC (clocksource "tsc": invariant and synchronised
-// across CPUs) or the CPU declares the counter invariant (a VM whose kernel reads kvm-clock);
-// elsewhere, and before the first calibration, every call reads system_clock. Each
-// re-anchoring also checks that the counter kept CLOCK_MONOTONIC's pace since the last one; once
-// it did not (a VM moved to a host whose counter runs at another rate or value, a counter
+// calibrated process-wide against CLOCK_MONOTONIC over a baseline that grows with the process
+// (on arm64, until that baseline is long enough, at the rate CNTFRQ_EL0 declares).
+// Used where the counter can be trusted to run at one rate on every CPU: on x86-64 where the
+// kernel keeps time with the TSC (clocksource "tsc") or the CPU declares the counter invariant
+// (a VM whose kernel reads kvm-clock); on arm64 always, as the architecture requires of its
+// system counter. Elsewhere, and before the first calibration, every call reads system_clock.
+// Each re-anchoring also checks that the counter kept CLOCK_MONOTONIC's pace since the last one;
+// once it did not (a VM moved to a host whose counter runs at another rate or value, a counter
 // stopped or reset, CPUs whose counters differ by more than the check's 50 µs), every thread of
 // the process reads system_clock from then on. A reading is never further from system_clock
 // than an anchor span: a counter behind its anchor or past the span re-anchors.
@@ -23,11 +25,24 @@
 #include "base/platform.hpp"
 #include "fieldlog/timestamp.hpp"
 
-#if FIELDLOG_TSC_CLOCK
+#if FIELDLOG_COUNTER_CLOCK && defined(__x86_64__)
 #include <x86intrin.h>
 #endif
 
 namespace fieldlog::detail {
+
+#if FIELDLOG_COUNTER_CLOCK
+/// The CPU's counter, unfenced: the TSC, or the generic timer's virtual count.
+inline std::uint64_t read_counter() noexcept {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    std::uint64_t ticks = 0;
+    asm volatile("mrs %0, cntvct_el0" : "=r"(ticks));
+    return ticks;
+#endif
+}
+#endif
 
 /// Set once a re-anchoring found that the counter lost CLOCK_MONOTONIC's pace: from then on
 /// every RecordClock of the process reads system_clock.
@@ -45,8 +60,8 @@ public:
 
     /// The current system_clock time (within the bound above). Owned by one thread.
     Timestamp now() noexcept {
-#if FIELDLOG_TSC_CLOCK
-        const std::uint64_t ticks = __rdtsc();
+#if FIELDLOG_COUNTER_CLOCK
+        const std::uint64_t ticks = read_counter();
         const std::uint64_t elapsed = ticks - anchor_ticks_;
         if (elapsed < span_ticks_) [[likely]] {  // also false when the counter is behind the anchor
             // elapsed < kAnchorNanos worth of ticks: the product stays below 2^52.
@@ -72,7 +87,7 @@ private:
     Timestamp reanchor(std::uint64_t ticks) noexcept;
 
     std::uint64_t span_ticks_ = 0;  ///< ticks until the next anchor; 0: read system_clock
-#if FIELDLOG_TSC_CLOCK
+#if FIELDLOG_COUNTER_CLOCK
     std::uint64_t anchor_ticks_ = 0;
     /// Before this counter value the rate cannot be measured yet: system_clock alone is read.
     std::uint64_t calibrate_at_ = 0;
