@@ -41,7 +41,7 @@ constexpr int kRecords = 100;  // before the signal, and again after it when the
 
 const char* g_log_path = nullptr;
 int g_marker = -1;
-void* g_fault_page = nullptr;
+void* volatile g_fault_page = nullptr;  // volatile: stored before the faulting store, which is volatile
 volatile sig_atomic_t g_terminate_handled = 0;
 
 /// Async-signal-safe output for the handlers: text and unsigned numbers into a fixed buffer.
