@@ -669,6 +669,7 @@ TEST_CASE("Reconfiguring while threads log keeps each thread's order in a sink b
 
 TEST_CASE("After fork() the child logs through a writer of its own and the parent loses nothing", "[async][fork][concurrent]") {
     FIELDLOG_SKIP_FORK_UNDER_ASAN();
+    FIELDLOG_SKIP_THREADED_FORK_UNDER_EMULATION();
     const ResetAfter reset;
     const fieldlog_test::TempDir dir;
     const std::string path = dir.file("fork.log");
@@ -754,6 +755,7 @@ bool child_exited_cleanly(pid_t child, std::chrono::milliseconds limit) {
 // FIELDLOG_FORK_STRESS sets the number of forks (default 1000).
 TEST_CASE("Forking 1000 times while other threads log never hangs a child and loses nothing", "[.][fork_stress]") {
     FIELDLOG_SKIP_FORK_UNDER_ASAN();
+    FIELDLOG_SKIP_THREADED_FORK_UNDER_EMULATION();
     const ResetAfter reset;
     const fieldlog_test::TempDir dir;
     const std::string path = dir.file("parent.log");
@@ -819,6 +821,7 @@ TEST_CASE("Forking 1000 times while other threads log never hangs a child and lo
 
 TEST_CASE("fork() waits while a logger's filter bits are interned, and the child interns its own", "[routing][fork]") {
     FIELDLOG_SKIP_FORK_UNDER_ASAN();
+    FIELDLOG_SKIP_THREADED_FORK_UNDER_EMULATION();
     const ResetAfter reset;
     auto sink = std::make_shared<fieldlog::MemorySink>();
     fieldlog::configure(fieldlog::Config{.sinks = {fieldlog::SinkConfig{.target = sink, .exclude = {"no.such.logger"}}}});

@@ -675,6 +675,9 @@ TEST_CASE("invalid UTF-8 arrives as the encoder repaired it: U+FFFD per bad sequ
 }
 
 TEST_CASE("a 1 MiB field goes as a sealed memfd and arrives byte for byte", "[journald]") {
+    // qemu-user 7.2 returns success from a sendmsg() without data and sends nothing: the memfd's
+    // datagram is one (journald takes a file descriptor only from a datagram without data).
+    FIELDLOG_SKIP_UNDER_EMULATION("a datagram without data, as a memfd goes to journald, is not sent");
     FIELDLOG_JOURNALD_OR_SKIP(journald);
     std::string big;
     for (std::size_t i = 0; big.size() < 1024 * 1024; ++i) big += "chunk " + std::to_string(i) + ";";

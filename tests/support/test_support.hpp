@@ -26,6 +26,19 @@
         return;                                 \
     } while (false)
 
+/// A cross build's tests run under qemu-user (CMAKE_CROSSCOMPILING_EMULATOR; tests/CMakeLists.txt
+/// defines FIELDLOG_TEST_EMULATED). The few that meet the emulator's own limits skip there,
+/// saying which; docs/platforms.md lists them.
+#if FIELDLOG_TEST_EMULATED
+#define FIELDLOG_SKIP_UNDER_EMULATION(reason) FIELDLOG_TEST_SKIP("under qemu-user: " << reason)
+#else
+#define FIELDLOG_SKIP_UNDER_EMULATION(reason) static_cast<void>(0)
+#endif
+/// qemu-user 7.2: a fork() while another thread runs can leave the child stuck on the emulator's
+/// own locks, or failing its assertion (a fork() from one thread works).
+#define FIELDLOG_SKIP_THREADED_FORK_UNDER_EMULATION() \
+    FIELDLOG_SKIP_UNDER_EMULATION("a fork() while another thread runs can hang the emulator in the child")
+
 namespace fieldlog_test {
 
 /// The target's options of type `Options`; throws (failing the test) when it holds others.
