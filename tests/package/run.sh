@@ -11,6 +11,9 @@
 # option; the public headers at strict warnings; add_subdirectory and FetchContent consumers; a
 # static fieldlog beside libfmt.so and other fmt users. g++ and clang where the compiler
 # matters. One line per check; exits non-zero if any failed.
+# With FIELDLOG_PKG_ARCH set to another Debian architecture (arm64), cross-builds with
+# cmake/toolchains/<its GNU triplet>.cmake and checks that architecture's Debian packages alone;
+# their consumers run under qemu-user (.ci/deps arm64 registers it).
 # The checks are functions that check() runs: shellcheck cannot see them called.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -20,6 +23,12 @@ shared_build=${FIELDLOG_PKG_SHARED_BUILD:-build-pkg-shared}
 minimal_build=${FIELDLOG_PKG_MINIMAL_BUILD:-build-pkg-minimal}
 cxx=${CXX:-c++}
 jobs=$(nproc)
+arch=${FIELDLOG_PKG_ARCH:-$(dpkg --print-architecture)}
+toolchain=()
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+  toolchain=(--toolchain "$PWD/cmake/toolchains/$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null).cmake")
+  shared_build=${FIELDLOG_PKG_SHARED_BUILD:-build-pkg-shared-$arch}
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -74,12 +83,15 @@ build_static() {
   cmake --install "$static_build" --prefix "$work/static" >/dev/null
 }
 
-# The shared build is also the Debian packages' (debian_packages): Debian's build flags, /usr.
+# The shared build is also the Debian packages' (debian_packages): Debian's build flags for
+# the architecture, /usr and its multiarch library directory (as debhelper passes them: CMake
+# chooses that directory itself only when not cross-building).
 build_shared() {
-  cmake -S . -B "$shared_build" -DBUILD_SHARED_LIBS=ON -DFIELDLOG_BUILD_TESTS=OFF \
+  flags() { dpkg-architecture -a"$arch" -c dpkg-buildflags --get "$1" 2>/dev/null; }
+  cmake -S . -B "$shared_build" "${toolchain[@]}" -DBUILD_SHARED_LIBS=ON -DFIELDLOG_BUILD_TESTS=OFF \
     -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF -DFIELDLOG_DEB_PACKAGES=ON -DCMAKE_INSTALL_PREFIX=/usr \
-    "-DCMAKE_CXX_FLAGS=$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CXXFLAGS)" \
-    "-DCMAKE_SHARED_LINKER_FLAGS=$(dpkg-buildflags --get LDFLAGS)" >/dev/null
+    "-DCMAKE_INSTALL_LIBDIR=lib/$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)" \
+    "-DCMAKE_CXX_FLAGS=$(flags CPPFLAGS) $(flags CXXFLAGS)" "-DCMAKE_SHARED_LINKER_FLAGS=$(flags LDFLAGS)" >/dev/null
   cmake --build "$shared_build" --target fieldlog -j"$jobs" >/dev/null
   cmake --install "$shared_build" --prefix "$work/shared" >/dev/null
 }
@@ -316,31 +328,44 @@ shared_plugin() {
   expect_lines "$out" "$(plugin_line plugin-shared.so)"
 }
 
-# debian_packages: libfieldlog0 and libfieldlog-dev made by cpack from the shared build
-# (cmake/FieldlogDebPackages.cmake), with nothing for lintian to warn of; installed with dpkg,
-# a find_package consumer and a pkg-config consumer build against them and run; then purged.
+# debian_packages: libfieldlog0 and libfieldlog-dev for the architecture, made by cpack from
+# the shared build (cmake/FieldlogDebPackages.cmake), with nothing for lintian to warn of;
+# installed with dpkg, a find_package consumer and a pkg-config consumer build against them (the
+# latter with the compiler the former's CMake found, and the architecture's .pc files) and run;
+# then purged.
 debian_packages() {
-  local sudo="" debs out resolved
+  local sudo="" debs out loader resolved compiler multiarch
   [ "$(id -u)" -eq 0 ] || sudo=sudo
   rm -f "$shared_build"/*.deb
   (cd "$shared_build" && cpack -G DEB >/dev/null)
-  debs=("$shared_build"/libfieldlog0_*.deb "$shared_build"/libfieldlog-dev_*.deb)
+  debs=("$shared_build"/libfieldlog0_*_"$arch".deb "$shared_build"/libfieldlog-dev_*_"$arch".deb)
   lintian --fail-on error,warning "${debs[@]}"
   # shellcheck disable=SC2064  # $sudo now: the trap runs after this function returned
   trap "$sudo dpkg -P libfieldlog-dev libfieldlog0 >/dev/null 2>&1 || true" EXIT
   $sudo dpkg -i "${debs[@]}" >/dev/null
-  cmake -S tests/package/consumer -B "$work/deb-consumer" >/dev/null
+  cmake -S tests/package/consumer -B "$work/deb-consumer" "${toolchain[@]}" >/dev/null
   cmake --build "$work/deb-consumer" >/dev/null
-  resolved=$(ldd "$work/deb-consumer/consumer")
+  # What ldd prints, from the program's own dynamic loader (ldd runs the build machine's).
+  loader=$(readelf -l "$work/deb-consumer/consumer" | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+  resolved=$("$loader" --list "$work/deb-consumer/consumer")
   has "$resolved" 'libfieldlog\.so\.0 => /\(usr/\)\?lib/' || { echo "$resolved"; return 1; }
   out=$("$work/deb-consumer/consumer")
   expect_lines "$out" "$consumer_line"
+  compiler=$(sed -n 's/^set(CMAKE_CXX_COMPILER "\(.*\)")$/\1/p' "$work/deb-consumer"/CMakeFiles/*/CMakeCXXCompiler.cmake)
+  multiarch=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
   # shellcheck disable=SC2046
-  "$cxx" -std=c++20 tests/package/consumer/main.cpp $(pkg-config --cflags --libs fieldlog) -o "$work/deb-pc-consumer"
+  "$compiler" -std=c++20 tests/package/consumer/main.cpp \
+    $(PKG_CONFIG_LIBDIR="/usr/lib/$multiarch/pkgconfig:/usr/share/pkgconfig" pkg-config --cflags --libs fieldlog) \
+    -o "$work/deb-pc-consumer"
   out=$("$work/deb-pc-consumer")
   expect_lines "$out" "$consumer_line"
 }
 
+if ((${#toolchain[@]})); then
+  check "shared install ($arch)" build_shared
+  check "Debian packages ($arch): lintian, installed, cmake and pkg-config consumers" debian_packages
+  exit "$failed"
+fi
 check "static install" build_static
 check "static install has LICENSE and fieldlog.toml in share/doc/fieldlog" docs_installed
 check "static cmake consumer" cmake_consumer static
