@@ -3,8 +3,12 @@
 // reading is bracketed by two system_clock reads; the counter's path must stay inside them
 // (give or take the stated error), must actually be taken where the counter can be trusted (on
 // x86-64: the kernel keeps time with the TSC or the CPU declares it invariant; on arm64: always),
-// and must be left once the counter loses CLOCK_MONOTONIC's pace.
+// must follow a step of the system clock, and must be left once the counter loses
+// CLOCK_MONOTONIC's pace. Steps and a stopped counter are made by shifting what clock_gettime
+// returns on the test's thread (below).
 #include <catch2/catch.hpp>
+#include <dlfcn.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
@@ -17,6 +21,32 @@
 
 #include "record/record_clock.hpp"
 #include "support/test_support.hpp"
+
+namespace {
+
+/// Added to what clock_gettime returns for each clock on this thread: a step of the system
+/// clock (CLOCK_REALTIME), or CLOCK_MONOTONIC running on while the counter stood still.
+thread_local std::int64_t t_realtime_shift_nanos = 0;
+thread_local std::int64_t t_monotonic_shift_nanos = 0;
+
+}  // namespace
+
+// The library's samples of the system clocks and the test's brackets (system_clock::now())
+// both call clock_gettime: shifted here alike.
+extern "C" int clock_gettime(clockid_t clock, timespec* time) noexcept {
+    using Reader = int (*)(clockid_t, timespec*);
+    static const auto real = reinterpret_cast<Reader>(::dlsym(RTLD_NEXT, "clock_gettime"));
+    const int result = real(clock, time);
+    const std::int64_t shift = clock == CLOCK_REALTIME    ? t_realtime_shift_nanos
+                               : clock == CLOCK_MONOTONIC ? t_monotonic_shift_nanos
+                                                          : 0;
+    if (result == 0 && shift != 0) {
+        const std::int64_t nanos = time->tv_sec * 1'000'000'000 + time->tv_nsec + shift;
+        time->tv_sec = nanos / 1'000'000'000;
+        time->tv_nsec = nanos % 1'000'000'000;
+    }
+    return result;
+}
 
 namespace {
 
@@ -147,16 +177,45 @@ TEST_CASE("the counter's pace check allows NTP's slew and sampling error, not an
     }
 }
 
-TEST_CASE("once the counter lost pace, every record clock reads system_clock", "[record_clock]") {
+TEST_CASE("a step of the system clock shows in the record clock's readings within 1 ms", "[record_clock]") {
     struct Restore {
-        ~Restore() { fieldlog::detail::g_record_counter_distrusted.store(false); }
+        ~Restore() { t_realtime_shift_nanos = 0; }
     } restore;
     fieldlog::detail::RecordClock clock;
     CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(100)) == 0);
-    const bool was_interpolating = clock.interpolating();
-    fieldlog::detail::g_record_counter_distrusted.store(true);
-    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(20)) == 0);
-    CHECK_FALSE(clock.interpolating());  // the first re-anchoring after it (within 1 ms) left the counter
+    for (const std::int64_t step : {std::int64_t{3'600'000'000'000}, std::int64_t{-7'200'000'000'000}}) {
+        INFO("stepped by " << step << " ns");
+        t_realtime_shift_nanos += step;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the anchor span
+        CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(20)) == 0);
+        // A step moves the time, not the rate: the counter stays trusted.
+        CHECK(clock.interpolating() == counter_expected());
+    }
+}
+
+TEST_CASE("a counter that stood still for a second is caught at the next anchor, and every record clock leaves it",
+          "[record_clock]") {
+    struct Restore {
+        ~Restore() {
+            t_monotonic_shift_nanos = 0;
+            fieldlog::detail::g_record_counter_distrusted.store(false);
+        }
+    } restore;
+    fieldlog::detail::RecordClock clock;
+    fieldlog::detail::RecordClock other;
+    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(100)) == 0);
+    (void)other.now();
     if (!counter_expected()) FIELDLOG_TEST_SKIP("the counter is neither the kernel's clock nor invariant: no counter to leave");
-    CHECK(was_interpolating);
+    CHECK(clock.interpolating());
+    CHECK(other.interpolating());
+    // CLOCK_MONOTONIC a second ahead of what the counter counted: so the next anchor finds it.
+    t_monotonic_shift_nanos = 1'000'000'000;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the anchor span
+    CHECK(readings_outside_bracket(clock, std::chrono::milliseconds(20)) == 0);
+    CHECK(fieldlog::detail::g_record_counter_distrusted.load());
+    CHECK_FALSE(clock.interpolating());
+    // Every other record clock leaves the counter at its own next anchor.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    (void)other.now();
+    CHECK_FALSE(other.interpolating());
 }
