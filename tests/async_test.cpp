@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
@@ -715,9 +716,9 @@ TEST_CASE("After fork() the child logs through a writer of its own and the paren
     CHECK(next[1] == 1'000);
 }
 
-/// Waits for `child` up to `limit`; kills it and returns false when it is still running then.
 /// What each thread of a hung `child` is doing, from /proc: its name, where it waits and (as
-/// root) its kernel stack. Read before the child is killed, for the failure's message.
+/// root) its kernel stack; and, where gdb is installed, each thread's own stack. Read before the
+/// child is killed, for the failure's message.
 std::string hung_threads(pid_t child) {
     std::string report;
     const std::filesystem::path tasks = "/proc/" + std::to_string(child) + "/task";
@@ -730,8 +731,19 @@ std::string hung_threads(pid_t child) {
         report += "thread " + task.path().filename().string() + " " + read("comm") + "  wchan " + read("wchan") +
                   "\n" + read("stack");
     }
+    if (std::filesystem::exists("/usr/bin/gdb")) {
+        const std::string command =
+            "timeout 60 /usr/bin/gdb -p " + std::to_string(child) + " -batch -ex 'thread apply all bt' 2>&1";
+        if (FILE* const gdb = ::popen(command.c_str(), "r")) {
+            char chunk[4096];
+            for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, gdb)) > 0;) report.append(chunk, n);
+            ::pclose(gdb);
+        }
+    }
     return report;
 }
+
+/// Waits for `child` up to `limit`; kills it and returns false when it is still running then.
 
 bool child_exited_cleanly(pid_t child, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
