@@ -24,9 +24,10 @@ minimal_build=${FIELDLOG_PKG_MINIMAL_BUILD:-build-pkg-minimal}
 cxx=${CXX:-c++}
 jobs=$(nproc)
 arch=${FIELDLOG_PKG_ARCH:-$(dpkg --print-architecture)}
+multiarch=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)  # aarch64-linux-gnu
 toolchain=()
 if [ "$arch" != "$(dpkg --print-architecture)" ]; then
-  toolchain=(--toolchain "$PWD/cmake/toolchains/$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null).cmake")
+  toolchain=(--toolchain "$PWD/cmake/toolchains/$multiarch.cmake")
   shared_build=${FIELDLOG_PKG_SHARED_BUILD:-build-pkg-shared-$arch}
 fi
 work=$(mktemp -d)
@@ -90,7 +91,7 @@ build_shared() {
   flags() { dpkg-architecture -a"$arch" -c dpkg-buildflags --get "$1" 2>/dev/null; }
   cmake -S . -B "$shared_build" "${toolchain[@]}" -DBUILD_SHARED_LIBS=ON -DFIELDLOG_BUILD_TESTS=OFF \
     -DFIELDLOG_BUILD_BENCH=OFF -DFIELDLOG_BUILD_EXAMPLES=OFF -DFIELDLOG_DEB_PACKAGES=ON -DCMAKE_INSTALL_PREFIX=/usr \
-    "-DCMAKE_INSTALL_LIBDIR=lib/$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)" \
+    "-DCMAKE_INSTALL_LIBDIR=lib/$multiarch" \
     "-DCMAKE_CXX_FLAGS=$(flags CPPFLAGS) $(flags CXXFLAGS)" "-DCMAKE_SHARED_LINKER_FLAGS=$(flags LDFLAGS)" >/dev/null
   cmake --build "$shared_build" --target fieldlog -j"$jobs" >/dev/null
   cmake --install "$shared_build" --prefix "$work/shared" >/dev/null
@@ -334,7 +335,7 @@ shared_plugin() {
 # latter with the compiler the former's CMake found, and the architecture's .pc files) and run;
 # then purged.
 debian_packages() {
-  local sudo="" debs out loader resolved compiler multiarch
+  local sudo="" debs out loader resolved compiler
   [ "$(id -u)" -eq 0 ] || sudo=sudo
   rm -f "$shared_build"/*.deb
   (cd "$shared_build" && cpack -G DEB >/dev/null)
@@ -352,7 +353,6 @@ debian_packages() {
   out=$("$work/deb-consumer/consumer")
   expect_lines "$out" "$consumer_line"
   compiler=$(sed -n 's/^set(CMAKE_CXX_COMPILER "\(.*\)")$/\1/p' "$work/deb-consumer"/CMakeFiles/*/CMakeCXXCompiler.cmake)
-  multiarch=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
   # shellcheck disable=SC2046
   "$compiler" -std=c++20 tests/package/consumer/main.cpp \
     $(PKG_CONFIG_LIBDIR="/usr/lib/$multiarch/pkgconfig:/usr/share/pkgconfig" pkg-config --cflags --libs fieldlog) \
