@@ -11,8 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -744,7 +744,6 @@ std::string hung_threads(pid_t child) {
 }
 
 /// Waits for `child` up to `limit`; kills it and returns false when it is still running then.
-
 bool child_exited_cleanly(pid_t child, std::chrono::milliseconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     int status = 0;
