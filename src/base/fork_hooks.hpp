@@ -16,7 +16,10 @@ void set_library_fork_hooks(void (*before)(), void (*in_parent)(), void (*in_chi
 /// Adds functions the handlers call after the library's `before` (before fork()) and first
 /// thing in the parent and the child (in the reverse order of adding): for parts with locks of
 /// their own that are taken under the configuration lock (the sinks' background tick).
-/// Registers the handlers if need be. At most 8 participants.
+/// Registers the handlers if need be. At most 8 participants. Called when the library loads
+/// (a namespace-scope initializer), never from a function-local static's initializer on a
+/// thread's first use: a fork() meanwhile leaves the child that static half made, and its
+/// first use in the child waits forever for a thread that is not there.
 void add_fork_participant(void (*before)(), void (*in_parent)(), void (*in_child)());
 
 }  // namespace fieldlog::detail

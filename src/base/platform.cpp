@@ -74,21 +74,19 @@ struct Sleepers {
 // Never destroyed: threads may wait during exit.
 alignas(Sleepers) unsigned char g_sleepers_storage[sizeof(Sleepers)];
 
-// fork() in the middle of another thread's wait or wake would leave the child a mutex held by
-// a thread it does not have, and a condition variable with waiters it does not have: the child
-// gets new ones.
-void lock_sleepers() noexcept { std::launder(reinterpret_cast<Sleepers*>(g_sleepers_storage))->mutex.lock(); }
-void unlock_sleepers() noexcept { std::launder(reinterpret_cast<Sleepers*>(g_sleepers_storage))->mutex.unlock(); }
-void renew_sleepers() noexcept { new (g_sleepers_storage) Sleepers; }
-
 Sleepers& sleepers() noexcept {
-    static Sleepers* const s = [] {
-        auto* made = new (g_sleepers_storage) Sleepers;
-        add_fork_participant(lock_sleepers, unlock_sleepers, renew_sleepers);
-        return made;
-    }();
+    static Sleepers* const s = new (g_sleepers_storage) Sleepers;
     return *s;
 }
+
+// fork() in the middle of another thread's wait or wake would leave the child a mutex held by
+// a thread it does not have, and a condition variable with waiters it does not have: the child
+// gets new ones, so the parent need not hold the mutex across fork(). Made and registered when
+// the library loads (see add_fork_participant).
+void nothing() noexcept {}
+void renew_sleepers() noexcept { new (g_sleepers_storage) Sleepers; }
+[[maybe_unused]] const bool g_sleepers_fork_safe =
+    (sleepers(), add_fork_participant(nothing, nothing, renew_sleepers), true);
 
 }  // namespace
 

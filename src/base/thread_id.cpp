@@ -34,6 +34,7 @@ void forget_in_child() {
     t_thread_number = 0;
 #endif
 }
+[[maybe_unused]] const bool g_forgets_in_child = (add_fork_participant(nothing, nothing, forget_in_child), true);
 
 }  // namespace
 
@@ -56,11 +57,6 @@ int kernel_thread_id() noexcept {
 }
 
 int ask_thread_id() noexcept {
-    static const bool registered = [] {
-        add_fork_participant(nothing, nothing, forget_in_child);
-        return true;
-    }();
-    (void)registered;
     t_thread_id = kernel_thread_id();
     return t_thread_id;
 }

@@ -28,15 +28,15 @@ struct Homes {
     ContextHome* orphans = nullptr;
 };
 Homes& homes() noexcept {
-    static auto* const h = [] {
-        auto* made = new Homes;  // never destroyed: threads may exit after static destruction
-        // A child of fork() must not inherit the mutex held by a thread that is not there.
-        add_fork_participant([] { homes().mutex.lock(); }, [] { homes().mutex.unlock(); },
-                             [] { homes().mutex.unlock(); });
-        return made;
-    }();
+    static auto* const h = new Homes;  // never destroyed: threads may exit after static destruction
     return *h;
 }
+// Made when the library loads (see add_fork_participant). A child of fork() must not inherit
+// the mutex held by a thread that is not there.
+[[maybe_unused]] const bool g_homes_fork_safe =
+    (homes(), add_fork_participant([] { homes().mutex.lock(); }, [] { homes().mutex.unlock(); },
+                                   [] { homes().mutex.unlock(); }),
+     true);
 
 void free_to_heap(void* block) noexcept { ::operator delete(header_of(block)); }
 

@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <span>
 
 #include "base/fork_hooks.hpp"
@@ -187,11 +186,12 @@ struct IdGenerator {
 };
 thread_local IdGenerator t_ids;
 
+// Registered when the library loads (see add_fork_participant).
+[[maybe_unused]] const bool g_reseeds_in_child =
+    (detail::add_fork_participant([] {}, [] {}, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }),
+     true);
+
 void seed(IdGenerator& ids) noexcept {
-    static std::once_flag fork_hook;
-    std::call_once(fork_hook, [] {
-        detail::add_fork_participant([] {}, [] {}, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
-    });
     std::uint64_t seed_value = 0;
     if (!detail::random_bytes(&seed_value, sizeof seed_value)) {  // none: the clock and this thread's address
         seed_value = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
