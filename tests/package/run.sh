@@ -38,16 +38,16 @@ plugin_line() { echo "\"logger\":\"plugin\",\"msg\":\"hello from a plugin\",\"pl
 
 failed=0
 # check NAME COMMAND...: runs the command in a subshell with `set -e` in force (a function
-# called as an `if` condition would run with -e off), prints "package: NAME ok" or FAILED
-# followed by what it printed.
+# called as an `if` condition would run with -e off), prints "package: NAME ok" or FAILED, and
+# the seconds it took (CI's time is bounded), followed on failure by what it printed.
 check() {
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   ("$@") >"$work/check.log" 2>&1 &
   if wait $!; then
-    echo "package: $name ok"
+    echo "package: $name ok ($((SECONDS - start)) s)"
   else
-    echo "package: $name FAILED"
+    echo "package: $name FAILED ($((SECONDS - start)) s)"
     sed 's/^/    /' "$work/check.log"
     failed=1
   fi
