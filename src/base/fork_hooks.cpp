@@ -42,11 +42,15 @@ void prepare() noexcept {
     g_forking_library = g_library_set.load(std::memory_order_acquire);
     if (g_forking_library) g_library_hooks.before();
     g_forking_participants = g_participant_count.load(std::memory_order_acquire);
-    for (std::size_t i = 0; i < g_forking_participants; ++i) g_participants[i].before();
+    for (std::size_t i = 0; i < g_forking_participants; ++i) {
+        if (g_participants[i].before != nullptr) g_participants[i].before();
+    }
 }
 
 void in_parent() noexcept {
-    for (std::size_t i = g_forking_participants; i-- > 0;) g_participants[i].in_parent();
+    for (std::size_t i = g_forking_participants; i-- > 0;) {
+        if (g_participants[i].in_parent != nullptr) g_participants[i].in_parent();
+    }
     if (g_forking_library) g_library_hooks.in_parent();
     g_fork_mutex.unlock();
 }

@@ -16,6 +16,7 @@ void set_library_fork_hooks(void (*before)(), void (*in_parent)(), void (*in_chi
 /// Adds functions the handlers call after the library's `before` (before fork()) and first
 /// thing in the parent and the child (in the reverse order of adding): for parts with locks of
 /// their own that are taken under the configuration lock (the sinks' background tick).
+/// `before` and `in_parent` may be null: parts that only repair the child.
 /// Registers the handlers if need be. At most 8 participants. Called when the library loads
 /// (a namespace-scope initializer), never from a function-local static's initializer on a
 /// thread's first use: a fork() meanwhile leaves the child that static half made, and its

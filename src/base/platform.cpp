@@ -83,10 +83,9 @@ Sleepers& sleepers() noexcept {
 // a thread it does not have, and a condition variable with waiters it does not have: the child
 // gets new ones, so the parent need not hold the mutex across fork(). Made and registered when
 // the library loads (see add_fork_participant).
-void nothing() noexcept {}
 void renew_sleepers() noexcept { new (g_sleepers_storage) Sleepers; }
 [[maybe_unused]] const bool g_sleepers_fork_safe =
-    (sleepers(), add_fork_participant(nothing, nothing, renew_sleepers), true);
+    (sleepers(), add_fork_participant(nullptr, nullptr, renew_sleepers), true);
 
 }  // namespace
 

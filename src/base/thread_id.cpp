@@ -25,7 +25,6 @@ std::atomic<int> g_last_thread_number{0};
 [[gnu::tls_model("initial-exec")]] constinit thread_local int t_thread_number = 0;
 #endif
 
-void nothing() {}
 /// fork() copies the forking thread's cache into a child where that thread has another id
 /// (numbered: one the parent's threads never had).
 void forget_in_child() {
@@ -34,7 +33,7 @@ void forget_in_child() {
     t_thread_number = 0;
 #endif
 }
-[[maybe_unused]] const bool g_forgets_in_child = (add_fork_participant(nothing, nothing, forget_in_child), true);
+[[maybe_unused]] const bool g_forgets_in_child = (add_fork_participant(nullptr, nullptr, forget_in_child), true);
 
 }  // namespace
 

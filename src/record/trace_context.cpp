@@ -188,7 +188,7 @@ thread_local IdGenerator t_ids;
 
 // Registered when the library loads (see add_fork_participant).
 [[maybe_unused]] const bool g_reseeds_in_child =
-    (detail::add_fork_participant([] {}, [] {}, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }),
+    (detail::add_fork_participant(nullptr, nullptr, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }),
      true);
 
 void seed(IdGenerator& ids) noexcept {
