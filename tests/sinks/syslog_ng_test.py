@@ -138,9 +138,7 @@ def fields(helper, directory):
         reasons = {"no client certificate": "refused the session after the handshake: Certificate is required",
                    "a client certificate from another CA": "refused the session after the handshake: CA is unknown"}
         if os.environ.get("FIELDLOG_TEST_EMULATED") == "1":
-            # Under qemu-user the sink's signature of the handshake (CertificateVerify) takes longer
-            # than syslog-ng takes to refuse the certificate sent before it: syslog-ng's close cuts
-            # the handshake off while it is still sending, and its alert cannot be read then.
+            # Under qemu-user the refusal may show as the connection cut: docs/platforms.md says why.
             reasons["a client certificate from another CA"] = (reasons["a client certificate from another CA"],
                                                                 "Error in the push function")
         if problem := check_refusals(helper, tls_port, certs, directory, reasons):
