@@ -108,6 +108,55 @@ TEST_CASE("a template and a brace list with a fmt message of the same text make 
     fieldlog_test::release_sinks();
 }
 
+TEST_CASE("every kind of value a call gives a hole makes the line a brace list makes", "[template][async]") {
+    // Strings of each length the owned copy moves differently (none, short, up to 48 bytes,
+    // longer), each string type, the integer and floating types, a null character pointer
+    // (the fields' way: null), and a string too large for the ring (written by the caller).
+    const std::string long_text(70, 'x');
+    const std::string huge_text(6000, 'y');
+    const std::string_view view = "/api/v1/orders/12345";
+    const char* const null_text = nullptr;
+    const char literal[] = "lit";
+    const std::int8_t small = -8;
+    const unsigned short ushort = 65535;
+    const long long wide = INT64_MIN;
+    const std::uint64_t uwide = UINT64_MAX;
+    const float single = 0.25F;
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        auto sink = std::make_shared<fieldlog::MemorySink>();
+        fieldlog::configure(Config{.level = Level::trace,
+                                   .async = {.enabled = async, .queue_bytes = 8192},
+                                   .sinks = {fieldlog::SinkConfig{.target = sink}},
+                                   .clock = &fieldlog_test::fixed_clock});
+        const fieldlog::Logger log = fieldlog::get("svc");
+        log.info("{empty}|{view}|{long}|{lit}|{null}|{s}|{us}|{w}|{uw}|{f}|{b}"_tpl, std::string(), view, long_text,
+                 literal, null_text, small, ushort, wide, uwide, single, true);
+        log.info(fieldlog::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", "", view, long_text, literal, "null", small, ushort,
+                                  wide, uwide, single, true),
+                 {{"empty", std::string()},
+                  {"view", view},
+                  {"long", long_text},
+                  {"lit", literal},
+                  {"null", null_text},
+                  {"s", small},
+                  {"us", ushort},
+                  {"w", wide},
+                  {"uw", uwide},
+                  {"f", single},
+                  {"b", true}});
+        log.info("{huge} done"_tpl, huge_text);
+        fieldlog::flush();
+        const auto lines = sink->lines();
+        REQUIRE(lines.size() == 3);
+        CHECK(lines[0] == lines[1]);
+        CHECK(lines[0].find(R"("null":null,"s":-8,"us":65535,"w":-9223372036854775808,"uw":18446744073709551615,)") !=
+              std::string::npos);
+        CHECK(lines[2] == info_line(huge_text + " done", R"(,"huge":")" + huge_text + R"(")"));
+    }
+    fieldlog_test::release_sinks();
+}
+
 TEST_CASE("fields after a template's values: through fieldlog::format, written after its holes", "[template][async]") {
     // Strings of each length the owned copy moves differently: short, up to 48 bytes, longer.
     const std::string long_text(70, 'x');

@@ -6,9 +6,13 @@
 //   call site ─► level check ─► per-thread record buffer ─► encoder ─► dispatcher ─► sinks
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -239,6 +243,136 @@ struct LocatedFormat {
     SourceLocation where;
 };
 
+/// Copies p[0, n), n <= 16, to `o` with no loop and no library call: two overlapping words, or
+/// first, middle and last byte.
+[[gnu::always_inline]] inline void copy_short(char* o, const char* p, std::size_t n) noexcept {
+    if (n >= 8) {
+        std::memcpy(o + n - 8, p + n - 8, 8);
+        std::memcpy(o, p, 8);
+    } else if (n >= 4) {
+        std::memcpy(o + n - 4, p + n - 4, 4);
+        std::memcpy(o, p, 4);
+    } else if (n > 0) {
+        o[0] = p[0];
+        o[n / 2] = p[n / 2];
+        o[n - 1] = p[n - 1];
+    }
+}
+
+/// Copies `s` to `at`, which has room for it, and returns the end of the copy (in `out`).
+/// Inline, with no library call for short text: every key and string of a record's owned copy
+/// comes here.
+[[gnu::always_inline]] inline char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
+    const std::size_t n = s.size();
+    if (n <= 16) {  // keys and short values
+        copy_short(at, s.data(), n);
+    } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
+        std::memcpy(at, s.data(), 16);
+        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
+        std::memcpy(at + n - 16, s.data() + n - 16, 16);
+    } else {
+        std::memcpy(at, s.data(), n);
+    }
+    out = std::string_view(at, n);
+    return at + n;
+}
+
+/// The kind of a hole whose value's type fixes it: the kinds the async writer and the crash
+/// path render into a message with no heap. `c_string` is a character pointer, which may be null;
+/// `none`: a value of another type.
+enum class HoleKind : unsigned char { boolean, int64, uint64, float64, string, c_string, none };
+
+/// The kind of a value of type T, made as Value's constructors make it.
+template <typename T>
+consteval HoleKind hole_kind() noexcept {
+    using U = std::remove_cvref_t<T>;
+    if constexpr (std::same_as<U, bool>) return HoleKind::boolean;
+    else if constexpr (std::signed_integral<U> && !std::same_as<U, char>) return HoleKind::int64;
+    else if constexpr (std::unsigned_integral<U> && !std::same_as<U, char> && !std::same_as<U, char8_t>)
+        return HoleKind::uint64;
+    else if constexpr (std::floating_point<U>) return HoleKind::float64;
+    else if constexpr (std::same_as<U, std::string> || std::same_as<U, std::string_view>) return HoleKind::string;
+    else if constexpr (std::is_convertible_v<const T&, const char*>) return HoleKind::c_string;
+    else return HoleKind::none;
+}
+
+/// Whether every one of these types has a HoleKind.
+template <typename... Args>
+inline constexpr bool kHoleKindsOnly = ((hole_kind<Args>() != HoleKind::none) && ...);
+
+/// A hole's value as its call gives it: a string's bytes and size, or a scalar's bits in `word`.
+struct HoleValue {
+    const char* data;
+    std::uint64_t word;
+};
+
+template <typename T>
+HoleValue hole_value(const T& v) noexcept {
+    constexpr HoleKind kind = hole_kind<T>();
+    if constexpr (kind == HoleKind::string) {
+        return {v.data(), v.size()};
+    } else if constexpr (kind == HoleKind::c_string) {
+        const char* s = v;
+        return {s, s != nullptr ? std::char_traits<char>::length(s) : 0};
+    } else if constexpr (kind == HoleKind::float64) {
+        return {nullptr, std::bit_cast<std::uint64_t>(static_cast<double>(v))};
+    } else if constexpr (kind == HoleKind::int64) {
+        return {nullptr, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))};
+    } else {
+        return {nullptr, static_cast<std::uint64_t>(v)};
+    }
+}
+
+/// A hole's value as a field's: a string copied to `at` and `at` moved past it, or referred to
+/// when `at` is null.
+template <HoleKind K>
+[[gnu::always_inline]] inline Value hole_field_value(const HoleValue& value, char*& at) noexcept {
+    if constexpr (K == HoleKind::boolean) return Value(value.word != 0);
+    else if constexpr (K == HoleKind::int64) return Value(static_cast<std::int64_t>(value.word));
+    else if constexpr (K == HoleKind::uint64) return Value(value.word);
+    else if constexpr (K == HoleKind::float64) return Value(std::bit_cast<double>(value.word));
+    else {
+        if (K == HoleKind::c_string && value.data == nullptr) return Value(nullptr);
+        std::string_view s(value.data, value.word);
+        if (at != nullptr) at = copy_text(at, s, s);
+        return Value(s);
+    }
+}
+
+/// Writes a template's values (kinds K) as its fields, named by the holes of `Site`, to `out`,
+/// their strings to `at` (see hole_field_value).
+template <typename Site, HoleKind... K>
+void write_holes(const HoleValue* values, Field* out, char* at) noexcept {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((new (out + I) Field(Site::holes[I].name, hole_field_value<K>(values[I], at))), ...);
+    }(std::make_index_sequence<sizeof...(K)>{});
+}
+
+/// A template call whose values all have a HoleKind: what the record path makes the record of
+/// in one pass (the async ring entry straight from the values).
+struct TemplateCall {
+    const TemplateSite* site;
+    SourceLocation where;
+    void (*write)(const HoleValue* values, Field* out, char* at) noexcept;  ///< write_holes
+    const HoleValue* values;
+    std::size_t chars;  ///< the strings' bytes; kNullString when a character pointer is null
+};
+inline constexpr std::size_t kNullString = SIZE_MAX;
+
+/// The bytes of the strings among `values` (kinds `K`), or kNullString.
+template <HoleKind... K>
+std::size_t hole_chars(const HoleValue* values) noexcept {
+    std::size_t chars = 0;
+    bool null = false;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((K == HoleKind::c_string   ? (null |= values[I].data == nullptr, chars += values[I].word)
+          : K == HoleKind::string ? chars += values[I].word
+                                  : chars),
+         ...);
+    }(std::make_index_sequence<sizeof...(K)>{});
+    return null ? kNullString : chars;
+}
+
 /// A template with the types of its values, and the place of the call it was written in: the
 /// parameter type of every template overload, so the checks see the text and the values.
 template <typename... Args>
@@ -269,12 +403,15 @@ struct LocatedTemplate {
                 [&]<std::size_t... I>(std::index_sequence<I...>) {
                     (check_spec<Site, I, Args>(), ...);
                 }(std::index_sequence_for<Args...>{});
+                if constexpr (kHoleKindsOnly<Args...>) write = &write_holes<Site, hole_kind<Args>()...>;
             }
         }
     }
 
     const TemplateSite* site;
     SourceLocation where;
+    /// write_holes for these values, when each has a HoleKind; else null.
+    void (*write)(const HoleValue* values, Field* out, char* at) noexcept = nullptr;
 };
 
 /// A template's values as fields, named by its holes.
@@ -491,11 +628,20 @@ private:
     }
     template <typename... Args>
     void log_enabled(Level level, detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) const {
-        const detail::TemplateHoles<sizeof...(Args)> holes(*text.site, args...);
-        emit(level, Message(*text.site, holes.fields, text.where), std::span<const Field>(holes.fields, sizeof...(Args)));
+        if constexpr (detail::kHoleKindsOnly<Args...>) {
+            const std::array<detail::HoleValue, sizeof...(Args)> values{detail::hole_value(args)...};
+            emit_call(level, detail::TemplateCall{text.site, text.where, text.write, values.data(),
+                                                  detail::hole_chars<detail::hole_kind<Args>()...>(values.data())});
+        } else {
+            const detail::TemplateHoles<sizeof...(Args)> holes(*text.site, args...);
+            emit(level, Message(*text.site, holes.fields, text.where), std::span<const Field>(holes.fields, sizeof...(Args)));
+        }
     }
     /// The record path past the level check: encode and dispatch. Out of line by design.
     void emit(Level level, const Message& message, std::span<const Field> fields) const noexcept;
+    /// emit() for a template whose values all have a HoleKind: in async mode the ring entry is
+    /// made from the values in one pass; otherwise they become fields and go to emit().
+    void emit_call(Level level, const detail::TemplateCall& call) const noexcept;
     /// emit_counted() for a template's message with fields after its holes' (`holes`).
     void emit_template(Level level, const Message& message, std::span<const Field> holes, std::span<const Field> fields,
                        std::uint64_t suppressed = 0) const noexcept;

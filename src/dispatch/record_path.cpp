@@ -187,6 +187,22 @@ void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
     context.busy = false;
 }
 
+/// The way a record of `logger` at `level` takes past Logger::emit: kept for a backtrace when
+/// the level check let it through below its level (for a backtrace open somewhere, or another
+/// thread's scope); written after what the backtraces it triggers kept while this thread or the
+/// logger has one open; else the plain way.
+enum class Way : unsigned char { plain, keep, after_backtraces };
+[[gnu::always_inline]] inline Way way_of(ThreadContext& context, const LoggerCore& logger, Level level) noexcept {
+    close_queued(*context.home, context.scratch);  // scopes closed elsewhere since the last record
+    const std::optional<Level> scope_level = context.home->scope_level;
+    const bool below_level = scope_level ? level < *scope_level : level < logger.level.load(std::memory_order_relaxed);
+    if (below_level || context.home->backtraces != 0 || logger.backtrace_on.load(std::memory_order_relaxed))
+        [[unlikely]] {
+        return below_level ? Way::keep : Way::after_backtraces;
+    }
+    return Way::plain;
+}
+
 }  // namespace
 
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
@@ -229,14 +245,9 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
         detail::ThreadCounters::bump(context->counters.nested_dropped);
         return;
     }
-    detail::close_queued(*context->home, context->scratch);  // scopes closed elsewhere since the last record
-    // Below the level (the innermost scope's level, if one has a level, else the logger's),
-    // the level check let the record through for a backtrace (backtrace.hpp) or another thread's scope.
-    const std::optional<Level> scope_level = context->home->scope_level;
-    const bool below_level = scope_level ? level < *scope_level : level < core_->level.load(std::memory_order_relaxed);
-    if (below_level || context->home->backtraces != 0 || core_->backtrace_on.load(std::memory_order_relaxed))
-        [[unlikely]] {
-        if (below_level) {
+    const detail::Way way = detail::way_of(*context, *core_, level);
+    if (way != detail::Way::plain) [[unlikely]] {
+        if (way == detail::Way::keep) {
             detail::keep_for_backtrace(*context, *core_, context_, level, message, fields);
         } else {
             detail::emit_after_backtraces(*context, *core_, context_, level, message, fields);
@@ -245,6 +256,40 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     }
     context->busy = true;
     detail::route_record(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
+    detail::release_pipeline(*context);
+    context->busy = false;
+}
+
+void Logger::emit_call(Level level, const detail::TemplateCall& call) const noexcept {
+    // Every way but the one-pass copy takes the values as fields, as a template whose values
+    // are not all HoleKinds gives them. Made from values that refer: the copies own nothing, and
+    // the list on the stack is given back without destroying them.
+    union Slots {
+        Slots() noexcept {}
+        ~Slots() {}
+        Field at[detail::kMaxHoles];
+    } slots;
+    const auto holes = [&] {
+        call.write(call.values, slots.at, nullptr);
+        return std::span<const Field>(slots.at, call.site->hole_count);
+    };
+    const Message message(*call.site, slots.at, call.where);
+    detail::ThreadContext* context = detail::this_thread_context();
+    if (context == nullptr || context->busy || detail::way_of(*context, *core_, level) != detail::Way::plain)
+        [[unlikely]] {
+        emit(level, message, holes());
+        return;
+    }
+    context->busy = true;
+    const detail::Pipeline* pipeline = detail::acquire_pipeline(*context);
+    // The one-pass copy takes a record that needs no routing rule or sampler here.
+    const bool queued = pipeline != nullptr && pipeline->writer && level >= pipeline->unfiltered_level &&
+                        level <= Level::fatal &&
+                        detail::queue_call(*context, *pipeline,
+                                           detail::Record{detail::record_time(*context, *pipeline), level, *core_,
+                                                          message, context_, context->home->top, {}},
+                                           call, detail::kEveryLogger);
+    if (!queued) detail::route_record(*context, pipeline, *core_, context_, level, message, holes());
     detail::release_pipeline(*context);
     context->busy = false;
 }

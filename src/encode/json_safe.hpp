@@ -101,22 +101,6 @@ template <std::size_t Size>
     return true;
 }
 
-/// Copies p[0, n), n <= 16, to `o` with no loop and no library call, for text already known
-/// to be JSON-safe: two overlapping words, or first, middle and last byte.
-[[gnu::always_inline]] inline void copy_short(char* o, const char* p, std::size_t n) noexcept {
-    if (n >= 8) {
-        std::memcpy(o + n - 8, p + n - 8, 8);
-        std::memcpy(o, p, 8);
-    } else if (n >= 4) {
-        std::memcpy(o + n - 4, p + n - 4, 4);
-        std::memcpy(o, p, 4);
-    } else if (n > 0) {
-        o[0] = p[0];
-        o[n / 2] = p[n / 2];
-        o[n - 1] = p[n - 1];
-    }
-}
-
 /// The longest text copy_short_json_safe() takes.
 inline constexpr std::size_t kShortJsonText = 16;
 

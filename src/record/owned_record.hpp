@@ -76,23 +76,6 @@ inline constexpr std::size_t kCopyAlign = alignof(std::max_align_t);
 constexpr std::size_t align_copy(std::size_t n) noexcept { return (n + kCopyAlign - 1) & ~(kCopyAlign - 1); }
 static_assert(kCopyAlign == 16);  // as measure_fields rounds flat fields' structs
 
-/// Copies `s` to `at`, which has room for it, and returns the end of the copy (in `out`).
-/// Inline, with no library call for short text: every key and string of a copy comes here.
-[[gnu::always_inline]] inline char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
-    const std::size_t n = s.size();
-    if (n <= kShortJsonText) {  // keys and short values
-        copy_short(at, s.data(), n);
-    } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
-        std::memcpy(at, s.data(), 16);
-        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
-        std::memcpy(at + n - 16, s.data() + n - 16, 16);
-    } else {
-        std::memcpy(at, s.data(), n);
-    }
-    out = std::string_view(at, n);
-    return at + n;
-}
-
 /// The room a typed copy of `fields` takes (copy_fields): `structs` for the fields and what
 /// they hold by address (nested flat arrays), then `chars` for every string and recording.
 struct FieldsRoom {

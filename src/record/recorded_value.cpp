@@ -18,6 +18,7 @@
 #include "base/buffer.hpp"
 #include "base/value_calls.hpp"
 #include "encode/json_safe.hpp"
+#include "fieldlog/logger.hpp"
 
 namespace fieldlog::detail {
 namespace {
