@@ -43,8 +43,9 @@ void encode_contexts_ahead(ThreadContext& context, const Pipeline& pipeline, con
 
 /// Writes the head of the copy at `slot`, whose `field_count` fields lie after it and whose
 /// message is `message`, and commits it: the writer may take it from here on.
-void commit_entry(ThreadContext& context, const Pipeline& pipeline, const Record& record, char* slot,
-                  std::uint32_t field_count, const Message& message, FilterBits admitted) noexcept {
+[[gnu::always_inline]] inline void commit_entry(ThreadContext& context, const Pipeline& pipeline, const Record& record,
+                                                char* slot, std::uint32_t field_count, const Message& message,
+                                                FilterBits admitted) noexcept {
     new (slot) OwnedRecord(
         owned_head(record, field_count, message, record.thread_id != 0 ? record.thread_id : cached_thread_id()));
     if (record.bound != nullptr) retain(record.bound);
