@@ -25,20 +25,17 @@ constexpr std::size_t kOverreadRoom = 16;
 
 static_assert(sizeof(OwnedRecord) % alignof(Field) == 0);  // its fields follow it
 
-/// Makes sure `node` (not null) carries its encoding for every channel that takes the record.
-void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, ContextNode* node, Level level,
-                          FilterBits admitted) {
+/// Makes sure the record's context nodes (one at least) carry their encoding for every channel
+/// that takes the record. Throws bad_alloc.
+void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) {
     for (const Channel& channel : pipeline.routing.channels) {
-        if (!channel.lines || !channel.takes(level, admitted)) continue;
-        context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id}, context.record,
-                         context.scratch);
+        if (!channel.lines || !channel.takes(record.level, admitted)) continue;
+        for (ContextNode* const node : {record.bound, record.scope}) {
+            if (node != nullptr)
+                context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id},
+                                 context.record, context.scratch);
+        }
     }
-}
-
-/// Makes the context encodings `record`'s copy needs (encode_context_ahead). Throws bad_alloc.
-void encode_contexts_ahead(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) {
-    if (record.bound != nullptr) encode_context_ahead(context, pipeline, record.bound, record.level, admitted);
-    if (record.scope != nullptr) encode_context_ahead(context, pipeline, record.scope, record.level, admitted);
 }
 
 /// Writes the head of the copy at `slot`, whose `field_count` fields lie after it and whose
@@ -75,14 +72,14 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
     // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
     // a recorded call's one and more) is written as at most 6 (a recorded error code's 13 as
     // at most 78: the crash path writes a user category as "(name:value)", its name cut to
-    // 64 bytes that need no escaping; a template hole's key, not in the copy, is a name of at most
-    // 64 bytes that need none, well within its field's 240); the header's fixed parts in under
-    // 1 KiB.
+    // 64 bytes that need no escaping; a template hole's key, not in the copy, is a name of at
+    // most 64 bytes that need none, well within its field's 240); the header's fixed parts in
+    // under 1 KiB.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
-    // A template left to the writer is rendered into the line: its text, and each hole's value (at most
-    // three bytes for a byte of the copy, invalid UTF-8 replaced), or a number with a spec (a
-    // width and precision of at most 64: message_template.hpp) in at most 512.
+    // A template left to the writer is rendered into the line: its text, and each hole's value
+    // (at most three bytes for a byte of the copy, invalid UTF-8 replaced), or a number with a
+    // spec (a width and precision of at most 64: message_template.hpp) in at most 512.
     constexpr std::size_t kHoleWithSpecAtMost = 512;
     const std::size_t rendered = queued.message.kind() != Message::Kind::templated
                                      ? 0
@@ -99,7 +96,8 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
     Buffer& text = context.record;  // free in async mode: no line is made here
     const Message& message = record.message;
     try {
-        encode_contexts_ahead(context, pipeline, record, admitted);
+        if (record.bound != nullptr || record.scope != nullptr)
+            encode_context_ahead(context, pipeline, record, admitted);
         std::string_view message_text = message.text();
         if (message.kind() != Message::Kind::plain) [[unlikely]] {
             text.clear();
@@ -132,7 +130,8 @@ bool queue_call(ThreadContext& context, const Pipeline& pipeline, const Record& 
     const TemplateSite& site = *call.site;
     if (call.chars == kNullString) return false;  // a null is a field's null
     try {
-        encode_contexts_ahead(context, pipeline, record, admitted);
+        if (record.bound != nullptr || record.scope != nullptr)
+            encode_context_ahead(context, pipeline, record, admitted);
     } catch (...) {  // memory ran out: drop this record
         return true;
     }
