@@ -339,21 +339,22 @@ template <HoleKind K>
     }
 }
 
-/// Writes a template's values (kinds K) as its fields, named by the holes of `Site`, to `out`,
-/// their strings to `at` (see hole_field_value).
-template <typename Site, HoleKind... K>
-void write_holes(const HoleValue* values, Field* out, char* at) noexcept {
+/// Writes a template's values (kinds K) as its fields, named by the holes of `site`, to `out`,
+/// their strings to `at` (see hole_field_value). One function for each list of kinds.
+template <HoleKind... K>
+void write_holes(const TemplateSite& site, const HoleValue* values, Field* out, char* at) noexcept {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((new (out + I) Field(Site::holes[I].name, hole_field_value<K>(values[I], at))), ...);
+        ((new (out + I) Field(site.holes[I].name, hole_field_value<K>(values[I], at))), ...);
     }(std::make_index_sequence<sizeof...(K)>{});
 }
+using HoleWriter = void (*)(const TemplateSite& site, const HoleValue* values, Field* out, char* at) noexcept;
 
 /// A template call whose values all have a HoleKind: what the record path makes the record of
 /// in one pass (the async ring entry straight from the values).
 struct TemplateCall {
     const TemplateSite* site;
     SourceLocation where;
-    void (*write)(const HoleValue* values, Field* out, char* at) noexcept;  ///< write_holes
+    HoleWriter write;  ///< write_holes
     const HoleValue* values;
     std::size_t chars;  ///< the strings' bytes; kNullString when a character pointer is null
 };
@@ -403,7 +404,7 @@ struct LocatedTemplate {
                 [&]<std::size_t... I>(std::index_sequence<I...>) {
                     (check_spec<Site, I, Args>(), ...);
                 }(std::index_sequence_for<Args...>{});
-                if constexpr (kHoleKindsOnly<Args...>) write = &write_holes<Site, hole_kind<Args>()...>;
+                if constexpr (kHoleKindsOnly<Args...>) write = &write_holes<hole_kind<Args>()...>;
             }
         }
     }
@@ -411,7 +412,7 @@ struct LocatedTemplate {
     const TemplateSite* site;
     SourceLocation where;
     /// write_holes for these values, when each has a HoleKind; else null.
-    void (*write)(const HoleValue* values, Field* out, char* at) noexcept = nullptr;
+    HoleWriter write = nullptr;
 };
 
 /// A template's values as fields, named by its holes.

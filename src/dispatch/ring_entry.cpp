@@ -141,7 +141,7 @@ bool queue_call(ThreadContext& context, const Pipeline& pipeline, const Record& 
     // The holes' fields, named by the template (its names are in static storage), then their
     // strings; the message is the template, rendered by the writer.
     auto* const fields = reinterpret_cast<Field*>(slot.payload + sizeof(OwnedRecord));
-    call.write(call.values, fields, reinterpret_cast<char*>(fields + site.hole_count));
+    call.write(site, call.values, fields, reinterpret_cast<char*>(fields + site.hole_count));
     commit_entry(context, pipeline, record, slot.payload, static_cast<std::uint32_t>(site.hole_count),
                  Message(site, fields, call.where), admitted);
     return true;
