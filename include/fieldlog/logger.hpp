@@ -8,7 +8,6 @@
 
 #include <array>
 #include <atomic>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -315,7 +314,7 @@ HoleValue hole_value(const T& v) noexcept {
         const char* s = v;
         return {s, s != nullptr ? std::char_traits<char>::length(s) : 0};
     } else if constexpr (kind == HoleKind::float64) {
-        return {nullptr, std::bit_cast<std::uint64_t>(static_cast<double>(v))};
+        return {nullptr, __builtin_bit_cast(std::uint64_t, static_cast<double>(v))};  // <bit> is a large header
     } else if constexpr (kind == HoleKind::int64) {
         return {nullptr, static_cast<std::uint64_t>(static_cast<std::int64_t>(v))};
     } else {
@@ -330,7 +329,7 @@ template <HoleKind K>
     if constexpr (K == HoleKind::boolean) return Value(value.word != 0);
     else if constexpr (K == HoleKind::int64) return Value(static_cast<std::int64_t>(value.word));
     else if constexpr (K == HoleKind::uint64) return Value(value.word);
-    else if constexpr (K == HoleKind::float64) return Value(std::bit_cast<double>(value.word));
+    else if constexpr (K == HoleKind::float64) return Value(__builtin_bit_cast(double, value.word));
     else {
         if (K == HoleKind::c_string && value.data == nullptr) return Value(nullptr);
         std::string_view s(value.data, value.word);
