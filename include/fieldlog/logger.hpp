@@ -291,7 +291,7 @@ consteval HoleKind hole_kind() noexcept {
         return HoleKind::uint64;
     else if constexpr (std::floating_point<U>) return HoleKind::float64;
     else if constexpr (std::same_as<U, std::string> || std::same_as<U, std::string_view>) return HoleKind::string;
-    else if constexpr (std::is_convertible_v<const T&, const char*>) return HoleKind::c_string;
+    else if constexpr (std::is_convertible_v<const T&, const char*> && !HasFieldlogEncode<U>) return HoleKind::c_string;
     else return HoleKind::none;
 }
 
@@ -365,10 +365,8 @@ std::size_t hole_chars(const HoleValue* values) noexcept {
     std::size_t chars = 0;
     bool null = false;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((K == HoleKind::c_string   ? (null |= values[I].data == nullptr, chars += values[I].word)
-          : K == HoleKind::string ? chars += values[I].word
-                                  : chars),
-         ...);
+        ((chars += K == HoleKind::string || K == HoleKind::c_string ? values[I].word : 0), ...);
+        ((null |= K == HoleKind::c_string && values[I].data == nullptr), ...);
     }(std::make_index_sequence<sizeof...(K)>{});
     return null ? kNullString : chars;
 }
