@@ -31,6 +31,12 @@ void fieldlog_encode(fieldlog::ValueEncoder& enc, const Point& p) {
     enc.value(fieldlog::Object{{"x", p.x}, {"y", p.y}});
 }
 
+/// Converts to a C string, and has its own encoding, which is what a field of it writes.
+struct Label {
+    operator const char*() const noexcept { return "plain"; }  // NOLINT: implicit on purpose
+};
+void fieldlog_encode(fieldlog::ValueEncoder& enc, const Label&) { enc.value(fieldlog::Object{{"label", "own"}}); }
+
 }  // namespace message_template_test
 
 namespace {
@@ -85,9 +91,11 @@ TEST_CASE("a template's spec shapes its text only: the field keeps its value", "
 TEST_CASE("a hole that is not a number or a string shows as its JSON", "[template]") {
     auto sink = fieldlog_test::capture();
     fieldlog::get("svc").info("at {where} after {wait}"_tpl, message_template_test::Point{1, 2}, 1500us);
+    fieldlog::get("svc").info("{label}"_tpl, message_template_test::Label{});
     const auto lines = sink->lines();
-    REQUIRE(lines.size() == 1);
+    REQUIRE(lines.size() == 2);
     CHECK(lines[0] == info_line(R"(at {\"x\":1,\"y\":2} after \"1.5ms\")", R"(,"where":{"x":1,"y":2},"wait":"1.5ms")"));
+    CHECK(lines[1] == info_line(R"({\"label\":\"own\"})", R"(,"label":{"label":"own"})"));
     fieldlog_test::release_sinks();
 }
 
