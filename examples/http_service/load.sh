@@ -178,6 +178,7 @@ def summary(setup):
     # Per round, in µs per request: the whole process's CPU and each kind's.
     per_round = lambda cpu: [c / r["served"] * 1e6 for c, r in zip(cpu, runs)]
     return {
+        "runs": runs,
         "per_round": per_round([r["cpu"] for r in runs]),
         "kinds": {k: per_round([r["kinds"][k] for r in runs]) for k in KINDS},
         "setup": setup, "rps": median("rps"), "p50": median("p50"), "p99": median("p99"), "p999": median("p999"),
@@ -220,6 +221,15 @@ f, s = rows["fieldlog"], rows["spdlog"]
 print(f"\nfieldlog vs spdlog (medians of {rounds} rounds): requests/s {compare(f['rps'], s['rps'], True)}, "
       f"p99 {compare(f['p99'], s['p99'], False)}, p99.9 {compare(f['p999'], s['p999'], False)}, "
       f"service CPU per request {compare(f['cpu_us'], s['cpu_us'], False)}")
+# A round's two runs follow each other, so their ratio leaves out most of the machine's drift
+# between rounds; above 1 is fieldlog ahead.
+def ahead(key, more_is_better):
+    ratios = sorted(a[key] / b[key] if more_is_better else b[key] / a[key] for a, b in zip(f["runs"], s["runs"]))
+    wins = sum(r > 1 for r in ratios)
+    return f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}–{ratios[-1]:.2f}, ahead in {wins} of {len(ratios)})"
+print(f"fieldlog ahead of spdlog, round by round (spdlog's figure over fieldlog's, or fieldlog's over spdlog's "
+      f"for requests/s; the median, the range, the rounds above 1): requests/s {ahead('rps', True)}, "
+      f"p99 {ahead('p99', False)}, p99.9 {ahead('p999', False)}")
 if "none" in rows:
     n = rows["none"]
     # Each round's runs follow each other: the difference within a round leaves out most of the
