@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The callers' side of the async writer: a thread's first record takes a ring from the set
-// (ring_set.hpp), each record is reserved, copied and committed with one release store; a full
-// ring blocks or drops; a ring goes back when its thread exits; fork and metrics.
+// (ring_set.hpp), each record is reserved, copied and committed with one release store (that
+// hot part inline in async_ring.hpp); a full ring blocks or drops; a ring goes back when its
+// thread exits; fork and metrics.
 #include <algorithm>
 #include <bit>
 
@@ -14,21 +15,6 @@ namespace {
 using namespace async_entry;
 
 constexpr std::size_t kMaxCapacity = std::size_t{1} << 30;  // entry sizes must fit the ring's size word
-/// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
-/// a clock that steps back cannot reorder one thread's records.
-[[gnu::tls_model("initial-exec")]] constinit thread_local std::int64_t t_last_order_key = INT64_MIN;
-
-std::int64_t order_key(Timestamp time) noexcept {
-    std::int64_t key = 0;
-    if (__builtin_mul_overflow(time.seconds, 1'000'000'000, &key) || __builtin_add_overflow(key, time.nanos, &key))
-        [[unlikely]] {
-        key = time.seconds < 0 ? INT64_MIN : INT64_MAX;
-    }
-    key = std::max(key, t_last_order_key);
-    t_last_order_key = key;
-    return key;
-}
-
 std::size_t ring_capacity(std::size_t configured) noexcept {
     const std::size_t clamped = std::clamp(configured, AsyncWriter::kMinCapacity, kMaxCapacity);
     return std::bit_floor(clamped);
@@ -45,15 +31,6 @@ std::atomic<std::uint64_t> g_writer_serials{0};
 [[noreturn]] void park_for_good() noexcept {
     for (;;) ::pause();
 }
-
-/// This thread's ring: trivially destructible, so the record path reads it with no guard (and
-/// initial-exec, like thread_context.hpp's t_context, with no call).
-struct ThreadRing {
-    std::uint64_t writer = 0;  // the serial of the writer it belongs to
-    AsyncRing* ring = nullptr;
-    bool exiting = false;  // the thread's ring was given back at its exit
-};
-[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadRing t_ring;
 
 /// Gives this thread's ring back when the thread exits; armed by the thread's first ring.
 struct RingReturn {
@@ -77,45 +54,6 @@ AsyncWriter::AsyncWriter(const Pipeline& pipeline, const AsyncConfig& config)
       merge_(pipeline, rings_.capacity()) {}
 
 AsyncWriter::~AsyncWriter() { stop(); }
-
-AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
-    const std::size_t entry_size = kHeaderSize + size;
-    if (SpscRing::footprint(entry_size) > rings_.capacity() / 2) {
-        if (overflow_ == OverflowPolicy::block) return {nullptr, Enqueued::too_large};
-        dropped_.fetch_add(1, std::memory_order_relaxed);
-        return {nullptr, Enqueued::dropped};
-    }
-    AsyncRing* ring = t_ring.ring;
-    if (t_ring.writer != serial_) [[unlikely]] {
-        ring = attach();
-        if (ring == nullptr) return {nullptr, t_ring.exiting ? Enqueued::too_large : Enqueued::dropped};
-    }
-    char* p = ring->queue.try_reserve(entry_size);
-    if (p == nullptr) [[unlikely]] {
-        p = wait_for_space(*ring, entry_size);
-        if (p == nullptr) return {nullptr, Enqueued::dropped};
-    }
-    put(p + kLengthAt, static_cast<std::uint32_t>(size));
-    return {p + kHeaderSize, Enqueued::queued};
-}
-
-AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, FilterBits admitted) noexcept {
-    AsyncRing* ring = t_ring.ring;
-    char* p = payload - kHeaderSize;
-    put(p + kOrderKeyAt, order_key(time));
-    put(p + kAdmittedAt, admitted);
-    // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
-    // caller sees the seal.
-    ring->queue.commit(std::memory_order_seq_cst);
-    if (attention_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
-        if (const Enqueued outcome = attend(); outcome != Enqueued::queued) return outcome;
-    }
-
-    const std::uint64_t used = ring->queue.used();
-    if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
-    if (used > rings_.capacity() / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
-    return Enqueued::queued;
-}
 
 AsyncRing* AsyncWriter::attach() noexcept {
     if (t_ring.exiting) return nullptr;  // its thread_locals are being destroyed: no new ring

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // What the async writer's files share (not included by anything else): the ring entry's
-// header, and the sleeps of the callers and the writer (base/platform.hpp: wait_on, wake_all).
+// header, the callers' reserve and commit (inline: ring_entry.cpp copies records between them),
+// and the sleeps of the callers and the writer (base/platform.hpp: wait_on, wake_all).
 //
 //   async_callers.cpp (reserve, commit) ─► a ring of ring_set.cpp ─► async_merge.cpp (the
 //   writer's sweeps and batches) on the thread of async_writer.cpp; async_crash_walk.cpp (a
 //   fatal signal)
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -68,5 +70,72 @@ inline constexpr std::chrono::milliseconds kIdleSleep{1};
 inline constexpr std::uint32_t kEmptySweepsBeforeLongSleep = 100;
 /// The long sleep's bound: rings let go by threads that exited meanwhile are recycled by then.
 inline constexpr std::chrono::seconds kLongSleep{1};
+
+/// This thread's ring: trivially destructible, so the record path reads it with no guard (and
+/// initial-exec, like thread_context.hpp's t_context, with no call).
+struct ThreadRing {
+    std::uint64_t writer = 0;  // the serial of the writer it belongs to
+    AsyncRing* ring = nullptr;
+    bool exiting = false;  // the thread's ring was given back at its exit
+};
+[[gnu::tls_model("initial-exec")]] inline constinit thread_local ThreadRing t_ring;
+
+/// This thread's last sort key (order_key).
+[[gnu::tls_model("initial-exec")]] inline constinit thread_local std::int64_t t_last_order_key = INT64_MIN;
+
+/// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
+/// a clock that steps back cannot reorder one thread's records.
+inline std::int64_t order_key(Timestamp time) noexcept {
+    std::int64_t key = 0;
+    if (__builtin_mul_overflow(time.seconds, 1'000'000'000, &key) || __builtin_add_overflow(key, time.nanos, &key))
+        [[unlikely]] {
+        key = time.seconds < 0 ? INT64_MIN : INT64_MAX;
+    }
+    key = std::max(key, t_last_order_key);
+    t_last_order_key = key;
+    return key;
+}
+
+// The callers' hot path, inline in the record's copy (ring_entry.cpp); the rest of the callers'
+// side is async_callers.cpp.
+
+inline AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
+    const std::size_t entry_size = async_entry::kHeaderSize + size;
+    if (SpscRing::footprint(entry_size) > rings_.capacity() / 2) {
+        if (overflow_ == OverflowPolicy::block) return {nullptr, Enqueued::too_large};
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return {nullptr, Enqueued::dropped};
+    }
+    AsyncRing* ring = t_ring.ring;
+    if (t_ring.writer != serial_) [[unlikely]] {
+        ring = attach();
+        if (ring == nullptr) return {nullptr, t_ring.exiting ? Enqueued::too_large : Enqueued::dropped};
+    }
+    char* p = ring->queue.try_reserve(entry_size);
+    if (p == nullptr) [[unlikely]] {
+        p = wait_for_space(*ring, entry_size);
+        if (p == nullptr) return {nullptr, Enqueued::dropped};
+    }
+    async_entry::put(p + async_entry::kLengthAt, static_cast<std::uint32_t>(size));
+    return {p + async_entry::kHeaderSize, Enqueued::queued};
+}
+
+inline AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, FilterBits admitted) noexcept {
+    AsyncRing* ring = t_ring.ring;
+    char* p = payload - async_entry::kHeaderSize;
+    async_entry::put(p + async_entry::kOrderKeyAt, order_key(time));
+    async_entry::put(p + async_entry::kAdmittedAt, admitted);
+    // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
+    // caller sees the seal.
+    ring->queue.commit(std::memory_order_seq_cst);
+    if (attention_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
+        if (const Enqueued outcome = attend(); outcome != Enqueued::queued) return outcome;
+    }
+
+    const std::uint64_t used = ring->queue.used();
+    if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
+    if (used > rings_.capacity() / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
+    return Enqueued::queued;
+}
 
 }  // namespace fieldlog::detail

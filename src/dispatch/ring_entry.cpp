@@ -8,6 +8,7 @@
 
 #include "base/buffer.hpp"
 #include "base/thread_id.hpp"
+#include "dispatch/async_ring.hpp"
 #include "dispatch/pipeline.hpp"
 #include "encode/encode.hpp"
 #include "encode/message_text.hpp"
