@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: MIT
 // JSON string escaping at the edges of its fast paths: strings of every length up to and past
 // the 16-byte blocks, with one special byte at every position, against a byte-by-byte
-// reference (the rules of RFC 8259 and U+FFFD replacement); and an error code's text, in and out
-// of a signal handler.
+// reference (the rules of RFC 8259 and U+FFFD replacement); fixed-point doubles against fmt; and
+// an error code's text, in and out of a signal handler.
 #include <catch2/catch.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "base/buffer.hpp"
 #include "encode/text.hpp"
@@ -106,6 +112,42 @@ TEST_CASE("Integers at the edges of the small-integer path match std::to_string"
         Buffer out;
         fieldlog::detail::append_uint(out, v);
         CHECK(out.view() == std::to_string(v));
+    }
+}
+
+TEST_CASE("A double with a fixed precision is written as fmt writes it, or left to fmt", "[text]") {
+    const auto check = [](double v, unsigned precision) {
+        Buffer out;
+        out.append("x", 1);  // appends after what the buffer holds
+        const bool written = fieldlog::detail::append_fixed(out, v, precision);
+        const bool in_range = std::isfinite(v) && std::fabs(v) * std::pow(10.0, precision) < 0x1p64 * (1 - 0x1p-40);
+        if (in_range) REQUIRE(written);
+        if (written) {
+            std::string expected = "x";
+            expected += fmt::format("{:.{}f}", v, precision);
+            INFO(fmt::format("{:a} .{}f", v, precision));
+            REQUIRE(std::string(out.view()) == expected);
+        } else {
+            REQUIRE(out.view() == "x");
+        }
+    };
+    std::mt19937_64 random(20261207);
+    for (unsigned precision = 0; precision <= 9; ++precision) {
+        const double unit = std::pow(10.0, -static_cast<double>(precision));
+        for (const double v : {0.0, -0.0, 0.5, -0.5, 1.5, 2.5, 0.125, 0.15, 0.25, 0.35, 1e-12, -1e-12, 5e-324,
+                               std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity(),
+                               -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
+                               0x1p64 * unit, 0x1p63 * unit, 0x1p52, 0x1p53 + 2}) {
+            check(v, precision);
+        }
+        for (int i = 0; i < 20000; ++i) {
+            // Halves of the last digit, where the rounding decides; plain values of every size;
+            // and any bit pattern.
+            const auto n = static_cast<double>(random() % 2'000'000'000) - 1e9;
+            check((n + 0.5) * unit, precision);
+            check(std::ldexp(static_cast<double>(random() >> 11), static_cast<int>(random() % 140) - 120), precision);
+            check(std::bit_cast<double>(random()), precision);
+        }
     }
 }
 

@@ -17,6 +17,11 @@ namespace {
 /// JSON.
 void append_hole(Buffer& out, const TemplateHole& hole, const Value& value) {
     if (!hole.spec.empty()) {
+        // ".Nf", the usual spec of a measured figure, without fmt's parse of the format.
+        const std::string_view spec = hole.spec;
+        if (value.kind() == Value::Kind::float64 && spec.size() == 3 && spec[0] == '.' && spec[1] >= '0' &&
+            spec[1] <= '9' && spec[2] == 'f' && append_fixed(out, value.as_double(), static_cast<unsigned>(spec[1] - '0')))
+            return;
         const auto formatted = [&](const auto& v) { fmt::format_to(std::back_inserter(out), fmt::runtime(hole.format), v); };
         switch (value.kind()) {
             case Value::Kind::string: formatted(value.as_string()); return;

@@ -300,6 +300,48 @@ void append_double(Buffer& out, double v) {
     out.commit(fmt::format_to(o, FMT_COMPILE("{}"), v));
 }
 
+bool append_fixed(Buffer& out, double v, unsigned precision) {
+    static constexpr std::array<std::uint32_t, 10> kPow10{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    if (!std::isfinite(v) || precision >= kPow10.size()) return false;
+    // v = significand * 2^exponent exactly, so v * 10^precision = scaled * 2^exponent, with
+    // scaled below 2^83: one 128-bit product, then a shift that rounds half to even.
+    __extension__ using Wide = unsigned __int128;
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    const auto biased = static_cast<int>((bits >> 52) & 0x7ff);
+    std::uint64_t significand = bits & ((std::uint64_t{1} << 52) - 1);
+    int exponent = -1074;
+    if (biased != 0) {
+        significand |= std::uint64_t{1} << 52;
+        exponent = biased - 1075;
+    }
+    const Wide scaled = static_cast<Wide>(significand) * kPow10[precision];
+    Wide rounded = 0;
+    if (exponent >= 0) {
+        if (exponent >= 64 || (scaled >> (64 - exponent)) != 0) return false;
+        rounded = scaled << exponent;
+    } else if (exponent > -128) {
+        const int shift = -exponent;
+        rounded = scaled >> shift;
+        const Wide rest = scaled & ((static_cast<Wide>(1) << shift) - 1);
+        const Wide half = static_cast<Wide>(1) << (shift - 1);
+        if (rest > half || (rest == half && (rounded & 1) != 0)) ++rounded;
+        if ((rounded >> 64) != 0) return false;
+    }  // else below half of the last digit: 0
+    const auto units = static_cast<std::uint64_t>(rounded);
+    char* const start = out.reserve(1 + 20 + 1 + kPow10.size());
+    char* o = start;
+    if ((bits >> 63) != 0) *o++ = '-';  // as fmt: -0.0, and a negative that rounds to zero
+    o = fmt::format_to(o, FMT_COMPILE("{}"), units / kPow10[precision]);
+    if (precision != 0) {
+        *o++ = '.';
+        std::uint32_t fraction = static_cast<std::uint32_t>(units % kPow10[precision]);
+        for (unsigned i = precision; i-- > 0; fraction /= 10) o[i] = static_cast<char>('0' + fraction % 10);
+        o += precision;
+    }
+    out.commit(o);
+    return true;
+}
+
 void append_float_value(Buffer& out, double v, std::string_view quote) {
     if (std::isfinite(v)) {
         append_double(out, v);

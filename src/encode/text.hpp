@@ -159,6 +159,10 @@ inline void append_uint(Buffer& out, std::uint64_t v) {
     append_uint_general(out, v);
 }
 void append_double(Buffer& out, double v);
+/// `v` with `precision` (at most 9) digits after the point, as fmt's "{:.Nf}" writes it: the
+/// exact binary value rounded half to even. False, and nothing written, for what this does not
+/// cover: a NaN or an infinity, and a magnitude of 2^64 / 10^precision or more.
+bool append_fixed(Buffer& out, double v, unsigned precision);
 /// A float64 field value: the shortest round trip, or NaN, +Inf and -Inf (which no JSON number
 /// can say) as those words between `quote`s ("\"" in JSON, nothing in logfmt).
 void append_float_value(Buffer& out, double v, std::string_view quote);
