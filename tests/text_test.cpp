@@ -76,6 +76,37 @@ TEST_CASE("A special byte is escaped at every position of strings of every lengt
     }
 }
 
+TEST_CASE("Text for a message is repaired at every position of strings of every length, and not escaped", "[text]") {
+    const struct {
+        const char* name;
+        std::string_view input;
+        std::string_view expected;
+    } cases[] = {
+        {"quote", "\"", "\""},
+        {"newline", "\n", "\n"},
+        {"valid two-byte UTF-8", "\xC3\xA9", "\xC3\xA9"},
+        {"valid four-byte UTF-8", "\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
+        {"lone continuation byte", "\x80", "\xEF\xBF\xBD"},
+        {"byte never in UTF-8", "\xFF", "\xEF\xBF\xBD"},
+        {"truncated three-byte sequence", "\xE2\x82", "\xEF\xBF\xBD"},
+    };
+    for (const auto& c : cases) {
+        DYNAMIC_SECTION(c.name) {
+            for (std::size_t length = c.input.size(); length <= 40; ++length) {
+                for (std::size_t at = 0; at + c.input.size() <= length; ++at) {
+                    const std::string before(at, 'a');
+                    const std::string after(length - at - c.input.size(), 'z');
+                    Buffer out;
+                    out.append("x", 1);
+                    fieldlog::detail::append_utf8_repaired(out, before + std::string(c.input) + after);
+                    INFO("length " << length << ", at " << at);
+                    REQUIRE(out.view() == "x" + before + std::string(c.expected) + after);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("Safe strings of every length are copied unchanged", "[text]") {
     std::string input;
     for (std::size_t length = 0; length <= 70; ++length) {

@@ -229,6 +229,19 @@ void append_escaped_loop(Buffer& out, std::string_view s) {
 }  // namespace
 
 void append_utf8_repaired(Buffer& out, std::string_view s) {
+    // ASCII, most text, is checked eight bytes a step and copied whole.
+    std::uint64_t high = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, s.data() + i, sizeof word);
+        high |= word;
+    }
+    for (; i < s.size(); ++i) high |= static_cast<unsigned char>(s[i]);
+    if ((high & 0x8080'8080'8080'8080u) == 0) {
+        out.append(s);
+        return;
+    }
     for_each_repaired_run(s, [&](std::string_view run) { out.append(run); });
 }
 
