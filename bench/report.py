@@ -55,6 +55,9 @@ FEATURE_INSTRUCTIONS = ["scope_10/null", "with_3/null", "static_msg/null_otel", 
 # arguments (fieldlog_quill_bench, with --quill-include).
 TEMPLATE_INSTRUCTIONS = ["request_7t/null", "request_7/null", "request_7t/async", "request_7/async"]
 QUILL_INSTRUCTIONS = "quill/request_7/async"
+# Its async rows timed end to end (the loop ends when the writer has written everything): the
+# records per second a writer thread sustains.
+TEMPLATE_TIME = ["fieldlog/request_7t/async", "fieldlog/request_7/async", QUILL_INSTRUCTIONS]
 # Calling thread's CPU time per call.
 SYNC_TIME = ["static_msg/null", "fields_10/null", "ctx_10/null", "scope_10/null", "request_8/null",
              "disabled/null", "fields_10/null/threads:2", "static_msg/file", "fields_10/file", "ctx_10/file",
@@ -123,8 +126,8 @@ def measure_instructions(bench, quill_bench, quick):
     return counted
 
 
-def measure_time(bench, quick, repetitions, min_time):
-    names = [f"{s}/{w}" for w in SYNC_TIME + ASYNC_TIME for s in ("fieldlog", "spdlog")]
+def measure_time(bench, quill_bench, quick, repetitions, min_time):
+    names = [f"{s}/{w}" for w in SYNC_TIME + ASYNC_TIME for s in ("fieldlog", "spdlog")] + TEMPLATE_TIME[:2]
     pattern = f"{exact(names)}|{re.escape(TIMESTAMP_FILTER)}"
     if quick:
         repetitions, min_time = 1, 0.01
@@ -132,9 +135,12 @@ def measure_time(bench, quick, repetitions, min_time):
     report = compare.run_benchmarks(bench, pattern, repetitions, min_time, True)
     if not report.get("benchmarks"):
         sys.exit(f"report: fieldlog_bench ran no benchmark for {pattern!r}")
-    cpu = compare.collect(report, repetitions, "cpu")
-    real = compare.collect(report, repetitions, "real")
-    rows = {name: {"cpu_ns": cpu[name][0], "real_ns": real[name][0], "allocs": cpu[name][1]} for name in cpu}
+    rows = {}
+    for binary, run in [(bench, report)] + ([(quill_bench, compare.run_benchmarks(
+            quill_bench, exact([QUILL_INSTRUCTIONS]), repetitions, min_time, True))] if quill_bench else []):
+        cpu = compare.collect(run, repetitions, "cpu")
+        real = compare.collect(run, repetitions, "real")
+        rows.update({name: {"cpu_ns": cpu[name][0], "real_ns": real[name][0], "allocs": cpu[name][1]} for name in cpu})
     context = report.get("context", {})
     return {"rows": rows, "repetitions": repetitions, "min_time": min_time,
             "num_cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu")}
@@ -235,6 +241,13 @@ def caller_label(workload):
 
 def instruction_tables(data):
     figures = data["instructions"]
+    timed = data.get("time", {}).get("rows", {})
+
+    def rate(name):
+        """Records per second from a row's wall-clock time per record, or - when it was not timed."""
+        ns = timed.get(name, {}).get("real_ns")
+        return f"{1e9 / ns / 1e6:.2f} M" if ns else "-"
+
     out = ["| benchmark | fieldlog | spdlog | spdlog/fieldlog |", "|---|---:|---:|---:|"]
     for w in PAIRED_INSTRUCTIONS:
         ours, theirs = figures.get(f"fieldlog/{w}"), figures.get(f"spdlog/{w}")
@@ -256,13 +269,14 @@ def instruction_tables(data):
                 "as a message template (`request_7t`), as a brace list with a fmt message of the same text "
                 "(`request_7`), and as quill's named arguments" + ("" if quill else " (left out: the run was not "
                 "given `--quill-include`)") + ":", "",
-                "| form | sync, null sink | async, the caller |", "|---|---:|---:|",
+                "| form | instructions, sync, null sink | instructions, async, the caller | "
+                "records/s, async to a file, end to end |", "|---|---:|---:|---:|",
                 f"| fieldlog, template | {thousands(figures.get('fieldlog/request_7t/null'))} | "
-                f"{thousands(figures.get('fieldlog/request_7t/async'))} |",
+                f"{thousands(figures.get('fieldlog/request_7t/async'))} | {rate('fieldlog/request_7t/async')} |",
                 f"| fieldlog, brace list | {thousands(figures.get('fieldlog/request_7/null'))} | "
-                f"{thousands(figures.get('fieldlog/request_7/async'))} |"]
+                f"{thousands(figures.get('fieldlog/request_7/async'))} | {rate('fieldlog/request_7/async')} |"]
         if quill:
-            out.append(f"| quill | - | {thousands(quill)} |")
+            out.append(f"| quill | - | {thousands(quill)} | {rate(QUILL_INSTRUCTIONS)} |")
     return "\n".join(out)
 
 
@@ -607,7 +621,7 @@ def main():
         data["machine"] = machine(compiler)
         measures = {
             "instructions": lambda: measure_instructions(bench, quill_bench, args.quick),
-            "time": lambda: measure_time(bench, args.quick, args.repetitions, args.min_time),
+            "time": lambda: measure_time(bench, quill_bench, args.quick, args.repetitions, args.min_time),
             "latency": lambda: measure_latency(latency, args.quick),
             "compile_cost": lambda: measure_compile_cost(args.quick, args.statements, args.quill_include),
         }
