@@ -258,22 +258,24 @@ struct LocatedFormat {
     }
 }
 
-/// Copies `s` to `at`, which has room for it, and returns the end of the copy (in `out`).
-/// Inline, with no library call for short text: every key and string of a record's owned copy
-/// comes here.
-[[gnu::always_inline]] inline char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
-    const std::size_t n = s.size();
+/// Copies p[0, n) to `at`, which has room for it, and returns the end of the copy. Inline, with
+/// no library call for short text: every key and string of a record's owned copy comes here.
+[[gnu::always_inline]] inline char* copy_bytes(char* at, const char* p, std::size_t n) noexcept {
     if (n <= 16) {  // keys and short values
-        copy_short(at, s.data(), n);
+        copy_short(at, p, n);
     } else if (n <= 48) {  // ids, paths: 16-byte moves, the last one ending at the end
-        std::memcpy(at, s.data(), 16);
-        if (n > 32) std::memcpy(at + 16, s.data() + 16, 16);
-        std::memcpy(at + n - 16, s.data() + n - 16, 16);
+        std::memcpy(at, p, 16);
+        if (n > 32) std::memcpy(at + 16, p + 16, 16);
+        std::memcpy(at + n - 16, p + n - 16, 16);
     } else {
-        std::memcpy(at, s.data(), n);
+        std::memcpy(at, p, n);
     }
-    out = std::string_view(at, n);
     return at + n;
+}
+/// copy_bytes for `s`, whose copy it gives in `out`.
+[[gnu::always_inline]] inline char* copy_text(char* at, std::string_view s, std::string_view& out) noexcept {
+    out = std::string_view(at, s.size());
+    return copy_bytes(at, s.data(), s.size());
 }
 
 /// The kind of a hole whose value's type fixes it: the kinds the async writer and the crash
@@ -322,38 +324,78 @@ HoleValue hole_value(const T& v) noexcept {
     }
 }
 
-/// A hole's value as a field's: a string copied to `at` and `at` moved past it, or referred to
-/// when `at` is null.
+/// A hole's value as a field's, referring to the string the call gave.
 template <HoleKind K>
-[[gnu::always_inline]] inline Value hole_field_value(const HoleValue& value, char*& at) noexcept {
+[[gnu::always_inline]] inline Value hole_field_value(const HoleValue& value) noexcept {
     if constexpr (K == HoleKind::boolean) return Value(value.word != 0);
     else if constexpr (K == HoleKind::int64) return Value(static_cast<std::int64_t>(value.word));
     else if constexpr (K == HoleKind::uint64) return Value(value.word);
     else if constexpr (K == HoleKind::float64) return Value(__builtin_bit_cast(double, value.word));
-    else {
-        if (K == HoleKind::c_string && value.data == nullptr) return Value(nullptr);
-        std::string_view s(value.data, value.word);
-        if (at != nullptr) at = copy_text(at, s, s);
-        return Value(s);
-    }
+    else if constexpr (K == HoleKind::c_string)
+        return value.data != nullptr ? Value(std::string_view(value.data, value.word)) : Value(nullptr);
+    else return Value(std::string_view(value.data, value.word));
 }
 
-/// Writes a template's values (kinds K) as its fields, named by the holes of `site`, to `out`,
-/// their strings to `at` (see hole_field_value). One function for each list of kinds.
+/// Writes a template's values (kinds K) as its fields, named by the holes of `site`, to `out`.
+/// One function for each list of kinds.
 template <HoleKind... K>
-void write_holes(const TemplateSite& site, const HoleValue* values, Field* out, char* at) noexcept {
+void write_holes(const TemplateSite& site, const HoleValue* values, Field* out) noexcept {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((new (out + I) Field(site.holes[I].name, hole_field_value<K>(values[I], at))), ...);
+        ((new (out + I) Field(site.holes[I].name, hole_field_value<K>(values[I]))), ...);
     }(std::make_index_sequence<sizeof...(K)>{});
 }
-using HoleWriter = void (*)(const TemplateSite& site, const HoleValue* values, Field* out, char* at) noexcept;
+
+// The packed form of a template's values, the async ring's: a word per hole (a scalar's bits, a
+// string's size), then the strings' bytes in hole order. MUST: no null character pointer.
+
+/// The room the packed form of `holes` values whose strings take `chars` bytes needs.
+constexpr std::size_t packed_size(std::size_t holes, std::size_t chars) noexcept { return holes * 8 + chars; }
+
+/// Writes the packed form of `values` (kinds K) to `out`, which has packed_size() bytes.
+template <HoleKind... K>
+void pack_holes(const HoleValue* values, char* out) noexcept {
+    char* at = out + packed_size(sizeof...(K), 0);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((std::memcpy(out + 8 * I, &values[I].word, 8)), ...);
+        ((at = K == HoleKind::string || K == HoleKind::c_string ? copy_bytes(at, values[I].data, values[I].word) : at),
+         ...);
+    }(std::make_index_sequence<sizeof...(K)>{});
+}
+
+/// The fields of a packed form (kinds K) to `out`, named by the holes of `site`, their strings
+/// referring into `in`.
+template <HoleKind... K>
+void unpack_holes(const TemplateSite& site, const char* in, Field* out) noexcept {
+    const char* at = in + packed_size(sizeof...(K), 0);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((new (out + I) Field(site.holes[I].name, [&] {
+              HoleValue value{nullptr, 0};
+              std::memcpy(&value.word, in + 8 * I, 8);
+              if constexpr (K == HoleKind::string || K == HoleKind::c_string) {
+                  value.data = at;
+                  at += value.word;
+              }
+              return hole_field_value<K>(value);
+          }())),
+         ...);
+    }(std::make_index_sequence<sizeof...(K)>{});
+}
+
+/// What the record path does with the values of one list of kinds.
+struct HoleCodec {
+    void (*write)(const TemplateSite& site, const HoleValue* values, Field* out) noexcept;  ///< write_holes
+    void (*pack)(const HoleValue* values, char* out) noexcept;                              ///< pack_holes
+    void (*unpack)(const TemplateSite& site, const char* in, Field* out) noexcept;           ///< unpack_holes
+};
+template <HoleKind... K>
+inline constexpr HoleCodec kHoleCodec{&write_holes<K...>, &pack_holes<K...>, &unpack_holes<K...>};
 
 /// A template call whose values all have a HoleKind: what the record path makes the record of
 /// in one pass (the async ring entry straight from the values).
 struct TemplateCall {
     const TemplateSite* site;
     SourceLocation where;
-    HoleWriter write;  ///< write_holes
+    const HoleCodec* codec;
     const HoleValue* values;
     std::size_t chars;  ///< the strings' bytes; kNullString when a character pointer is null
 };
@@ -401,15 +443,15 @@ struct LocatedTemplate {
                 [&]<std::size_t... I>(std::index_sequence<I...>) {
                     (check_spec<Site, I, Args>(), ...);
                 }(std::index_sequence_for<Args...>{});
-                if constexpr (kHoleKindsOnly<Args...>) write = &write_holes<hole_kind<Args>()...>;
+                if constexpr (kHoleKindsOnly<Args...>) codec = &kHoleCodec<hole_kind<Args>()...>;
             }
         }
     }
 
     const TemplateSite* site;
     SourceLocation where;
-    /// write_holes for these values, when each has a HoleKind; else null.
-    HoleWriter write = nullptr;
+    /// The codec of these values' kinds, when each has a HoleKind; else null.
+    const HoleCodec* codec = nullptr;
 };
 
 /// A template's values as fields, named by its holes.
@@ -628,7 +670,7 @@ private:
     void log_enabled(Level level, detail::LocatedTemplate<std::type_identity_t<Args>...> text, const Args&... args) const {
         if constexpr (detail::kHoleKindsOnly<Args...>) {
             const std::array<detail::HoleValue, sizeof...(Args)> values{detail::hole_value(args)...};
-            emit_call(level, detail::TemplateCall{text.site, text.where, text.write, values.data(),
+            emit_call(level, detail::TemplateCall{text.site, text.where, text.codec, values.data(),
                                                   detail::hole_chars<detail::hole_kind<Args>()...>(values.data())});
         } else {
             const detail::TemplateHoles<sizeof...(Args)> holes(*text.site, args...);

@@ -90,6 +90,8 @@ enum class TemplateError : unsigned char { none, unbalanced, unnamed, bad_name, 
 inline constexpr std::size_t kMaxHoles = 32;
 /// The widest width or precision a spec may ask, so that a rendered hole has a known bound.
 inline constexpr std::size_t kMaxSpecNumber = 64;
+/// The longest name a hole may have, in bytes.
+inline constexpr std::size_t kMaxHoleName = 64;
 
 /// A template's parse: the holes' places in the text, the unescaped literal pieces and the
 /// holes' fmt formats back to back in `chars`.
@@ -152,7 +154,7 @@ constexpr ParsedTemplate<N> parse_template(std::string_view text) noexcept {
         const std::string_view name = inside.substr(0, colon);
         const std::string_view spec = colon == inside.size() ? std::string_view() : inside.substr(colon + 1);
         if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return fail(TemplateError::unnamed);
-        if (!is_name_start(name[0]) || name.size() > 64) return fail(TemplateError::bad_name);
+        if (!is_name_start(name[0]) || name.size() > kMaxHoleName) return fail(TemplateError::bad_name);
         for (const char n : name) {
             if (!is_name_char(n)) return fail(TemplateError::bad_name);
         }

@@ -33,6 +33,9 @@ Buffer g_final_record;
 Buffer g_final_scratch;
 Buffer g_queued_lines;  // the lines of one batch, back to back; never grown in the handler
 RecordView g_batch[kBatch];
+/// A packed template's fields, made again for the record being encoded (no stack asked of a
+/// handler that may run on a small one).
+UnpackedHoles g_unpacked;
 
 void sleep_briefly() noexcept {
     timespec t{0, 1'000'000};
@@ -65,7 +68,7 @@ struct CrashShare {
     }
     static void take(void* self, const OwnedRecord& queued, std::size_t size, FilterBits admitted) noexcept {
         auto& share = *static_cast<CrashShare*>(self);
-        const Record record = queued.record();
+        const Record record = queued.record(g_unpacked);
         for (std::size_t c = 0; c < share.routing.channels.size(); ++c) {
             const Channel& channel = share.routing.channels[c];
             const Route* route = share.routing.route(share.sink, c);

@@ -140,7 +140,8 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
 bool AsyncMerge::take_record(const OwnedRecord& queued, FilterBits admitted) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
-    const Record record = queued.record();
+    UnpackedHoles room;
+    const Record record = queued.record(room);
     FormBuffers buffers{line_, scratch_, nullptr, parts_};
     return for_each_channel(pipeline_, record, admitted, buffers, [&](const Channel& channel, const RecordView& view) {
         if (!channel.lines) {  // every line of the record fit: they come first

@@ -270,7 +270,7 @@ void Logger::emit_call(Level level, const detail::TemplateCall& call) const noex
         Field at[detail::kMaxHoles];
     } slots;
     const auto holes = [&] {
-        call.write(*call.site, call.values, slots.at, nullptr);
+        call.codec->write(*call.site, call.values, slots.at);
         return std::span<const Field>(slots.at, call.site->hole_count);
     };
     const Message message(*call.site, slots.at, call.where);

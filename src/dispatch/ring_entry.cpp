@@ -39,13 +39,14 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, cons
     }
 }
 
-/// Writes the head of the copy at `slot`, whose `field_count` fields lie after it and whose
-/// message is `message`, and commits it: the writer may take it from here on.
+/// Writes the head of the copy at `slot`, whose `field_count` fields (or packed values, which
+/// `unpack` makes fields of) lie after it and whose message is `message`, and commits it: the
+/// writer may take it from here on.
 [[gnu::always_inline]] inline void commit_entry(ThreadContext& context, const Pipeline& pipeline, const Record& record,
                                                 char* slot, std::uint32_t field_count, const Message& message,
-                                                FilterBits admitted) noexcept {
-    new (slot) OwnedRecord(
-        owned_head(record, field_count, message, record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+                                                FilterBits admitted, decltype(OwnedRecord::unpack) unpack = nullptr) noexcept {
+    new (slot) OwnedRecord(owned_head(record, field_count, message,
+                                      record.thread_id != 0 ? record.thread_id : cached_thread_id(), unpack));
     if (record.bound != nullptr) retain(record.bound);
     if (record.scope != nullptr) retain(record.scope);
     pipeline.writer->commit(slot, record.time, admitted);
@@ -71,11 +72,11 @@ std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexc
 
 std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channel& channel) noexcept {
     // An escaped byte takes at most 6 (\u00XX); every other byte of the copy (a field's 40,
-    // a recorded call's one and more) is written as at most 6 (a recorded error code's 13 as
-    // at most 78: the crash path writes a user category as "(name:value)", its name cut to
-    // 64 bytes that need no escaping; a template hole's key, not in the copy, is a name of at
-    // most 64 bytes that need none, well within its field's 240); the header's fixed parts in
-    // under 1 KiB.
+    // a packed hole's 8, a recorded call's one and more) is written as at most 6 (a recorded
+    // error code's 13 as at most 78: the crash path writes a user category as "(name:value)",
+    // its name cut to 64 bytes that need no escaping); the header's fixed parts in under 1 KiB.
+    // A packed hole's key is not in the copy: a name of kMaxHoleName bytes at most, which need
+    // no escaping, and its quotes, colon and comma.
     constexpr std::size_t kEscapedAtMost = 6;
     constexpr std::size_t kFixedParts = 1024;
     // A template left to the writer is rendered into the line: its text, and each hole's value
@@ -89,7 +90,8 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
     const std::size_t texts = size + rendered + queued.logger->name.text.size() +
                               std::string_view(queued.message.where().file_name()).size() +
                               std::string_view(queued.message.where().function_name()).size();
-    return kFixedParts + kEscapedAtMost * texts + context_bytes(queued.bound, channel) +
+    const std::size_t keys = queued.unpack != nullptr ? (kMaxHoleName + 4) * std::size_t{queued.field_count} : 0;
+    return kFixedParts + kEscapedAtMost * texts + keys + context_bytes(queued.bound, channel) +
            context_bytes(queued.scope, channel);
 }
 
@@ -136,15 +138,13 @@ bool queue_call(ThreadContext& context, const Pipeline& pipeline, const Record& 
     } catch (...) {  // memory ran out: drop this record
         return true;
     }
-    const AsyncWriter::Slot slot =
-        pipeline.writer->reserve(sizeof(OwnedRecord) + site.hole_count * sizeof(Field) + call.chars + kOverreadRoom);
+    const AsyncWriter::Slot slot = pipeline.writer->reserve(sizeof(OwnedRecord) + packed_size(site.hole_count, call.chars));
     if (slot.payload == nullptr) return unreserved(context, record, slot.outcome);
-    // The holes' fields, named by the template (its names are in static storage), then their
-    // strings; the message is the template, rendered by the writer.
-    auto* const fields = reinterpret_cast<Field*>(slot.payload + sizeof(OwnedRecord));
-    call.write(site, call.values, fields, reinterpret_cast<char*>(fields + site.hole_count));
+    // The values packed; the writer makes their fields, named by the template, and renders the
+    // message (OwnedRecord::record).
+    call.codec->pack(call.values, slot.payload + sizeof(OwnedRecord));
     commit_entry(context, pipeline, record, slot.payload, static_cast<std::uint32_t>(site.hole_count),
-                 Message(site, fields, call.where), admitted);
+                 Message(site, nullptr, call.where), admitted, call.codec->unpack);
     return true;
 }
 

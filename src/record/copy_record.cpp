@@ -72,7 +72,8 @@ std::shared_ptr<const OwnedRecord> copy_record(const RecordView& record) {
                                                .time = record.time,
                                                .thread_id = record.thread_id,
                                                .bound_count = static_cast<std::uint32_t>(record.bound.size()),
-                                               .scope_count = static_cast<std::uint32_t>(record.scope.size())};
+                                               .scope_count = static_cast<std::uint32_t>(record.scope.size()),
+                                               .unpack = nullptr};
     return std::shared_ptr<const OwnedRecord>(copy, free_copy);  // frees the block if it throws
 }
 

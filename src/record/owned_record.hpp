@@ -22,6 +22,21 @@
 
 namespace fieldlog {
 
+namespace detail {
+/// Where OwnedRecord::record makes a packed copy's fields and message again; the record it
+/// returns refers to them.
+struct UnpackedHoles {
+    constexpr UnpackedHoles() noexcept {}
+    ~UnpackedHoles() {}
+    UnpackedHoles(const UnpackedHoles&) = delete;
+    UnpackedHoles& operator=(const UnpackedHoles&) = delete;
+    union {
+        Field fields[kMaxHoles];
+    };
+    Message message{std::string_view()};
+};
+}  // namespace detail
+
 /// The head of an owned copy (fieldlog/owned_record.hpp names it for sinks that keep records);
 /// its fields lie right after it, their text and the message's after them, in its block.
 struct OwnedRecord {
@@ -39,13 +54,25 @@ struct OwnedRecord {
     /// 0 in every other copy.
     std::uint32_t bound_count;
     std::uint32_t scope_count;
+    /// An async ring's copy of a template call keeps its values packed (logger.hpp: pack_holes),
+    /// not as fields: this makes their fields again. Null in every other copy.
+    void (*unpack)(const TemplateSite& site, const char* in, Field* out) noexcept;
 
+    /// The fields after the head: of a copy whose `unpack` is null.
     [[nodiscard]] std::span<const Field> fields() const noexcept {
         return {std::launder(reinterpret_cast<const Field*>(this + 1)), field_count};
     }
-    /// The record again.
+    /// The record again, of a copy that is not packed (a backtrace's, a copy_record's).
     [[nodiscard]] detail::Record record() const noexcept {
         return detail::Record{time, level, *logger, message, bound, scope, fields(), thread_id};
+    }
+    /// The record again, of any copy: a packed copy's fields and message are made in `room`,
+    /// which the record then refers to.
+    [[nodiscard]] detail::Record record(detail::UnpackedHoles& room) const noexcept {
+        if (unpack == nullptr) return record();
+        unpack(message.site(), reinterpret_cast<const char*>(this + 1), room.fields);
+        room.message = Message(message.site(), room.fields, message.where());
+        return detail::Record{time, level, *logger, room.message, bound, scope, {room.fields, field_count}, thread_id};
     }
 };
 
@@ -58,7 +85,7 @@ class Buffer;
 /// The head of `record`'s copy, whose field_count fields follow it and whose message, pointing
 /// into the copy, is `message`.
 inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, const Message& message,
-                              int thread_id) noexcept {
+                              int thread_id, decltype(OwnedRecord::unpack) unpack = nullptr) noexcept {
     return OwnedRecord{.logger = &record.logger,
                        .bound = record.bound,
                        .scope = record.scope,
@@ -68,7 +95,8 @@ inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, c
                        .time = record.time,
                        .thread_id = thread_id,
                        .bound_count = 0,
-                       .scope_count = 0};
+                       .scope_count = 0,
+                       .unpack = unpack};
 }
 
 /// Copies are 16-aligned within their blocks (a Field's alignment).
