@@ -3,7 +3,7 @@
 // header, the callers' reserve and commit (inline: ring_entry.cpp copies records between them),
 // and the sleeps of the callers and the writer (base/platform.hpp: wait_on, wake_all).
 //
-//   async_callers.cpp (reserve, commit) ─► a ring of ring_set.cpp ─► async_merge.cpp (the
+//   ring_entry.cpp (reserve, the copy, commit) ─► a ring of ring_set.cpp ─► async_merge.cpp (the
 //   writer's sweeps and batches) on the thread of async_writer.cpp; async_crash_walk.cpp (a
 //   fatal signal)
 #pragma once

@@ -314,7 +314,8 @@ void append_double(Buffer& out, double v) {
 }
 
 bool append_fixed(Buffer& out, double v, unsigned precision) {
-    static constexpr std::array<std::uint32_t, 10> kPow10{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    static constexpr std::array<std::uint32_t, 10> kPow10{1,       10,       100,       1000,      10000,
+                                                          100000,  1000000,  10000000,  100000000, 1000000000};
     if (!std::isfinite(v) || precision >= kPow10.size()) return false;
     // v = significand * 2^exponent exactly, so v * 10^precision = scaled * 2^exponent, with
     // scaled below 2^83: one 128-bit product, then a shift that rounds half to even.
@@ -341,8 +342,7 @@ bool append_fixed(Buffer& out, double v, unsigned precision) {
         if ((rounded >> 64) != 0) return false;
     }  // else below half of the last digit: 0
     const auto units = static_cast<std::uint64_t>(rounded);
-    char* const start = out.reserve(1 + 20 + 1 + kPow10.size());
-    char* o = start;
+    char* o = out.reserve(1 + 20 + 1 + kPow10.size());
     if ((bits >> 63) != 0) *o++ = '-';  // as fmt: -0.0, and a negative that rounds to zero
     o = fmt::format_to(o, FMT_COMPILE("{}"), units / kPow10[precision]);
     if (precision != 0) {
