@@ -4,11 +4,16 @@
 // with U+FFFD substituted per maximal subpart. logfmt/console quoted values decode the same way
 // (C1 controls escaped too); bare values need no quotes; keys and console text keep one line
 // and never carry a control character; every long-text copy the CPU runs stops at the first
-// unsafe byte. Seeds: tests/fuzz/corpus/escape/.
+// unsafe byte; a message's text is the input with U+FFFD substituted; and a double made of the
+// first 8 bytes, with the 9th's precision, is written with a fixed precision as fmt writes it.
+// Seeds: tests/fuzz/corpus/escape/.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+
+#include <fmt/format.h>
 
 #include "base/buffer.hpp"
 #include "encode/console_encoder.hpp"
@@ -63,6 +68,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     fuzz::fail("bare logfmt value would break the line", input);
                 }
             }
+        }
+    }
+
+    out.clear();
+    fieldlog::detail::append_utf8_repaired(out, input);
+    if (out.view() != expected) fuzz::fail("message text is not the input repaired", out.view());
+
+    if (size >= 9) {
+        double v = 0;
+        std::memcpy(&v, data, sizeof v);
+        const unsigned precision = data[8] % 10;
+        out.clear();
+        if (fieldlog::detail::append_fixed(out, v, precision) && out.view() != fmt::format("{:.{}f}", v, precision)) {
+            fuzz::fail("fixed-precision double differs from fmt's", out.view());
         }
     }
 
