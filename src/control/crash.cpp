@@ -35,7 +35,7 @@ Buffer g_queued_lines;  // the lines of one batch, back to back; never grown in 
 RecordView g_batch[kBatch];
 /// A packed template's fields, made again for the record being encoded (no stack asked of a
 /// handler that may run on a small one).
-UnpackedHoles g_unpacked;
+HoleFields g_unpacked;
 
 void sleep_briefly() noexcept {
     timespec t{0, 1'000'000};

@@ -140,7 +140,7 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
 bool AsyncMerge::take_record(const OwnedRecord& queued, FilterBits admitted) noexcept {
     const std::size_t lines_before = lines_.size();
     const std::size_t facts_before = line_facts_.size();
-    UnpackedHoles room;
+    HoleFields room;
     const Record record = queued.record(room);
     FormBuffers buffers{line_, scratch_, nullptr, parts_};
     return for_each_channel(pipeline_, record, admitted, buffers, [&](const Channel& channel, const RecordView& view) {

@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <vector>
 
 #include "dispatch/channels.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/record_path.hpp"
 #include "dispatch/ring_entry.hpp"
 #include "record/backtrace.hpp"
 #include "record/context_node.hpp"
@@ -62,11 +62,6 @@ bool sample(ThreadContext& context, Sampler& sampler, const LoggerCore& logger, 
     const Sampler::Decision decision = sampler.decide(logger, level, message.text(), monotonic_nanos(), carried);
     if (decision.write && decision.suppressed != 0) fields = with_suppressed(context, decision.suppressed, fields);
     return decision.write;
-}
-
-/// The record's time: the configuration's clock, else this thread's.
-inline Timestamp record_time(ThreadContext& context, const Pipeline& pipeline) noexcept {
-    return pipeline.clock != nullptr ? pipeline.clock() : context.clock.now();
 }
 
 /// Makes `record`'s form for each channel that takes it and hands each to its sinks. Inlined
@@ -187,23 +182,12 @@ void emit_after_backtraces(ThreadContext& context, const LoggerCore& logger,
     context.busy = false;
 }
 
-/// The way a record of `logger` at `level` takes past Logger::emit: kept for a backtrace when
-/// the level check let it through below its level (for a backtrace open somewhere, or another
-/// thread's scope); written after what the backtraces it triggers kept while this thread or the
-/// logger has one open; else the plain way.
-enum class Way : unsigned char { plain, keep, after_backtraces };
-[[gnu::always_inline]] inline Way way_of(ThreadContext& context, const LoggerCore& logger, Level level) noexcept {
-    close_queued(*context.home, context.scratch);  // scopes closed elsewhere since the last record
-    const std::optional<Level> scope_level = context.home->scope_level;
-    const bool below_level = scope_level ? level < *scope_level : level < logger.level.load(std::memory_order_relaxed);
-    if (below_level || context.home->backtraces != 0 || logger.backtrace_on.load(std::memory_order_relaxed))
-        [[unlikely]] {
-        return below_level ? Way::keep : Way::after_backtraces;
-    }
-    return Way::plain;
-}
-
 }  // namespace
+
+void route_fields(ThreadContext& context, const Pipeline* pipeline, const LoggerCore& logger, ContextNode* bound,
+                  Level level, const Message& message, std::span<const Field> fields) noexcept {
+    route_record(context, pipeline, logger, bound, level, message, fields);
+}
 
 /// The record path of a thread whose own context is gone (its thread-locals were destroyed: the
 /// main thread after main returned, a thread's own thread_local destructors) or could not be
@@ -256,40 +240,6 @@ void Logger::emit(Level level, const Message& message, std::span<const Field> fi
     }
     context->busy = true;
     detail::route_record(*context, detail::acquire_pipeline(*context), *core_, context_, level, message, fields);
-    detail::release_pipeline(*context);
-    context->busy = false;
-}
-
-void Logger::emit_call(Level level, const detail::TemplateCall& call) const noexcept {
-    // Every way but the one-pass copy takes the values as fields, as a template whose values
-    // are not all HoleKinds gives them. Made from values that refer: the copies own nothing, and
-    // the list on the stack is given back without destroying them.
-    union Slots {
-        Slots() noexcept {}
-        ~Slots() {}
-        Field at[detail::kMaxHoles];
-    } slots;
-    const auto holes = [&] {
-        call.codec->write(*call.site, call.values, slots.at);
-        return std::span<const Field>(slots.at, call.site->hole_count);
-    };
-    const Message message(*call.site, slots.at, call.where);
-    detail::ThreadContext* context = detail::this_thread_context();
-    if (context == nullptr || context->busy || detail::way_of(*context, *core_, level) != detail::Way::plain)
-        [[unlikely]] {
-        emit(level, message, holes());
-        return;
-    }
-    context->busy = true;
-    const detail::Pipeline* pipeline = detail::acquire_pipeline(*context);
-    // The one-pass copy takes a record that needs no routing rule or sampler here.
-    const bool queued = pipeline != nullptr && pipeline->writer && level >= pipeline->unfiltered_level &&
-                        level <= Level::fatal &&
-                        detail::queue_call(*context, *pipeline,
-                                           detail::Record{detail::record_time(*context, *pipeline), level, *core_,
-                                                          message, context_, context->home->top, {}},
-                                           call, detail::kEveryLogger);
-    if (!queued) detail::route_record(*context, pipeline, *core_, context_, level, message, holes());
     detail::release_pipeline(*context);
     context->busy = false;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The owned copy into the ring (caller side), and what the writer and the crash path need of it
-// besides the Record it makes again (writer side).
+// The owned copy into the ring (caller side): a Record's, and a template call's made straight
+// from its values (Logger::emit_call); and what the writer and the crash path need of it besides
+// the Record it makes again (writer side).
 #include "dispatch/ring_entry.hpp"
 
 #include <iterator>
@@ -10,8 +11,10 @@
 #include "base/thread_id.hpp"
 #include "dispatch/async_ring.hpp"
 #include "dispatch/pipeline.hpp"
+#include "dispatch/record_path.hpp"
 #include "encode/encode.hpp"
 #include "encode/message_text.hpp"
+#include "fieldlog/logger.hpp"
 #include "record/context_node.hpp"
 #include "record/owned_record.hpp"
 #include "record/thread_context.hpp"
@@ -26,12 +29,13 @@ constexpr std::size_t kOverreadRoom = 16;
 
 static_assert(sizeof(OwnedRecord) % alignof(Field) == 0);  // its fields follow it
 
-/// Makes sure the record's context nodes (one at least) carry their encoding for every channel
-/// that takes the record. Throws bad_alloc.
-void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) {
+/// Makes sure a record's context nodes (`bound`, `scope`: one at least) carry their encoding for
+/// every channel that takes a record at `level`. Throws bad_alloc.
+void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Level level, ContextNode* bound,
+                          ContextNode* scope, FilterBits admitted) {
     for (const Channel& channel : pipeline.routing.channels) {
-        if (!channel.lines || !channel.takes(record.level, admitted)) continue;
-        for (ContextNode* const node : {record.bound, record.scope}) {
+        if (!channel.lines || !channel.takes(level, admitted)) continue;
+        for (ContextNode* const node : {bound, scope}) {
             if (node != nullptr)
                 context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id},
                                  context.record, context.scratch);
@@ -39,26 +43,66 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, cons
     }
 }
 
-/// Writes the head of the copy at `slot`, whose `field_count` fields (or packed values, which
-/// `unpack` makes fields of) lie after it and whose message is `message`, and commits it: the
-/// writer may take it from here on.
-[[gnu::always_inline]] inline void commit_entry(ThreadContext& context, const Pipeline& pipeline, const Record& record,
-                                                char* slot, std::uint32_t field_count, const Message& message,
-                                                FilterBits admitted, decltype(OwnedRecord::unpack) unpack = nullptr) noexcept {
-    new (slot) OwnedRecord(owned_head(record, field_count, message,
-                                      record.thread_id != 0 ? record.thread_id : cached_thread_id(), unpack));
-    if (record.bound != nullptr) retain(record.bound);
-    if (record.scope != nullptr) retain(record.scope);
-    pipeline.writer->commit(slot, record.time, admitted);
-    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
+/// Commits the entry at `slot`, whose head is `head` (its fields, or its packed values, after
+/// it), once it holds references to the head's context nodes: the writer may take it from here on.
+[[gnu::always_inline]] inline void commit_entry(ThreadContext& context, const Pipeline& pipeline, char* slot,
+                                                const OwnedRecord& head, FilterBits admitted) noexcept {
+    if (head.bound != nullptr) retain(head.bound);
+    if (head.scope != nullptr) retain(head.scope);
+    pipeline.writer->commit(slot, head.time, admitted);
+    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(head.level)]);
 }
 
 /// A reservation that failed: true when the record is done with (dropped and counted), false
 /// when it is too large for a ring.
-bool unreserved(ThreadContext& context, const Record& record, AsyncWriter::Enqueued outcome) noexcept {
+bool unreserved(ThreadContext& context, Level level, AsyncWriter::Enqueued outcome) noexcept {
     if (outcome == AsyncWriter::Enqueued::too_large) return false;
-    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(record.level)]);
+    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(level)]);
     return true;
+}
+
+/// A template call's copy into this thread's ring, made from its values in one pass: a word per
+/// value and the strings' bytes (logger.hpp: pack_holes). The writer makes their fields again,
+/// named by the template, and renders the message (OwnedRecord::record). True when the record
+/// is done with (queued, or dropped and counted); false, with nothing queued, when a value is a
+/// null character pointer (a field's null) or the record is too large for a ring.
+inline bool queue_call(ThreadContext& context, const Pipeline& pipeline, const LoggerCore& logger, ContextNode* bound,
+                       Level level, const TemplateCall& call) noexcept {
+    const TemplateSite& site = *call.site;
+    if (call.chars == kNullString) return false;
+    ContextNode* const scope = context.home->top;
+    if (bound != nullptr || scope != nullptr) {
+        try {
+            encode_context_ahead(context, pipeline, level, bound, scope, kEveryLogger);
+        } catch (...) {  // memory ran out: drop this record
+            return true;
+        }
+    }
+    const Timestamp time = record_time(context, pipeline);
+    const AsyncWriter::Slot slot = pipeline.writer->reserve(sizeof(OwnedRecord) + packed_size(site.hole_count, call.chars));
+    if (slot.payload == nullptr) return unreserved(context, level, slot.outcome);
+    call.codec->pack(call.values, slot.payload + sizeof(OwnedRecord));
+    const OwnedRecord& head = *new (slot.payload) OwnedRecord{.logger = &logger,
+                                                              .bound = bound,
+                                                              .scope = scope,
+                                                              .message = Message(site, nullptr, call.where),
+                                                              .field_count = static_cast<std::uint32_t>(site.hole_count),
+                                                              .level = level,
+                                                              .time = time,
+                                                              .thread_id = cached_thread_id(),
+                                                              .bound_count = 0,
+                                                              .scope_count = 0,
+                                                              .unpack = call.codec->unpack};
+    commit_entry(context, pipeline, slot.payload, head, kEveryLogger);
+    return true;
+}
+
+/// `call`'s values as fields in `room`, named by the template, with its message: for every way
+/// but the ring's one-pass copy.
+std::span<const Field> hole_fields(HoleFields& room, const TemplateCall& call) noexcept {
+    call.codec->write(*call.site, call.values, room.fields);
+    room.message = Message(*call.site, room.fields, call.where);
+    return {room.fields, call.site->hole_count};
 }
 
 std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
@@ -100,7 +144,7 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
     const Message& message = record.message;
     try {
         if (record.bound != nullptr || record.scope != nullptr)
-            encode_context_ahead(context, pipeline, record, admitted);
+            encode_context_ahead(context, pipeline, record.level, record.bound, record.scope, admitted);
         std::string_view message_text = message.text();
         if (message.kind() != Message::Kind::plain) [[unlikely]] {
             text.clear();
@@ -112,7 +156,7 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         const AsyncWriter::Slot slot = pipeline.writer->reserve(size);
         if (slot.payload == nullptr) {
             text.shrink();
-            return unreserved(context, record, slot.outcome);
+            return unreserved(context, record.level, slot.outcome);
         }
         // The fields, what those hold by address and their text, the message.
         char* const copied_fields = slot.payload + sizeof(OwnedRecord);
@@ -120,32 +164,40 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         copy_text(copied_fields + room.structs + room.chars, message_text, message_copy);
         text.shrink();
         copy_fields(record.fields, room, copied_fields, context.scratch);
-        commit_entry(context, pipeline, record, slot.payload, static_cast<std::uint32_t>(record.fields.size()),
-                     Message(message_copy, message.where()), admitted);
+        const OwnedRecord& head = *new (slot.payload) OwnedRecord(owned_head(
+            record, static_cast<std::uint32_t>(record.fields.size()), Message(message_copy, message.where()),
+            record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        commit_entry(context, pipeline, slot.payload, head, admitted);
     } catch (...) {  // a user type or formatter threw, or memory ran out: drop this record
         text.shrink();
     }
     return true;
 }
 
-bool queue_call(ThreadContext& context, const Pipeline& pipeline, const Record& record, const TemplateCall& call,
-                FilterBits admitted) noexcept {
-    const TemplateSite& site = *call.site;
-    if (call.chars == kNullString) return false;  // a null is a field's null
-    try {
-        if (record.bound != nullptr || record.scope != nullptr)
-            encode_context_ahead(context, pipeline, record, admitted);
-    } catch (...) {  // memory ran out: drop this record
-        return true;
+}  // namespace fieldlog::detail
+
+namespace fieldlog {
+
+void Logger::emit_call(Level level, const detail::TemplateCall& call) const noexcept {
+    detail::ThreadContext* context = detail::this_thread_context();
+    if (context == nullptr || context->busy || detail::way_of(*context, *core_, level) != detail::Way::plain)
+        [[unlikely]] {
+        detail::HoleFields room;
+        const std::span<const Field> holes = detail::hole_fields(room, call);
+        emit(level, room.message, holes);
+        return;
     }
-    const AsyncWriter::Slot slot = pipeline.writer->reserve(sizeof(OwnedRecord) + packed_size(site.hole_count, call.chars));
-    if (slot.payload == nullptr) return unreserved(context, record, slot.outcome);
-    // The values packed; the writer makes their fields, named by the template, and renders the
-    // message (OwnedRecord::record).
-    call.codec->pack(call.values, slot.payload + sizeof(OwnedRecord));
-    commit_entry(context, pipeline, record, slot.payload, static_cast<std::uint32_t>(site.hole_count),
-                 Message(site, nullptr, call.where), admitted, call.codec->unpack);
-    return true;
+    context->busy = true;
+    const detail::Pipeline* pipeline = detail::acquire_pipeline(*context);
+    // The one-pass copy takes a record that needs no routing rule or sampler here.
+    if (pipeline == nullptr || !pipeline->writer || level < pipeline->unfiltered_level || level > Level::fatal ||
+        !detail::queue_call(*context, *pipeline, *core_, context_, level, call)) {
+        detail::HoleFields room;
+        const std::span<const Field> holes = detail::hole_fields(room, call);
+        detail::route_fields(*context, pipeline, *core_, context_, level, room.message, holes);
+    }
+    detail::release_pipeline(*context);
+    context->busy = false;
 }
 
-}  // namespace fieldlog::detail
+}  // namespace fieldlog

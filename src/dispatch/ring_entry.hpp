@@ -5,8 +5,8 @@
 //
 //   Logger::emit ─► queue_record: the owned copy into the thread's ring ─► writer: OwnedRecord::record,
 //   for_each_channel ─► sinks
-//   Logger::emit_call (a template of strings, bools and numbers) ─► queue_call: the same copy,
-//   made from the call's values in one pass
+//   Logger::emit_call (a template of strings, bools and numbers; ring_entry.cpp) ─► the same copy,
+//   made from the call's values in one pass, with no Record
 #pragma once
 
 #include <cstddef>
@@ -27,14 +27,6 @@ struct ThreadContext;
 /// dropped by the overflow policy or because a user type threw); false when it is too large
 /// for a ring: the caller writes it.
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) noexcept;
-
-/// queue_record() for a template call (`record` has its message and no fields): the copy is
-/// made from the call's values in one pass, their fields named by the template and the message
-/// left for the writer to render. False, with nothing queued, when a value is a null character
-/// pointer or the record is too large for a ring: the caller makes fields of the values and
-/// goes the way of queue_record().
-bool queue_call(ThreadContext& context, const Pipeline& pipeline, const Record& record, const TemplateCall& call,
-                FilterBits admitted) noexcept;
 
 /// The most bytes `queued`'s line in `channel`'s format takes (`size`: its entry's payload):
 /// the crash path, which may not grow a buffer, asks first.

@@ -23,13 +23,15 @@
 namespace fieldlog {
 
 namespace detail {
-/// Where OwnedRecord::record makes a packed copy's fields and message again; the record it
-/// returns refers to them.
-struct UnpackedHoles {
-    constexpr UnpackedHoles() noexcept {}
-    ~UnpackedHoles() {}
-    UnpackedHoles(const UnpackedHoles&) = delete;
-    UnpackedHoles& operator=(const UnpackedHoles&) = delete;
+/// Room for a template's values as fields, named by its holes, and its message, which refers to
+/// them: where OwnedRecord::record makes a packed copy's again, and where a template call that
+/// does not go into a ring makes them from its values. The fields refer to what they were made
+/// from and own nothing: they are never destroyed.
+struct HoleFields {
+    constexpr HoleFields() noexcept {}
+    ~HoleFields() {}
+    HoleFields(const HoleFields&) = delete;
+    HoleFields& operator=(const HoleFields&) = delete;
     union {
         Field fields[kMaxHoles];
     };
@@ -68,7 +70,7 @@ struct OwnedRecord {
     }
     /// The record again, of any copy: a packed copy's fields and message are made in `room`,
     /// which the record then refers to.
-    [[nodiscard]] detail::Record record(detail::UnpackedHoles& room) const noexcept {
+    [[nodiscard]] detail::Record record(detail::HoleFields& room) const noexcept {
         if (unpack == nullptr) return record();
         unpack(message.site(), reinterpret_cast<const char*>(this + 1), room.fields);
         room.message = Message(message.site(), room.fields, message.where());
@@ -85,7 +87,7 @@ class Buffer;
 /// The head of `record`'s copy, whose field_count fields follow it and whose message, pointing
 /// into the copy, is `message`.
 inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, const Message& message,
-                              int thread_id, decltype(OwnedRecord::unpack) unpack = nullptr) noexcept {
+                              int thread_id) noexcept {
     return OwnedRecord{.logger = &record.logger,
                        .bound = record.bound,
                        .scope = record.scope,
@@ -96,7 +98,7 @@ inline OwnedRecord owned_head(const Record& record, std::uint32_t field_count, c
                        .thread_id = thread_id,
                        .bound_count = 0,
                        .scope_count = 0,
-                       .unpack = unpack};
+                       .unpack = nullptr};
 }
 
 /// Copies are 16-aligned within their blocks (a Field's alignment).
