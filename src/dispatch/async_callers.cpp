@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The callers' side of the async writer: a thread's first record takes a ring from the set
-// (ring_set.hpp), each record is reserved, copied and committed with one release store (that
-// hot part inline in async_ring.hpp); a full ring blocks or drops; a ring goes back when its
-// thread exits; fork and metrics.
+// (ring_set.hpp), each record is reserved, copied and published with one store (that hot part
+// inline in async_ring.hpp); a full ring blocks or drops; a ring goes back when its thread
+// exits; fork and metrics.
 #include <algorithm>
 #include <bit>
 
