@@ -3,8 +3,9 @@
 // a brace list, and from odd threads as a message template) into a file (or stdout, which the
 // parent points at one) and then ends the way it is told (return, exit(), std::terminate, a
 // fault, a signal). After each logging call returns it stores the count in a shared progress
-// file, so the parent knows exactly which records were accepted before the end. Its signal handlers are the ones configure() installs by default,
-// or (`installed`) those of an explicit install_signal_handlers() call.
+// file, so the parent knows exactly which records were accepted before the end. Its signal
+// handlers are the ones configure() installs by default, or (`installed`) those of an explicit
+// install_signal_handlers() call.
 //
 //   fieldlog_exit_child <how> <log file> <progress file> <threads> <kill at> <async|sync>
 //                       <default|installed> <file|stdout>
