@@ -88,6 +88,11 @@ public:
     void commit(std::memory_order order = std::memory_order_release) noexcept {
         write_ = reserved_end_;
         head_.store(write_, order);
+        // The next entry's first lines, asked for now, while the thread does other work: the
+        // first store to a line the consumer has read, or that left this core's cache since the
+        // ring's last lap, waits for it otherwise. A prefetch past the ring's end is harmless.
+        const char* const next = at(write_);
+        for (std::size_t line = 0; line < kPrefetchLines; ++line) __builtin_prefetch(next + line * kLineBytes, 1);
     }
     /// Bytes published and not yet released, as of now (it also refreshes the producer's view
     /// of the consumer, so the next try_reserve() rarely needs to look again).
@@ -121,6 +126,8 @@ public:
 
 private:
     static constexpr std::size_t kPrefix = 8;  // the size word, and 8-alignment for the entry
+    static constexpr std::size_t kLineBytes = 64;
+    static constexpr std::size_t kPrefetchLines = 4;  // a short record's whole entry
     static constexpr std::uint32_t kPaddingBit = 0x8000'0000u;
 
     [[nodiscard]] char* at(std::uint64_t position) const noexcept {
