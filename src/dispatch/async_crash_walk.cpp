@@ -46,7 +46,7 @@ void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context
         }
         if (first == nullptr) return;
         const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
-        visit(context, record_of(entry.data), payload_size_of(entry.data), admitted_of(entry.data));
+        visit(context, record_of(entry.data), payload_size_of(entry), admitted_of(entry.data));
         first->crash_read = entry.next;
     }
 }

@@ -23,11 +23,10 @@ namespace fieldlog::detail {
 namespace async_entry {
 
 // The record header at the start of each ring entry (offsets in bytes); the payload, the
-// record's owned copy (ring_entry.hpp), follows it.
-inline constexpr std::size_t kLengthAt = 0;
-inline constexpr std::size_t kOrderKeyAt = 8;
-inline constexpr std::size_t kAdmittedAt = 16;  // the logger's FilterBits
-inline constexpr std::size_t kHeaderSize = 24;  // a multiple of 8: the payload is 8-aligned
+// record's owned copy (ring_entry.hpp), follows it. The entry's size is the ring's.
+inline constexpr std::size_t kOrderKeyAt = 0;
+inline constexpr std::size_t kAdmittedAt = 8;  // the logger's FilterBits
+inline constexpr std::size_t kHeaderSize = 16;  // a multiple of 8: the payload is 8-aligned
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -45,7 +44,7 @@ inline const OwnedRecord& record_of(const char* entry) noexcept {
     return *reinterpret_cast<const OwnedRecord*>(entry + kHeaderSize);
 }
 /// The size of that copy, its fields and texts included.
-inline std::size_t payload_size_of(const char* entry) noexcept { return get<std::uint32_t>(entry + kLengthAt); }
+inline std::size_t payload_size_of(const SpscRing::Entry& entry) noexcept { return entry.size - kHeaderSize; }
 /// The filter bits of the logger that logged it, for the filtered sinks (routing.hpp).
 inline FilterBits admitted_of(const char* entry) noexcept { return get<FilterBits>(entry + kAdmittedAt); }
 
@@ -116,7 +115,6 @@ inline AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
         p = wait_for_space(*ring, entry_size);
         if (p == nullptr) return {nullptr, Enqueued::dropped};
     }
-    async_entry::put(p + async_entry::kLengthAt, static_cast<std::uint32_t>(size));
     return {p + async_entry::kHeaderSize, Enqueued::queued};
 }
 
