@@ -17,6 +17,7 @@ counts, as kernel time of the caller); --time real gives wall-clock time instead
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,8 +25,9 @@ import tempfile
 DEFAULT_FILTER = r"^(fieldlog|spdlog)/(static_msg|fields_10|ctx_10|disabled)/"
 
 
-def run_benchmarks(bench, bench_filter, repetitions, min_time, interleave):
-    """Runs the binary once and returns its JSON report."""
+def run_benchmarks(bench, bench_filter, repetitions, min_time, interleave, iterations=None):
+    """Runs the binary once and returns its JSON report; with `iterations`, every benchmark runs
+    that many (bench/fixed_iterations.hpp) and min_time is ignored."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
         cmd = [bench, f"--benchmark_filter={bench_filter}", f"--benchmark_out={out}",
@@ -36,8 +38,9 @@ def run_benchmarks(bench, bench_filter, repetitions, min_time, interleave):
                 cmd.append("--benchmark_enable_random_interleaving=true")
         if min_time:
             cmd.append(f"--benchmark_min_time={min_time}")
+        env = dict(os.environ, FIELDLOG_BENCH_ITERATIONS=str(iterations)) if iterations else None
         # The console report goes to stderr so that stdout holds just the table.
-        subprocess.run(cmd, check=True, stdout=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=sys.stderr, env=env)
         with open(out, encoding="utf-8") as f:
             return json.load(f)
 
@@ -58,7 +61,7 @@ def collect(report, repetitions, clock):
             continue
         if repetitions <= 1 and b.get("run_type") == "aggregate":
             continue
-        name = b.get("run_name", b["name"])
+        name = re.sub(r"/iterations:\d+", "", b.get("run_name", b["name"]))
         rows[name] = (to_ns(b[clock + "_time"], b["time_unit"]), b.get("allocs_per_op"))
     return rows
 

@@ -56,8 +56,10 @@ FEATURE_INSTRUCTIONS = ["scope_10/null", "with_3/null", "static_msg/null_otel", 
 TEMPLATE_INSTRUCTIONS = ["request_7t/null", "request_7/null", "request_7t/async", "request_7/async"]
 QUILL_INSTRUCTIONS = "quill/request_7/async"
 # Its async rows timed end to end (the loop ends when the writer has written everything): the
-# records per second a writer thread sustains.
+# records per second a writer thread sustains. Each writes the same number of records
+# (bench/README.md says why).
 TEMPLATE_TIME = ["fieldlog/request_7t/async", "fieldlog/request_7/async", QUILL_INSTRUCTIONS]
+THROUGHPUT_RECORDS = 1_000_000
 # Calling thread's CPU time per call.
 SYNC_TIME = ["static_msg/null", "fields_10/null", "ctx_10/null", "scope_10/null", "request_8/null",
              "disabled/null", "fields_10/null/threads:2", "static_msg/file", "fields_10/file", "ctx_10/file",
@@ -110,7 +112,8 @@ def build(build_dir, quill_include):
 
 
 def exact(names):
-    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    """A filter for these benchmarks, at a fixed count too (which adds `/iterations:N`)."""
+    return "^(" + "|".join(re.escape(n) for n in names) + r")(/iterations:[0-9]+)?$"
 
 
 def measure_instructions(bench, quill_bench, quick):
@@ -127,22 +130,26 @@ def measure_instructions(bench, quill_bench, quick):
 
 
 def measure_time(bench, quill_bench, quick, repetitions, min_time):
-    names = [f"{s}/{w}" for w in SYNC_TIME + ASYNC_TIME for s in ("fieldlog", "spdlog")] + TEMPLATE_TIME[:2]
+    names = [f"{s}/{w}" for w in SYNC_TIME + ASYNC_TIME for s in ("fieldlog", "spdlog")]
     pattern = f"{exact(names)}|{re.escape(TIMESTAMP_FILTER)}"
+    records = THROUGHPUT_RECORDS
     if quick:
-        repetitions, min_time = 1, 0.01
-    log(f"Google Benchmark, {repetitions} interleaved repetitions, min time {min_time} s")
+        repetitions, min_time, records = 1, 0.01, THROUGHPUT_RECORDS // 100
+    log(f"Google Benchmark, {repetitions} interleaved repetitions, min time {min_time} s; "
+        f"the template rows {records:,} records each")
     report = compare.run_benchmarks(bench, pattern, repetitions, min_time, True)
     if not report.get("benchmarks"):
         sys.exit(f"report: fieldlog_bench ran no benchmark for {pattern!r}")
+    runs = [report, compare.run_benchmarks(bench, exact(TEMPLATE_TIME[:2]), repetitions, None, True, records)]
+    if quill_bench:
+        runs.append(compare.run_benchmarks(quill_bench, exact([QUILL_INSTRUCTIONS]), repetitions, None, True, records))
     rows = {}
-    for binary, run in [(bench, report)] + ([(quill_bench, compare.run_benchmarks(
-            quill_bench, exact([QUILL_INSTRUCTIONS]), repetitions, min_time, True))] if quill_bench else []):
+    for run in runs:
         cpu = compare.collect(run, repetitions, "cpu")
         real = compare.collect(run, repetitions, "real")
         rows.update({name: {"cpu_ns": cpu[name][0], "real_ns": real[name][0], "allocs": cpu[name][1]} for name in cpu})
     context = report.get("context", {})
-    return {"rows": rows, "repetitions": repetitions, "min_time": min_time,
+    return {"rows": rows, "repetitions": repetitions, "min_time": min_time, "throughput_records": records,
             "num_cpus": context.get("num_cpus"), "mhz_per_cpu": context.get("mhz_per_cpu")}
 
 
@@ -268,7 +275,9 @@ def instruction_tables(data):
         out += ["", "The `request_7` line (7 values: a C string, two strings, an int, a double, an unsigned, a bool) "
                 "as a message template (`request_7t`), as a brace list with a fmt message of the same text "
                 "(`request_7`), and as quill's named arguments" + ("" if quill else " (left out: the run was not "
-                "given `--quill-include`)") + ":", "",
+                "given `--quill-include`)") + ". Records per second: "
+                + (f"each form writes the same {data['time']['throughput_records']:,} records to a file"
+                   if data.get("time", {}).get("throughput_records") else "not measured in this run") + ".", "",
                 "| form | instructions, sync, null sink | instructions, async, the caller | "
                 "records/s, async to a file, end to end |", "|---|---:|---:|---:|",
                 f"| fieldlog, template | {thousands(figures.get('fieldlog/request_7t/null'))} | "
