@@ -32,13 +32,14 @@ void AsyncWriter::seal() noexcept {
 void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept {
     for (const AsyncRing* ring : rings_.in_use()) {
         ring->crash_read = std::max(ring->queue.released(), ring->handed_upto[sink].load(std::memory_order_acquire));
+        ring->crash_key = INT64_MIN;  // the keys of records handed out already are not needed
     }
     for (;;) {  // the earliest next record of all rings, until none is left
         const AsyncRing* first = nullptr;
         std::int64_t first_key = 0;
         for (const AsyncRing* ring : rings_.in_use()) {
             if (ring->crash_read >= ring->queue.published()) continue;
-            const std::int64_t key = order_key_of(ring->queue.entry_at(ring->crash_read).data);
+            const std::int64_t key = order_key_of(ring->queue.entry_at(ring->crash_read).data, ring->crash_key);
             if (first == nullptr || key < first_key) {
                 first = ring;
                 first_key = key;
@@ -47,6 +48,7 @@ void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context
         if (first == nullptr) return;
         const SpscRing::Entry entry = first->queue.entry_at(first->crash_read);
         visit(context, record_of(entry.data), payload_size_of(entry), admitted_of(entry.data));
+        first->crash_key = first_key;
         first->crash_read = entry.next;
     }
 }

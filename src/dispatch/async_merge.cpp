@@ -49,13 +49,16 @@ std::size_t AsyncMerge::collect() noexcept {
     const std::size_t share = std::max<std::size_t>(1, kMaxBatch / std::max<std::size_t>(1, pending));
     for (AsyncRing* ring : sweep_rings_) {
         std::uint64_t position = ring->read;
+        std::int64_t key = ring->read_key;
         const std::size_t begin = count;
         while (position < ring->sweep_end && count < kMaxBatch && count - begin < share && position - ring->read < limit) {
             const SpscRing::Entry entry = ring->queue.entry_at(position);
-            batch_[count++] = Pending{entry.data, order_key_of(entry.data), position};
+            key = order_key_of(entry.data, key);
+            batch_[count++] = Pending{entry.data, key, position};
             position = entry.next;
         }
         ring->batch_end = position;
+        ring->batch_end_key = key;
         if (count > begin) runs_.push_back(Run{ring, begin, count});
     }
     return count;
@@ -71,7 +74,7 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     for (const Run& run : runs_) {
         const AsyncRing& ring = *run.ring;
         if (ring.batch_end < ring.sweep_end) {
-            limit = std::min(limit, order_key_of(ring.queue.entry_at(ring.batch_end).data));
+            limit = std::min(limit, order_key_of(ring.queue.entry_at(ring.batch_end).data, ring.batch_end_key));
         }
     }
     // Merge the runs by time: each is in order already, and on equal keys the earlier run
@@ -89,6 +92,7 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
         // When the batch's lines are full, the rest go in the next.
         if (!take_record(record_of(entry), admitted_of(entry))) break;
         taken_.push_back(&record_of(entry));  // reserved: never allocates
+        first->ring->read_key = batch_[first->begin].order_key;
         ++first->begin;
     }
     for (const Run& run : runs_) {  // what was held back is taken again by the next batch

@@ -24,9 +24,8 @@ namespace async_entry {
 
 // The record header at the start of each ring entry (offsets in bytes); the payload, the
 // record's owned copy (ring_entry.hpp), follows it. The entry's size is the ring's.
-inline constexpr std::size_t kOrderKeyAt = 0;
-inline constexpr std::size_t kAdmittedAt = 8;  // the logger's FilterBits
-inline constexpr std::size_t kHeaderSize = 16;  // a multiple of 8: the payload is 8-aligned
+inline constexpr std::size_t kAdmittedAt = 0;  // the logger's FilterBits
+inline constexpr std::size_t kHeaderSize = 8;  // a multiple of 8: the payload is 8-aligned
 
 template <typename T>
 void put(char* at, T value) noexcept {
@@ -48,8 +47,19 @@ inline std::size_t payload_size_of(const SpscRing::Entry& entry) noexcept { retu
 /// The filter bits of the logger that logged it, for the filtered sinks (routing.hpp).
 inline FilterBits admitted_of(const char* entry) noexcept { return get<FilterBits>(entry + kAdmittedAt); }
 
-/// The sort key of the entry at `entry`.
-inline std::int64_t order_key_of(const char* entry) noexcept { return get<std::int64_t>(entry + kOrderKeyAt); }
+/// The sort key of the entry at `entry`, which follows one of key `previous` in its ring: its
+/// time in nanoseconds, raised to `previous` so that a clock that steps back cannot reorder one
+/// thread's records. Worked out by the writer and the crash walk, so the caller stores the time
+/// alone.
+inline std::int64_t order_key_of(const char* entry, std::int64_t previous) noexcept {
+    const Timestamp time = record_of(entry).time;
+    std::int64_t key = 0;
+    if (__builtin_mul_overflow(time.seconds, 1'000'000'000, &key) || __builtin_add_overflow(key, time.nanos, &key))
+        [[unlikely]] {
+        key = time.seconds < 0 ? INT64_MIN : INT64_MAX;
+    }
+    return std::max(key, previous);
+}
 
 }  // namespace async_entry
 
@@ -79,22 +89,6 @@ struct ThreadRing {
 };
 [[gnu::tls_model("initial-exec")]] inline constinit thread_local ThreadRing t_ring;
 
-/// This thread's last sort key (order_key).
-[[gnu::tls_model("initial-exec")]] inline constinit thread_local std::int64_t t_last_order_key = INT64_MIN;
-
-/// The sort key of a record: its time in nanoseconds, raised to this thread's previous key so
-/// a clock that steps back cannot reorder one thread's records.
-inline std::int64_t order_key(Timestamp time) noexcept {
-    std::int64_t key = 0;
-    if (__builtin_mul_overflow(time.seconds, 1'000'000'000, &key) || __builtin_add_overflow(key, time.nanos, &key))
-        [[unlikely]] {
-        key = time.seconds < 0 ? INT64_MIN : INT64_MAX;
-    }
-    key = std::max(key, t_last_order_key);
-    t_last_order_key = key;
-    return key;
-}
-
 // The callers' hot path, inline in the record's copy (ring_entry.cpp); the rest of the callers'
 // side is async_callers.cpp.
 
@@ -118,11 +112,9 @@ inline AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
     return {p + async_entry::kHeaderSize, Enqueued::queued};
 }
 
-inline AsyncWriter::Enqueued AsyncWriter::commit(char* payload, Timestamp time, FilterBits admitted) noexcept {
+inline AsyncWriter::Enqueued AsyncWriter::commit(char* payload, FilterBits admitted) noexcept {
     AsyncRing* ring = t_ring.ring;
-    char* p = payload - async_entry::kHeaderSize;
-    async_entry::put(p + async_entry::kOrderKeyAt, order_key(time));
-    async_entry::put(p + async_entry::kAdmittedAt, admitted);
+    async_entry::put(payload - async_entry::kHeaderSize + async_entry::kAdmittedAt, admitted);
     // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
     // caller sees the seal.
     ring->queue.commit(std::memory_order_seq_cst);

@@ -49,7 +49,7 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Leve
                                                 const OwnedRecord& head, FilterBits admitted) noexcept {
     if (head.bound != nullptr) retain(head.bound);
     if (head.scope != nullptr) retain(head.scope);
-    pipeline.writer->commit(slot, head.time, admitted);
+    pipeline.writer->commit(slot, admitted);
     ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(head.level)]);
 }
 

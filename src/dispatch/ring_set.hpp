@@ -43,8 +43,13 @@ struct AsyncRing {
     std::uint64_t read = 0;       // everything below is handed out and released
     std::uint64_t sweep_end = 0;  // published end at the sweep's look
     std::uint64_t batch_end = 0;  // how far the current batch took
+    // The sort keys (order_key_of) of the records just below `read` and `batch_end`. They never
+    // go down, across the threads that write the ring in turn too.
+    std::int64_t read_key = INT64_MIN;
+    std::int64_t batch_end_key = INT64_MIN;
     // The crash path's walk (one final path ever runs).
     mutable std::uint64_t crash_read = 0;
+    mutable std::int64_t crash_key = INT64_MIN;
 
     /// Whether its thread let go and the writer has taken everything it published.
     [[nodiscard]] bool drained_and_let_go() const noexcept {
