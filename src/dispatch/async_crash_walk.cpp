@@ -32,7 +32,7 @@ void AsyncWriter::seal() noexcept {
 void AsyncWriter::visit_unwritten(std::size_t sink, Visitor visit, void* context) const noexcept {
     for (const AsyncRing* ring : rings_.in_use()) {
         ring->crash_read = std::max(ring->queue.released(), ring->handed_upto[sink].load(std::memory_order_acquire));
-        ring->crash_key = INT64_MIN;  // the keys of records handed out already are not needed
+        ring->crash_key = INT64_MIN;  // the records before crash_read went out: the walk keys afresh
     }
     for (;;) {  // the earliest next record of all rings, until none is left
         const AsyncRing* first = nullptr;
