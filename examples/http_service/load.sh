@@ -240,6 +240,14 @@ if "none" in rows:
     logging = lambda r: [a - b for a, b in zip(r["per_round"], n["per_round"])]
     print(f"CPU per request spent on logging (minus the run with logging off, the median of the rounds' "
           f"differences, their range): fieldlog {spread(logging(f))} µs, spdlog {spread(logging(s))} µs")
+    # The tail the machine gives a service that does not log: a logger's p99 and p99.9 over it,
+    # round by round, say what the logger added to the tail (1: nothing).
+    def over_floor(r, key):
+        ratios = sorted(a[key] / b[key] for a, b in zip(r["runs"], n["runs"]))
+        return f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}–{ratios[-1]:.2f})"
+    print(f"Latency over the run with logging off, round by round (the median, the range): "
+          f"fieldlog p99 {over_floor(f, 'p99')}, p99.9 {over_floor(f, 'p999')}; "
+          f"spdlog p99 {over_floor(s, 'p99')}, p99.9 {over_floor(s, 'p999')}")
 print(f"\nCPU per request by thread kind, µs: the median of {rounds} rounds (their range)")
 print("| logger | whole process | threads that log | the logger's own threads | the rest |")
 print("|---|---:|---:|---:|---:|")
