@@ -13,10 +13,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "base/platform.hpp"
 #include "dispatch/async_writer.hpp"
+#include "record/context_node.hpp"
 #include "record/owned_record.hpp"
+#include "record/thread_context.hpp"
 
 namespace fieldlog::detail {
 
@@ -112,20 +115,23 @@ inline AsyncWriter::Slot AsyncWriter::reserve(std::size_t size) noexcept {
     return {p + async_entry::kHeaderSize, Enqueued::queued};
 }
 
-inline AsyncWriter::Enqueued AsyncWriter::commit(char* payload, FilterBits admitted) noexcept {
+inline void AsyncWriter::commit(char* payload, FilterBits admitted, ThreadCounters& counters) noexcept {
+    const OwnedRecord& head = *std::launder(reinterpret_cast<const OwnedRecord*>(payload));
+    if (head.bound != nullptr) retain(head.bound);
+    if (head.scope != nullptr) retain(head.scope);
+    ThreadCounters::bump(counters.records[static_cast<std::size_t>(head.level)]);
     AsyncRing* ring = t_ring.ring;
     async_entry::put(payload - async_entry::kHeaderSize + async_entry::kAdmittedAt, admitted);
     // seq_cst, and the seal's fence: either the crash path's walk sees this record, or this
     // caller sees the seal.
     ring->queue.commit(std::memory_order_seq_cst);
     if (attention_.load(std::memory_order_seq_cst) != 0) [[unlikely]] {
-        if (const Enqueued outcome = attend(); outcome != Enqueued::queued) return outcome;
+        if (attend() != Enqueued::queued) return;
     }
 
     const std::uint64_t used = ring->queue.used();
     if (used > ring->high_water.load(std::memory_order_relaxed)) [[unlikely]] raise_high_water(*ring, used);
     if (used > rings_.capacity() / 2 && writer_sleeping_.load(std::memory_order_relaxed)) wake_writer();
-    return Enqueued::queued;
 }
 
 }  // namespace fieldlog::detail

@@ -39,6 +39,7 @@
 namespace fieldlog::detail {
 
 struct Pipeline;
+struct ThreadCounters;
 
 class AsyncWriter {
 public:
@@ -71,10 +72,11 @@ public:
     /// `block` it is too_large and the caller writes it itself after drain() (so its thread's
     /// order holds); with `drop` it is dropped and counted.
     Slot reserve(std::size_t size) noexcept;
-    /// Publishes the payload reserve() gave this thread last, of a record of a logger with filter
-    /// bits `admitted`; from here the writer owns what it holds. Wakes the writer when the ring is
-    /// more than half full and it sleeps.
-    Enqueued commit(char* payload, FilterBits admitted) noexcept;
+    /// Publishes the payload reserve() gave this thread last, an owned copy (its head first) of a
+    /// record of a logger with filter bits `admitted`, with a reference to each of its context
+    /// nodes: from here the writer owns what it holds. Counts the record in `counters`; wakes the
+    /// writer when the ring is more than half full and it sleeps.
+    void commit(char* payload, FilterBits admitted, ThreadCounters& counters) noexcept;
 
     /// Starts the writer thread. configure() calls it once the previous pipeline is retired, so
     /// a sink both pipelines share gets the old pipeline's records first.

@@ -43,16 +43,6 @@ void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Leve
     }
 }
 
-/// Commits the entry at `slot`, whose head is `head` (its fields, or its packed values, after
-/// it), once it holds references to the head's context nodes: the writer may take it from here on.
-[[gnu::always_inline]] inline void commit_entry(ThreadContext& context, const Pipeline& pipeline, char* slot,
-                                                const OwnedRecord& head, FilterBits admitted) noexcept {
-    if (head.bound != nullptr) retain(head.bound);
-    if (head.scope != nullptr) retain(head.scope);
-    pipeline.writer->commit(slot, admitted);
-    ThreadCounters::bump(context.counters.records[static_cast<std::size_t>(head.level)]);
-}
-
 /// A reservation that failed: true when the record is done with (dropped and counted), false
 /// when it is too large for a ring.
 bool unreserved(ThreadContext& context, Level level, AsyncWriter::Enqueued outcome) noexcept {
@@ -82,18 +72,18 @@ inline bool queue_call(ThreadContext& context, const Pipeline& pipeline, const L
     const AsyncWriter::Slot slot = pipeline.writer->reserve(sizeof(OwnedRecord) + packed_size(site.hole_count, call.chars));
     if (slot.payload == nullptr) return unreserved(context, level, slot.outcome);
     call.codec->pack(call.values, slot.payload + sizeof(OwnedRecord));
-    const OwnedRecord& head = *new (slot.payload) OwnedRecord{.logger = &logger,
-                                                              .bound = bound,
-                                                              .scope = scope,
-                                                              .message = Message(site, nullptr, call.where),
-                                                              .field_count = static_cast<std::uint32_t>(site.hole_count),
-                                                              .level = level,
-                                                              .time = time,
-                                                              .thread_id = cached_thread_id(),
-                                                              .bound_count = 0,
-                                                              .scope_count = 0,
-                                                              .unpack = call.codec->unpack};
-    commit_entry(context, pipeline, slot.payload, head, kEveryLogger);
+    new (slot.payload) OwnedRecord{.logger = &logger,
+                                   .bound = bound,
+                                   .scope = scope,
+                                   .message = Message(site, nullptr, call.where),
+                                   .field_count = static_cast<std::uint32_t>(site.hole_count),
+                                   .level = level,
+                                   .time = time,
+                                   .thread_id = cached_thread_id(),
+                                   .bound_count = 0,
+                                   .scope_count = 0,
+                                   .unpack = call.codec->unpack};
+    pipeline.writer->commit(slot.payload, kEveryLogger, context.counters);
     return true;
 }
 
@@ -164,10 +154,10 @@ bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record
         copy_text(copied_fields + room.structs + room.chars, message_text, message_copy);
         text.shrink();
         copy_fields(record.fields, room, copied_fields, context.scratch);
-        const OwnedRecord& head = *new (slot.payload) OwnedRecord(owned_head(
-            record, static_cast<std::uint32_t>(record.fields.size()), Message(message_copy, message.where()),
-            record.thread_id != 0 ? record.thread_id : cached_thread_id()));
-        commit_entry(context, pipeline, slot.payload, head, admitted);
+        new (slot.payload) OwnedRecord(owned_head(record, static_cast<std::uint32_t>(record.fields.size()),
+                                                  Message(message_copy, message.where()),
+                                                  record.thread_id != 0 ? record.thread_id : cached_thread_id()));
+        pipeline.writer->commit(slot.payload, admitted, context.counters);
     } catch (...) {  // a user type or formatter threw, or memory ran out: drop this record
         text.shrink();
     }
