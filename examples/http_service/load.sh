@@ -12,7 +12,7 @@
 # fieldlog-writer and fieldlog's other threads, spdlog's worker) and the rest (http-main,
 # http-signals), each as the median of the rounds and their range.
 #
-#   examples/http_service/load.sh [--service PATH] [--rounds 3] [--duration 5] [--connections 16]
+#   examples/http_service/load.sh [--service PATH] [--rounds 9] [--duration 5] [--connections 16]
 #                                 [--wrk-threads 2] [--no-baseline]
 #
 # Each run starts the service, warms it up for 1 s (every thread), scrapes /metrics, runs wrk, scrapes again,
@@ -22,7 +22,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 service="$here/../../build/examples/fieldlog_http_service"
-rounds=3
+rounds=9
 duration=5
 connections=16
 wrk_threads=2
@@ -35,7 +35,7 @@ while (($#)); do
     --connections) connections=$2; shift 2 ;;
     --wrk-threads) wrk_threads=$2; shift 2 ;;
     --no-baseline) baseline=0; shift ;;
-    *) sed -n '8,9p' "$0" >&2; exit 2 ;;
+    *) sed -n '15,16p' "$0" >&2; exit 2 ;;
   esac
 done
 command -v wrk >/dev/null || { echo "load.sh: wrk is not installed (Debian package wrk; bash .ci/deps)" >&2; exit 1; }
