@@ -4,8 +4,11 @@
 // on the connection's thread.
 #include "service.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <iterator>
@@ -105,6 +108,10 @@ Service::Service(const ServiceOptions& options, ServiceLog& log)
     server_.set_keep_alive_max_count(1'000'000);
     server_.set_keep_alive_timeout(2);
     server_.set_payload_max_length(64 * 1024);
+    server_.set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening_ = sock;
+    });
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         return before_routing(req, res);
     });
@@ -137,15 +144,21 @@ Service::~Service() {
 }
 
 int Service::bind() {
-    if (options_.port == 0) {
-        const int port = server_.bind_to_any_port(options_.host);
+    int port = options_.port;
+    if (port == 0) {
+        port = server_.bind_to_any_port(options_.host);
         if (port < 0) throw std::runtime_error("cannot bind " + options_.host + " to a free port");
-        return port;
+    } else if (!server_.bind_to_port(options_.host, port)) {
+        throw std::runtime_error(fmt::format("cannot bind {}:{}", options_.host, port));
     }
-    if (!server_.bind_to_port(options_.host, options_.port)) {
-        throw std::runtime_error(fmt::format("cannot bind {}:{}", options_.host, options_.port));
+    // httplib listens with a backlog of 5. Clients that connect at once (a load test's
+    // connections, a pool's) overflow it, and a connection whose handshake the kernel dropped
+    // waits for a retransmission, 200 ms or more, on its first request. Listening again on the
+    // bound socket raises its backlog to the system's limit.
+    if (::listen(listening_, SOMAXCONN) != 0) {
+        throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}", options_.host, port, std::strerror(errno)));
     }
-    return options_.port;
+    return port;
 }
 
 void Service::run() { server_.listen_after_bind(); }

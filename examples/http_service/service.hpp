@@ -71,6 +71,7 @@ private:
     ServiceMetrics metrics_;
     WorkerPool<SettleJob> settle_pool_;
     httplib::Server server_;
+    socket_t listening_ = INVALID_SOCKET;  ///< the socket bind() made, as httplib's options saw it
 };
 
 }  // namespace http_service
