@@ -106,7 +106,7 @@ for ((round = 1; round <= rounds; round++)); do
 done
 
 python3 - "$work" "$rounds" "${setups[@]}" <<'PY'
-import json, os, re, statistics, sys
+import collections, json, os, re, statistics, sys
 
 work, rounds, setups = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 
@@ -155,8 +155,13 @@ def one_run(setup, round):
     base = f"{work}/{setup}.{round}"
     before, after = metrics(f"{base}.before"), metrics(f"{base}.after")
     delta = lambda name: after.get(name, 0) - before.get(name, 0)
-    wrk = dict(re.findall(r"(\w+)=(\d+)", open(f"{base}.wrk").read().split("WRK_RESULT", 1)[1]))
+    wrk_out = open(f"{base}.wrk").read()
+    wrk = dict(re.findall(r"(\w+)=(\d+)", wrk_out.split("WRK_RESULT", 1)[1].split("\n", 1)[0]))
     wrk = {k: int(v) for k, v in wrk.items()}
+    histogram = collections.Counter()
+    for bucket in wrk_out.split("WRK_LATENCY", 1)[1].split("\n", 1)[0].split():
+        value, count = bucket.split(":")
+        histogram[int(value)] += int(count)
     lines = int(open(f"{base}.lines").read())
     last = open(f"{base}.last").read().strip()
     last = json.loads(last) if last else {}
@@ -170,7 +175,7 @@ def one_run(setup, round):
         "kinds": cpu_by_kind(base),
         "allocs": {c: delta(f'http_service_allocations_total{{cause="{c}"}}')
                    for c in ("service", "logging_call", "logger_thread")},
-        "lines": lines, "dropped": logged - lines,
+        "lines": lines, "dropped": logged - lines, "histogram": histogram,
     }
 
 def summary(setup):
@@ -180,8 +185,9 @@ def summary(setup):
     median = lambda key: statistics.median(r[key] for r in runs)
     # Per round, in µs per request: the whole process's CPU and each kind's.
     per_round = lambda cpu: [c / r["served"] * 1e6 for c, r in zip(cpu, runs)]
+    histogram = sum((r["histogram"] for r in runs), collections.Counter())
     return {
-        "runs": runs,
+        "runs": runs, "histogram": histogram,
         "per_round": per_round([r["cpu"] for r in runs]),
         "kinds": {k: per_round([r["kinds"][k] for r in runs]) for k in KINDS},
         "setup": setup, "rps": median("rps"), "p50": median("p50"), "p99": median("p99"), "p999": median("p999"),
@@ -199,6 +205,16 @@ def allocs(v):
     if v == 0:
         return "0"
     return f"{v:.1e}" if v < 0.01 else f"{v:.2f}".rstrip("0").rstrip(".")  # never rounds a nonzero count to 0
+
+def percentile(histogram, p):
+    """The latency (µs) that p % of the histogram's requests took at most."""
+    total = sum(histogram.values())
+    seen = 0
+    for value in sorted(histogram):
+        seen += histogram[value]
+        if seen >= total * p / 100:
+            return value
+    return 0
 
 def spread(values):
     return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
@@ -248,6 +264,17 @@ if "none" in rows:
     print(f"Latency over the run with logging off, round by round (the median, the range): "
           f"fieldlog p99 {over_floor(f, 'p99')}, p99.9 {over_floor(f, 'p999')}; "
           f"spdlog p99 {over_floor(s, 'p99')}, p99.9 {over_floor(s, 'p999')}")
+print(f"\nLatency of every round's requests together (wrk's histograms merged): a round with a long tail "
+      f"weighs in by how many requests it slowed, not as one round of {rounds}")
+print("| logger | requests | p99 | p99.9 | p99.99 | max |")
+print("|---|---:|---:|---:|---:|---:|")
+for s_ in setups:
+    h = rows[s_]["histogram"]
+    print(f"| {names[s_]} | {sum(h.values())} | {us(percentile(h, 99))} | {us(percentile(h, 99.9))} | "
+          f"{us(percentile(h, 99.99))} | {us(max(h))} |")
+print(f"fieldlog vs spdlog, every round's requests together: p99.9 "
+      f"{compare(percentile(f['histogram'], 99.9), percentile(s['histogram'], 99.9), False)}, p99.99 "
+      f"{compare(percentile(f['histogram'], 99.99), percentile(s['histogram'], 99.99), False)}")
 print(f"\nCPU per request by thread kind, µs: the median of {rounds} rounds (their range)")
 print("| logger | whole process | threads that log | the logger's own threads | the rest |")
 print("|---|---:|---:|---:|---:|")

@@ -1,7 +1,9 @@
 -- SPDX-License-Identifier: MIT
 -- wrk script of load.sh: POST /transactions with 1000 different small JSON bodies (made once,
 -- so wrk's own CPU per request stays low), no X-Request-ID (the service makes the ids), and at
--- the end one machine-readable line with the latency percentiles wrk measured.
+-- the end two machine-readable lines: the latency percentiles wrk measured, and its latency
+-- histogram (each distinct latency in µs and how many requests took it), which load.sh merges
+-- over the rounds.
 local requests = {}
 local next_request = 1
 
@@ -25,4 +27,10 @@ function done(summary, latency, _)
                           "errors=%d\n", summary.requests, summary.duration, latency:percentile(50),
                           latency:percentile(99), latency:percentile(99.9), latency.max,
                           e.connect + e.read + e.write + e.status + e.timeout))
+   local buckets = {}
+   for i = 1, #latency do
+      local value, count = latency(i)
+      buckets[i] = string.format("%d:%d", value, count)
+   end
+   io.write("WRK_LATENCY ", table.concat(buckets, " "), "\n")
 end
