@@ -266,7 +266,7 @@ if "none" in rows:
           f"spdlog p99 {over_floor(s, 'p99')}, p99.9 {over_floor(s, 'p999')}")
 print(f"\nLatency of every round's requests together (wrk's histograms merged): a round with a long tail "
       f"weighs in by how many requests it slowed, not as one round of {rounds}")
-print("| logger | requests | p99 | p99.9 | p99.99 | max |")
+print("| logger | samples (requests, and wrk's corrections) | p99 | p99.9 | p99.99 | max |")
 print("|---|---:|---:|---:|---:|---:|")
 for s_ in setups:
     h = rows[s_]["histogram"]
