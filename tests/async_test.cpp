@@ -20,6 +20,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -488,6 +489,39 @@ TEST_CASE("Records of one batch are written in timestamp order, and a thread's o
     }
     CHECK(messages == std::vector<std::string>{"first", "b1", "a1", "c1", "c2"});
     CHECK(sink->largest_batch() == 4);
+}
+
+TEST_CASE("A batch that ends at a ring's share keeps the time order of every ring's records", "[async][concurrent]") {
+    const ResetAfter reset;
+    auto sink = std::make_shared<GateSink>();
+    fieldlog::Config config = async_config(sink, 16 * 1024);  // a batch takes at most 4 KiB of a ring
+    config.clock = &thread_clock;
+    fieldlog::configure(config);
+    const fieldlog::Logger log = fieldlog::get("share");
+    log.info("first");
+    sink->wait_until_entered();  // the writer is busy: one look then sees both threads' records
+    // The first thread's records are larger: its ring gives its share first.
+    auto log_every_other_second = [&](int from) {
+        const std::string pad(from == 0 ? 300 : 20, 'x');
+        for (int i = 0; i < 20; ++i) {  // 20 of the larger ones fill less than the ring
+            t_now = fieldlog::Timestamp(2'000 + 2 * i + from, 0);
+            log.info("r", {{"second", 2 * i + from}, {"pad", pad}});
+        }
+    };
+    std::thread(log_every_other_second, 0).join();
+    std::thread(log_every_other_second, 1).join();
+    sink->release();
+    fieldlog::flush();
+
+    std::vector<int> seconds;
+    for (const std::string& line : sink->lines()) {
+        const std::size_t at = line.find("\"second\":");
+        if (at != std::string::npos) seconds.push_back(std::stoi(line.substr(at + 9)));
+    }
+    std::vector<int> in_order(40);
+    std::iota(in_order.begin(), in_order.end(), 0);
+    CHECK(seconds == in_order);
+    CHECK(sink->largest_batch() < 40);  // the shares cut the batches
 }
 
 TEST_CASE("The writer hands each sink whole batches, not one record at a time", "[async][concurrent]") {

@@ -20,9 +20,7 @@ using namespace async_entry;
 AsyncMerge::AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity)
     : pipeline_(pipeline),
       ring_share_(ring_capacity / 4),
-      batch_(kMaxBatch),
       views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
-    runs_.reserve(kMaxBatch);  // a run has at least one record
     taken_.reserve(kMaxBatch);
     line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
     lines_.reserve(kLineBytes);
@@ -38,65 +36,35 @@ bool AsyncMerge::holds_unread() const noexcept {
                        [](const AsyncRing* ring) { return ring->queue.published() != ring->read; });
 }
 
-std::size_t AsyncMerge::collect() noexcept {
-    std::size_t count = 0;
-    runs_.clear();
-    const std::uint64_t limit = ring_share_;
-    // Every ring with records gets a share of the batch, so the hold-back in write_batch (which
-    // looks at the rings that have a run in it) always lets something through.
-    std::size_t pending = 0;
-    for (const AsyncRing* ring : sweep_rings_) pending += ring->read < ring->sweep_end ? 1 : 0;
-    const std::size_t share = std::max<std::size_t>(1, kMaxBatch / std::max<std::size_t>(1, pending));
-    for (AsyncRing* ring : sweep_rings_) {
-        std::uint64_t position = ring->read;
-        std::int64_t key = ring->read_key;
-        const std::size_t begin = count;
-        while (position < ring->sweep_end && count < kMaxBatch && count - begin < share && position - ring->read < limit) {
-            const SpscRing::Entry entry = ring->queue.entry_at(position);
-            key = order_key_of(entry.data, key);
-            batch_[count++] = Pending{entry.data, key, position};
-            position = entry.next;
-        }
-        ring->batch_end = position;
-        ring->batch_end_key = key;
-        if (count > begin) runs_.push_back(Run{ring, begin, count});
-    }
-    return count;
-}
-
-void AsyncMerge::write_batch(std::size_t collected) noexcept {
-    // Hold-back: a ring this batch did not take to its sweep end may still hold a record older
-    // than what others offer, so nothing later than its first record left out goes in this
-    // batch. Records a thread logged after another's (a join, a lock) keep that order too
-    // (unless more than kMaxBatch rings hold records at once: a ring without a run is not
-    // waited for).
-    std::int64_t limit = INT64_MAX;
-    for (const Run& run : runs_) {
-        const AsyncRing& ring = *run.ring;
-        if (ring.batch_end < ring.sweep_end) {
-            limit = std::min(limit, order_key_of(ring.queue.entry_at(ring.batch_end).data, ring.batch_end_key));
-        }
-    }
-    // Merge the runs by time: each is in order already, and on equal keys the earlier run
-    // goes first, so every ring keeps its own order.
+std::size_t AsyncMerge::write_batch() noexcept {
+    // Merge by time: the record taken next is the earliest of every ring's next one (on equal
+    // keys the first ring's), so each ring keeps its own order. The batch ends where that
+    // record cannot go in it (its ring gave its share, or the lines are full): nothing later
+    // goes before it.
     taken_.clear();
     lines_.clear();
     line_facts_.clear();
-    for (std::size_t i = 0; i < collected; ++i) {
-        Run* first = nullptr;
-        for (Run& run : runs_) {
-            if (run.begin < run.end && (first == nullptr || batch_[run.begin].order_key < batch_[first->begin].order_key)) first = &run;
-        }
-        if (batch_[first->begin].order_key > limit) break;  // never the first: limit is at least that key
-        const char* entry = batch_[first->begin].record;
-        // When the batch's lines are full, the rest go in the next.
-        if (!take_record(record_of(entry), admitted_of(entry))) break;
-        taken_.push_back(&record_of(entry));  // reserved: never allocates
-        first->ring->read_key = batch_[first->begin].order_key;
-        ++first->begin;
+    for (AsyncRing* ring : sweep_rings_) {
+        ring->batch_end = ring->read;
+        ring->batch_end_key = ring->read_key;
     }
-    for (const Run& run : runs_) {  // what was held back is taken again by the next batch
-        if (run.begin < run.end) run.ring->batch_end = batch_[run.begin].position;
+    while (taken_.size() < kMaxBatch) {
+        AsyncRing* first = nullptr;
+        std::int64_t first_key = 0;
+        for (AsyncRing* ring : sweep_rings_) {
+            if (ring->batch_end >= ring->sweep_end) continue;
+            const std::int64_t key = order_key_of(ring->queue.entry_at(ring->batch_end).data, ring->batch_end_key);
+            if (first == nullptr || key < first_key) {
+                first = ring;
+                first_key = key;
+            }
+        }
+        if (first == nullptr || first->batch_end - first->read >= ring_share_) break;
+        const SpscRing::Entry entry = first->queue.entry_at(first->batch_end);
+        if (!take_record(record_of(entry.data), admitted_of(entry.data))) break;
+        taken_.push_back(&record_of(entry.data));  // reserved: never allocates
+        first->batch_end = entry.next;
+        first->batch_end_key = first_key;
     }
 
     RecordView* all = views_.data();
@@ -119,16 +87,20 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
             if (route != nullptr && route->takes(line.level, line.admitted)) chosen[n++] = all[i];
         }
         if (n != 0) deliver_batch(sink, std::span<const RecordView>(chosen, n));
-        for (const Run& run : runs_) run.ring->handed_upto[s].store(run.ring->batch_end, std::memory_order_relaxed);  // published by the unlock
+        for (AsyncRing* ring : sweep_rings_) {  // published by the unlock
+            if (ring->batch_end != ring->read) ring->handed_upto[s].store(ring->batch_end, std::memory_order_relaxed);
+        }
     }
     ContextHome* const home = t_context != nullptr ? t_context->home : nullptr;
     for (const OwnedRecord* record : taken_) {  // the context references queue_record took
         release(home, record->bound);
         release(home, record->scope);
     }
-    for (const Run& run : runs_) {
-        run.ring->read = run.ring->batch_end;
-        run.ring->queue.release(run.ring->batch_end);
+    for (AsyncRing* ring : sweep_rings_) {
+        if (ring->batch_end == ring->read) continue;
+        ring->read = ring->batch_end;
+        ring->read_key = ring->batch_end_key;
+        ring->queue.release(ring->read);
     }
     if (lines_.capacity() > kLineBytes) {  // a record larger than the reserve passed
         std::vector<char>().swap(lines_);
@@ -139,6 +111,7 @@ void AsyncMerge::write_batch(std::size_t collected) noexcept {
     }
     accepted_records_.store(accepted_records_.load(std::memory_order_relaxed) + taken_.size(), std::memory_order_relaxed);
     accepted_bytes_.store(accepted_bytes_.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+    return taken_.size();
 }
 
 bool AsyncMerge::take_record(const OwnedRecord& queued, FilterBits admitted) noexcept {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The async writer thread's work, sweep by sweep (the order it keeps: async_writer.hpp): one
-// look at every ring of the set; batches of what that look saw, merged by time with hold-back;
+// look at every ring of the set; batches of what that look saw, merged by time;
 // each record made again from its owned copy and put through the per-channel loop of sync mode
 // (channels.hpp): its lines go into the batch, each sink handed its share of them (Route::takes),
 // and its parts to the sinks that read them at once; then each record's payload released and
@@ -35,11 +35,9 @@ public:
 
     /// The sweep's look: what each ring of `rings` has published now is what its batches take.
     void look(RingSet& rings) noexcept;
-    /// Takes each ring's share of the next batch of what the look saw into batch_ and runs_;
-    /// returns how many (0: nothing of it is left).
-    std::size_t collect() noexcept;
-    /// Hands the sinks the batch collect() took (`collected` records), in time order.
-    void write_batch(std::size_t collected) noexcept;
+    /// Takes the next batch of what the look saw, in time order, and hands the sinks their
+    /// shares of it; returns how many records it took (0: nothing of it is left).
+    std::size_t write_batch() noexcept;
     /// Whether a ring the last look saw has published records not yet written.
     [[nodiscard]] bool holds_unread() const noexcept;
 
@@ -49,16 +47,6 @@ public:
     [[nodiscard]] std::uint64_t accepted_bytes() const noexcept { return accepted_bytes_.load(std::memory_order_relaxed); }
 
 private:
-    struct Pending {
-        const char* record;  // the ring entry
-        std::int64_t order_key;
-        std::uint64_t position;  // of the entry in its ring
-    };
-    struct Run {  // one ring's records in a batch: batch_[begin, end), already in order
-        AsyncRing* ring;
-        std::size_t begin;
-        std::size_t end;
-    };
     struct Line {  // one record's line for one channel, in lines_
         std::size_t offset;
         std::size_t size;
@@ -79,8 +67,6 @@ private:
     const Pipeline& pipeline_;
     const std::uint64_t ring_share_;  // the most of one ring a batch takes: a quarter
     std::vector<AsyncRing*> sweep_rings_;  // the set as of the sweep's look
-    std::vector<Pending> batch_;
-    std::vector<Run> runs_;
     std::vector<const OwnedRecord*> taken_;  // the batch's records in the order they go out
     Buffer line_;                    // one line being encoded
     Buffer scratch_;                 // the encoders' scratch

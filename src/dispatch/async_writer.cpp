@@ -120,8 +120,7 @@ void AsyncWriter::run() noexcept {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         merge_.look(rings_);
         bool wrote = false;
-        while (const std::size_t collected = merge_.collect()) {
-            merge_.write_batch(collected);
+        while (merge_.write_batch() != 0) {
             wrote = true;
             note_progress();
         }

@@ -11,11 +11,9 @@
 // Order: a thread's records keep their order. Across threads the writer works in sweeps: a
 // sweep begins with one look at every ring's published end, and its batches take only what was
 // there at that look (at most AsyncMerge::kMaxBatch records, a quarter of a ring each), merged
-// by timestamp.
-// Hold-back: when a batch cannot take all a ring showed at the look, it takes from the other
-// rings nothing later than that ring's first record left out. So within a sweep records go out
-// in timestamp order; a record published after the look goes out in a later sweep even when its
-// timestamp is earlier.
+// by timestamp: each record taken is the earliest of every ring's next, and a batch ends where
+// that one cannot go in it. So within a sweep records go out in timestamp order; a record
+// published after the look goes out in a later sweep even when its timestamp is earlier.
 //
 // The parts: the callers' side (async_callers.cpp), the set of rings (RingSet, ring_set.hpp),
 // the writer thread (async_writer.cpp), its sweeps and batches (AsyncMerge, async_merge.hpp) and
