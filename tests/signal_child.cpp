@@ -14,6 +14,8 @@
 //         abort_redact           abort, its records holding a secret in a template's hole whose key Config::redact names
 //         abort_filtered         abort, async, the file sink the 71st that names loggers: it takes
 //                                every logger but `other`, whose records go to no sink
+//         abort_writer_stuck     abort, async, the writer stuck in its sink's first write: the crash
+//                                path writes the records after it, with a context no one encoded
 //         default_abort[_sync]   no install_signal_handlers(): the application's SIGABRT handler
 //         default_segv[_sync]    (or SIGSEGV) before configure(), a crash reporter after it that
 //                                chains to what it found, then abort() (or a fault)
@@ -25,11 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -190,6 +194,36 @@ void log_records(const fieldlog::Logger& log, int from, bool with_secret = false
     }
 }
 
+/// A sink whose writer never comes back from its first write, as on a hung disk or peer; it
+/// writes what the crash path hands it to the log file.
+class StuckSink final : public fieldlog::Sink {
+public:
+    explicit StuckSink(const char* path) : fd_(::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {}
+    void write(const fieldlog::RecordView&) override {
+        entered_.store(true);
+        for (;;) {
+            timespec t{1, 0};
+            ::nanosleep(&t, nullptr);
+        }
+    }
+    void flush() override {}
+    void write_on_crash(std::span<const fieldlog::RecordView> records) noexcept override {
+        for (const fieldlog::RecordView& record : records) {
+            [[maybe_unused]] const ssize_t written = ::write(fd_, record.bytes.data(), record.bytes.size());
+        }
+    }
+    void wait_until_entered() const {
+        while (!entered_.load()) {
+            timespec t{0, 1'000'000};
+            ::nanosleep(&t, nullptr);
+        }
+    }
+
+private:
+    int fd_;
+    std::atomic<bool> entered_{false};
+};
+
 /// A real SIGSEGV (SEGV_ACCERR): a store to a page the process may not write.
 void fault() {
     g_fault_page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -234,6 +268,9 @@ int main(int argc, char** argv) {
                                                                            .loggers = {"x." + std::to_string(i)}});
         }
     }
+    const bool stuck = how == "abort_writer_stuck";
+    auto stuck_sink = std::make_shared<StuckSink>(g_log_path);
+    if (stuck) config.sinks = {fieldlog::SinkConfig{.target = stuck_sink}};
     fieldlog::configure(config);
     if (by_default) {
         install_reporter(crash_signal);
@@ -244,7 +281,7 @@ int main(int argc, char** argv) {
     }
 
     const bool opted_out = how == "sigterm_opted_out" || how == "abort_opted_out";
-    if (how == "abort" || redacting || filtered) {
+    if (how == "abort" || redacting || filtered || stuck) {
         struct sigaction action {};
         action.sa_handler = &on_abort;
         sigemptyset(&action.sa_mask);
@@ -266,6 +303,15 @@ int main(int argc, char** argv) {
     }
     if (how == "sigterm" || opted_out) report_sigterm_action();
 
+    if (stuck) {
+        fieldlog::get("child").info("the writer's last");
+        stuck_sink->wait_until_entered();
+        // Context only the writer would encode: its records' lines carry it all the same.
+        const fieldlog::Logger bound = fieldlog::get("child").with({{"svc", "a"}, {"n", -1}});
+        const fieldlog::Scope scope{{"request_id", "r-1"}};
+        log_records(bound, 0);
+        std::abort();
+    }
     const fieldlog::Logger log = fieldlog::get("child");
     if (filtered) fieldlog::get("other").info("to no sink");
     log_records(log, 0, redacting);

@@ -108,6 +108,26 @@ TEST_CASE("Queued async records the crash path writes carry a redacted key's val
     CHECK(lines.back().find("\"signal\":\"SIGABRT\"") != std::string::npos);
 }
 
+TEST_CASE("With the writer stuck, the crash path writes the queued records, their context not encoded yet as fields",
+          "[signals][context]") {
+    const fieldlog_test::TempDir dir;
+    const ChildRun run = run_child(dir, "abort_writer_stuck");
+    CHECK(killed_by(run.status, SIGABRT));
+    CHECK(run.marker == "abort handler: signal " + std::to_string(SIGABRT) + "\n");
+    std::vector<std::string> lines = fieldlog_test::read_lines(run.log_path);
+    CHECK(fieldlog_test::jsonl_file_errors(run.log_path).empty());
+    REQUIRE(lines.size() == kRecords + 2);
+    CHECK(lines.front().find(R"("msg":"the writer's last")") != std::string::npos);
+    for (int n = 0; n < kRecords; ++n) {
+        // Bound, then scope, then the call's fields; the call's `n` replaces the bound one.
+        const std::string& line = lines[static_cast<std::size_t>(n) + 1];
+        INFO(line);
+        CHECK(line.find(R"("msg":"record","svc":"a","request_id":"r-1","n":)" + std::to_string(n) + "}") !=
+              std::string::npos);
+    }
+    CHECK(lines.back().find("\"signal\":\"SIGABRT\"") != std::string::npos);
+}
+
 TEST_CASE("The crash path keeps to each sink's logger rules, with more filtered sinks than one word of bits",
           "[signals][routing]") {
     const fieldlog_test::TempDir dir;

@@ -36,6 +36,15 @@ RecordView g_batch[kBatch];
 /// A packed template's fields, made again for the record being encoded (no stack asked of a
 /// handler that may run on a small one).
 HoleFields g_unpacked;
+/// A record's context and fields, for a record whose context the writer had not encoded.
+struct ContextAsFields {
+    static constexpr std::size_t kFields = 1024;
+    constexpr ContextAsFields() noexcept {}
+    ~ContextAsFields() {}
+    union {
+        Field fields[kFields];
+    };
+} g_context_fields;
 
 void sleep_briefly() noexcept {
     timespec t{0, 1'000'000};
@@ -79,7 +88,15 @@ struct CrashShare {
             if (g_queued_lines.capacity() - g_queued_lines.size() < bound) share.flush();
             const std::size_t start = g_queued_lines.size();
             try {
-                encode_line(channel, record, nullptr, g_queued_lines, g_final_scratch);
+                if (context_encoded(record, channel)) {
+                    encode_line(channel, record, nullptr, g_queued_lines, g_final_scratch);
+                } else {  // written as fields: the crash path makes no encoding
+                    const std::span<const Field> fields = context_as_fields(record, g_context_fields.fields);
+                    if (fields.data() == nullptr) continue;  // more than the room: lost, as a line too large is
+                    const Record flat{record.time, record.level, record.logger, record.message,
+                                      nullptr,     nullptr,      fields,        record.thread_id};
+                    encode_line(channel, flat, nullptr, g_queued_lines, g_final_scratch);
+                }
             } catch (...) {
                 g_queued_lines.truncate(start);
                 continue;

@@ -11,7 +11,6 @@
 #include "dispatch/ring_entry.hpp"
 #include "dispatch/sink_calls.hpp"
 #include "record/context_node.hpp"
-#include "record/thread_context.hpp"
 
 namespace fieldlog::detail {
 
@@ -19,12 +18,15 @@ using namespace async_entry;
 
 AsyncMerge::AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity)
     : pipeline_(pipeline),
+      home_(adopt_home()),
       ring_share_(ring_capacity / 4),
       views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
     taken_.reserve(kMaxBatch);
     line_facts_.reserve(views_.size() / 2);  // a line per record and channel at most
     lines_.reserve(kLineBytes);
 }
+
+AsyncMerge::~AsyncMerge() { orphan_home(home_); }
 
 void AsyncMerge::look(RingSet& rings) noexcept {
     rings.look(sweep_rings_);
@@ -91,10 +93,9 @@ std::size_t AsyncMerge::write_batch() noexcept {
             if (ring->batch_end != ring->read) ring->handed_upto[s].store(ring->batch_end, std::memory_order_relaxed);
         }
     }
-    ContextHome* const home = t_context != nullptr ? t_context->home : nullptr;
-    for (const OwnedRecord* record : taken_) {  // the context references queue_record took
-        release(home, record->bound);
-        release(home, record->scope);
+    for (const OwnedRecord* record : taken_) {  // the context references the ring's copy took
+        release(home_, record->bound);
+        release(home_, record->scope);
     }
     for (AsyncRing* ring : sweep_rings_) {
         if (ring->batch_end == ring->read) continue;
@@ -119,7 +120,7 @@ bool AsyncMerge::take_record(const OwnedRecord& queued, FilterBits admitted) noe
     const std::size_t facts_before = line_facts_.size();
     HoleFields room;
     const Record record = queued.record(room);
-    FormBuffers buffers{line_, scratch_, nullptr, parts_};
+    FormBuffers buffers{line_, scratch_, home_, parts_};
     return for_each_channel(pipeline_, record, admitted, buffers, [&](const Channel& channel, const RecordView& view) {
         if (!channel.lines) {  // every line of the record fit: they come first
             pipeline_.dispatch(channel, view, admitted);

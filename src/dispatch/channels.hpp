@@ -23,15 +23,16 @@ namespace fieldlog::detail {
 struct FormBuffers {
     Buffer& line;     ///< the line being made, or a template's text for a view of parts
     Buffer& scratch;  ///< the encoders'
-    /// Where a context encoding not made yet is made and kept; null where every one was made
-    /// ahead (the writer and the crash path: the caller made them when it queued the record).
+    /// Where a context encoding not made yet is made and kept: the logging thread's pool, or
+    /// the async writer's.
     ContextHome* home;
     PartsViewStorage& parts;
     bool oversized = false;  ///< a line outgrew the buffer's kept size (the room was given back)
 };
 
-/// Appends `record`'s line in `channel`'s format to `out`. Throws what a user formatter throws,
-/// or std::bad_alloc.
+/// Appends `record`'s line in `channel`'s format to `out`, making in `home` the context
+/// encodings not made yet (null `home`: every one is made; the crash path asks context_encoded
+/// first). Throws what a user formatter throws, or std::bad_alloc.
 inline void encode_line(const Channel& channel, const Record& record, ContextHome* home, Buffer& out, Buffer& scratch) {
     const ContextEncoding encoding{channel.options, channel.options_id};
     const EncodedContexts contexts{context_encoding(home, record.bound, encoding, out, scratch),

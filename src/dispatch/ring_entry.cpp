@@ -29,20 +29,6 @@ constexpr std::size_t kOverreadRoom = 16;
 
 static_assert(sizeof(OwnedRecord) % alignof(Field) == 0);  // its fields follow it
 
-/// Makes sure a record's context nodes (`bound`, `scope`: one at least) carry their encoding for
-/// every channel that takes a record at `level`. Throws bad_alloc.
-void encode_context_ahead(ThreadContext& context, const Pipeline& pipeline, Level level, ContextNode* bound,
-                          ContextNode* scope, FilterBits admitted) {
-    for (const Channel& channel : pipeline.routing.channels) {
-        if (!channel.lines || !channel.takes(level, admitted)) continue;
-        for (ContextNode* const node : {bound, scope}) {
-            if (node != nullptr)
-                context_encoding(context.home, node, ContextEncoding{channel.options, channel.options_id},
-                                 context.record, context.scratch);
-        }
-    }
-}
-
 /// A reservation that failed: true when the record is done with (dropped and counted), false
 /// when it is too large for a ring.
 bool unreserved(ThreadContext& context, Level level, AsyncWriter::Enqueued outcome) noexcept {
@@ -61,13 +47,6 @@ inline bool queue_call(ThreadContext& context, const Pipeline& pipeline, const L
     const TemplateSite& site = *call.site;
     if (call.chars == kNullString) return false;
     ContextNode* const scope = context.home->top;
-    if (bound != nullptr || scope != nullptr) {
-        try {
-            encode_context_ahead(context, pipeline, level, bound, scope, kEveryLogger);
-        } catch (...) {  // memory ran out: drop this record
-            return true;
-        }
-    }
     const Timestamp time = record_time(context, pipeline);
     const AsyncWriter::Slot slot = pipeline.writer->reserve(sizeof(OwnedRecord) + packed_size(site.hole_count, call.chars));
     if (slot.payload == nullptr) return unreserved(context, level, slot.outcome);
@@ -95,11 +74,22 @@ std::span<const Field> hole_fields(HoleFields& room, const TemplateCall& call) n
     return {room.fields, call.site->hole_count};
 }
 
-std::size_t context_bytes(const ContextNode* node, const Channel& channel) noexcept {
-    if (node == nullptr) return 0;
-    const EncodedContext* e = find_encoded(
-        node->encoded[static_cast<std::size_t>(channel.options.format)].load(std::memory_order_acquire), channel.options_id);
-    return e != nullptr ? e->size : 0;
+const EncodedContext* encoding_for(const ContextNode& node, const Channel& channel) noexcept {
+    return find_encoded(node.encoded[static_cast<std::size_t>(channel.options.format)].load(std::memory_order_acquire),
+                        channel.options_id);
+}
+
+/// The bytes the copies of `node`'s fields and its ancestors' take.
+std::size_t chain_bytes(const ContextNode* node) noexcept {
+    std::size_t bytes = 0;
+    for (; node != nullptr; node = node->parent) bytes += node->copied_bytes;
+    return bytes;
+}
+
+std::size_t chain_fields(const ContextNode* node) noexcept {
+    std::size_t count = 0;
+    for (; node != nullptr; node = node->parent) count += node->field_count;
+    return count;
 }
 
 }  // namespace
@@ -125,16 +115,45 @@ std::size_t line_bound(const OwnedRecord& queued, std::size_t size, const Channe
                               std::string_view(queued.message.where().file_name()).size() +
                               std::string_view(queued.message.where().function_name()).size();
     const std::size_t keys = queued.unpack != nullptr ? (kMaxHoleName + 4) * std::size_t{queued.field_count} : 0;
-    return kFixedParts + kEscapedAtMost * texts + keys + context_bytes(queued.bound, channel) +
-           context_bytes(queued.scope, channel);
+    // The context: its encodings, or its fields' copies written as fields.
+    std::size_t context = 0;
+    bool encoded = true;
+    for (const ContextNode* node : {queued.bound, queued.scope}) {
+        if (node == nullptr) continue;
+        const EncodedContext* e = encoding_for(*node, channel);
+        context += e != nullptr ? e->size : 0;
+        encoded = encoded && e != nullptr;
+    }
+    if (!encoded) context += kEscapedAtMost * (chain_bytes(queued.bound) + chain_bytes(queued.scope));
+    return kFixedParts + kEscapedAtMost * texts + keys + context;
+}
+
+bool context_encoded(const Record& record, const Channel& channel) noexcept {
+    return (record.bound == nullptr || encoding_for(*record.bound, channel) != nullptr) &&
+           (record.scope == nullptr || encoding_for(*record.scope, channel) != nullptr);
+}
+
+std::span<const Field> context_as_fields(const Record& record, std::span<Field> room) noexcept {
+    const std::size_t count = chain_fields(record.bound) + chain_fields(record.scope) + record.fields.size();
+    if (count > room.size()) return {};
+    // Each chain from its innermost node up: a node's fields go before its child's.
+    std::size_t end = 0;
+    for (const ContextNode* chain : {record.bound, record.scope}) {
+        end += chain_fields(chain);
+        std::size_t at = end;
+        for (const ContextNode* node = chain; node != nullptr; node = node->parent) {
+            at -= node->field_count;
+            for (std::uint32_t i = 0; i < node->field_count; ++i) new (&room[at + i]) Field(node->fields[i]);
+        }
+    }
+    for (const Field& field : record.fields) new (&room[end++]) Field(field);
+    return room.first(count);
 }
 
 bool queue_record(ThreadContext& context, const Pipeline& pipeline, const Record& record, FilterBits admitted) noexcept {
     Buffer& text = context.record;  // free in async mode: no line is made here
     const Message& message = record.message;
     try {
-        if (record.bound != nullptr || record.scope != nullptr)
-            encode_context_ahead(context, pipeline, record.level, record.bound, record.scope, admitted);
         std::string_view message_text = message.text();
         if (message.kind() != Message::Kind::plain) [[unlikely]] {
             text.clear();

@@ -63,6 +63,7 @@ ContextNode* make_context_node(ContextHome* home, ContextNode* parent, std::span
         auto* node = new (block) ContextNode;
         node->fields = copy_fields(fields, room, static_cast<char*>(block) + head, scratch);
         node->field_count = node->fields != nullptr ? static_cast<std::uint32_t>(fields.size()) : 0;
+        node->copied_bytes = room.structs + room.chars;
         node->parent = parent;
         return node;
     } catch (...) {

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,6 +31,7 @@ struct ContextNode {
     std::uint32_t field_count = 0;
     ContextNode* parent = nullptr;  ///< holds a reference
     const Field* fields = nullptr;  ///< in the node's own block, like everything they point at
+    std::size_t copied_bytes = 0;   ///< what the copy of `fields` takes of the block
     std::array<std::atomic<const EncodedContext*>, format_count> encoded{};
 };
 
