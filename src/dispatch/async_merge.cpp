@@ -18,7 +18,6 @@ using namespace async_entry;
 
 AsyncMerge::AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity)
     : pipeline_(pipeline),
-      home_(adopt_home()),
       ring_share_(ring_capacity / 4),
       views_(kMaxBatch * std::max<std::size_t>(1, pipeline.routing.channels.size()) * 2) {
     taken_.reserve(kMaxBatch);
@@ -26,7 +25,26 @@ AsyncMerge::AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity)
     lines_.reserve(kLineBytes);
 }
 
-AsyncMerge::~AsyncMerge() { orphan_home(home_); }
+namespace {
+
+std::atomic<ContextHome*> g_writers_pool{nullptr};  // the last writer's, between writers
+
+}  // namespace
+
+void AsyncMerge::take_pool() noexcept {
+    home_ = g_writers_pool.exchange(nullptr, std::memory_order_acquire);
+    if (home_ != nullptr) return;
+    try {
+        home_ = adopt_home();
+    } catch (...) {  // no memory: see home_
+    }
+}
+
+void AsyncMerge::give_back_pool() noexcept {
+    if (home_ == nullptr) return;
+    if (ContextHome* other = g_writers_pool.exchange(home_, std::memory_order_acq_rel)) orphan_home(other);
+    home_ = nullptr;
+}
 
 void AsyncMerge::look(RingSet& rings) noexcept {
     rings.look(sweep_rings_);

@@ -32,11 +32,14 @@ public:
 
     /// Reserves every batch array and the room for a batch's lines: nothing allocates after
     /// this unless a single record's lines are larger than that room, or a context node's
-    /// encoding is made (from the merge's own pool). `pipeline` MUST outlive it.
+    /// encoding is made (from the writers' pool). `pipeline` MUST outlive it.
     AsyncMerge(const Pipeline& pipeline, std::size_t ring_capacity);
-    ~AsyncMerge();
-    AsyncMerge(const AsyncMerge&) = delete;
-    AsyncMerge& operator=(const AsyncMerge&) = delete;
+
+    /// The thread that writes takes the writers' pool before its first sweep, and gives it
+    /// back after its last: one writer at a time uses it, and the next configure()'s finds it
+    /// warm.
+    void take_pool() noexcept;
+    void give_back_pool() noexcept;
 
     /// The sweep's look: what each ring of `rings` has published now is what its batches take.
     void look(RingSet& rings) noexcept;
@@ -70,10 +73,10 @@ private:
     alignas(64) std::atomic<std::uint64_t> accepted_records_{0};
     std::atomic<std::uint64_t> accepted_bytes_{0};
     const Pipeline& pipeline_;
-    // The writer's pool: the context encodings it makes come from it, and the context
-    // references it gives back go through it. One thread at a time uses it (the writer's, or
-    // the one that writes in its place).
-    ContextHome* const home_;
+    // The writers' pool while this writer writes: the context encodings it makes come from
+    // it, and the context references it gives back go through it. Null when none could be had:
+    // then a context not encoded yet costs the record its lines.
+    ContextHome* home_ = nullptr;
     const std::uint64_t ring_share_;  // the most of one ring a batch takes: a quarter
     std::vector<AsyncRing*> sweep_rings_;  // the set as of the sweep's look
     std::vector<const OwnedRecord*> taken_;  // the batch's records in the order they go out

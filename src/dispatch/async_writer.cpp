@@ -113,6 +113,7 @@ void AsyncWriter::stop() noexcept {
 
 void AsyncWriter::run() noexcept {
     writer_tid_.store(kernel_thread_id(), std::memory_order_release);
+    merge_.take_pool();
     std::uint32_t empty_sweeps = 0;
     for (;;) {  // a sweep: every ring's published records, in batches
         const bool stopping = stopping_.load(std::memory_order_acquire);
@@ -133,6 +134,7 @@ void AsyncWriter::run() noexcept {
         if (stopping) break;  // a whole sweep after callers stopped found nothing
         idle_wait(++empty_sweeps >= kEmptySweepsBeforeLongSleep);
     }
+    merge_.give_back_pool();
     writer_tid_.store(0, std::memory_order_release);
 }
 

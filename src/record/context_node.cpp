@@ -97,6 +97,7 @@ void release(ContextHome* current, ContextNode* node, std::uint32_t count) noexc
 
 const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
                                      Buffer& scratch) {
+    if (home == nullptr) throw std::bad_alloc();  // an async writer that could get no pool
     const auto format = static_cast<std::size_t>(encoding.options.format);
     for (;;) {
         // The outermost node on the way up that lacks this encoding: its parent has it, or it has none.

@@ -53,7 +53,8 @@ struct ContextEncoding {
 };
 
 /// Encodes `node` (and the ancestors that lack it) for `encoding`, caches it, returns it. Cold.
-/// `out` and `scratch` are the thread's buffers, free at this point.
+/// `out` and `scratch` are the thread's buffers, free at this point. Throws bad_alloc, also
+/// when `home` is null.
 const EncodedContext& encode_context(ContextHome* home, ContextNode* node, ContextEncoding encoding, Buffer& out,
                                      Buffer& scratch);
 
