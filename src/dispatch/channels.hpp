@@ -31,8 +31,8 @@ struct FormBuffers {
 };
 
 /// Appends `record`'s line in `channel`'s format to `out`, making in `home` the context
-/// encodings not made yet (null `home`: every one is made; the crash path asks context_encoded
-/// first). Throws what a user formatter throws, or std::bad_alloc.
+/// encodings not made yet (with a null `home` one not made yet throws bad_alloc: the crash path
+/// asks context_encoded first). Throws what a user formatter throws, or std::bad_alloc.
 inline void encode_line(const Channel& channel, const Record& record, ContextHome* home, Buffer& out, Buffer& scratch) {
     const ContextEncoding encoding{channel.options, channel.options_id};
     const EncodedContexts contexts{context_encoding(home, record.bound, encoding, out, scratch),
